@@ -1,0 +1,65 @@
+//! `tdb_error_t`: an owned error carrying a status and a message.
+
+use super::constants::tdb_status_t;
+use crate::error::Error;
+use std::ffi::{CString, c_char};
+
+/// An error returned through a `tdb_error_t **error` out-parameter. Free it with `tdb_error_free`.
+pub struct tdb_error_t {
+    status: tdb_status_t,
+    message: CString,
+}
+
+impl tdb_error_t {
+    pub(crate) fn from_error(e: &Error) -> tdb_error_t {
+        let message = CString::new(e.message().replace('\0', "\\0"))
+            .unwrap_or_else(|_| CString::from(c"error message unavailable"));
+        tdb_error_t {
+            status: status_of(e),
+            message,
+        }
+    }
+}
+
+/// The status code of an error.
+pub(crate) fn status_of(e: &Error) -> tdb_status_t {
+    match e {
+        Error::InvalidArgument(_) => tdb_status_t::TDB_ERR_INVALID_ARGUMENT,
+        Error::CorruptData(_) => tdb_status_t::TDB_ERR_CORRUPT_DATA,
+        Error::ChecksumMismatch(_) => tdb_status_t::TDB_ERR_CHECKSUM_MISMATCH,
+        Error::DecryptionFailed(_) => tdb_status_t::TDB_ERR_DECRYPTION_FAILED,
+        Error::Unsupported(_) => tdb_status_t::TDB_ERR_UNSUPPORTED,
+        Error::BufferTooSmall { .. } => tdb_status_t::TDB_ERR_BUFFER_TOO_SMALL,
+        Error::OutOfMemory(_) => tdb_status_t::TDB_ERR_OUT_OF_MEMORY,
+        Error::Internal(_) => tdb_status_t::TDB_ERR_INTERNAL,
+    }
+}
+
+/// The status of an error; `TDB_OK` for NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_error_status(error: *const tdb_error_t) -> tdb_status_t {
+    // SAFETY: the caller passes NULL or a pointer obtained from this library and not yet freed.
+    match unsafe { error.as_ref() } {
+        Some(e) => e.status,
+        None => tdb_status_t::TDB_OK,
+    }
+}
+
+/// The error's message, valid until the error is freed; `""` for NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_error_message(error: *const tdb_error_t) -> *const c_char {
+    // SAFETY: the caller passes NULL or a pointer obtained from this library and not yet freed.
+    match unsafe { error.as_ref() } {
+        Some(e) => e.message.as_ptr(),
+        None => c"".as_ptr(),
+    }
+}
+
+/// Frees an error. NULL is a no-op.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_error_free(error: *mut tdb_error_t) {
+    if !error.is_null() {
+        // SAFETY: a non-NULL error was created by Box::into_raw in this library and is freed once.
+        drop(unsafe { Box::from_raw(error) });
+    }
+}

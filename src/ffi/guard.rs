@@ -1,0 +1,81 @@
+//! The wrapper every entry point runs in: catches panics, maps errors to statuses and
+//! reports them through the `error` out-parameter.
+
+use super::constants::tdb_status_t;
+use super::error::{status_of, tdb_error_t};
+use crate::error::{Error, Result};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// Runs `body`; on failure stores a new error in `*error` (when `error` is not NULL).
+pub(crate) fn guard(
+    error: *mut *mut tdb_error_t,
+    body: impl FnOnce() -> Result<()>,
+) -> tdb_status_t {
+    let result = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(Error::Internal(format!("internal error (panic): {what}")))
+    });
+    let (status, err) = match result {
+        Ok(()) => (tdb_status_t::TDB_OK, std::ptr::null_mut()),
+        Err(e) => (
+            status_of(&e),
+            Box::into_raw(Box::new(tdb_error_t::from_error(&e))),
+        ),
+    };
+    if !error.is_null() {
+        // SAFETY: the caller passes NULL (checked above) or a valid, writable `tdb_error_t *` slot.
+        unsafe { *error = err };
+    } else if !err.is_null() {
+        // SAFETY: `err` was just created by Box::into_raw and nobody else holds it.
+        drop(unsafe { Box::from_raw(err) });
+    }
+    status
+}
+
+/// A shared reference from a caller pointer, or `InvalidArgument` naming the argument.
+pub(crate) fn arg<'a, T>(ptr: *const T, name: &str) -> Result<&'a T> {
+    // SAFETY: callers pass NULL or a valid pointer to a live object (the C API contract).
+    unsafe { ptr.as_ref() }.ok_or_else(|| Error::invalid(format!("{name} is NULL")))
+}
+
+/// A mutable reference from a caller pointer, or `InvalidArgument` naming the argument.
+pub(crate) fn arg_mut<'a, T>(ptr: *mut T, name: &str) -> Result<&'a mut T> {
+    // SAFETY: callers pass NULL or a valid, exclusive pointer to a live object (the C API contract).
+    unsafe { ptr.as_mut() }.ok_or_else(|| Error::invalid(format!("{name} is NULL")))
+}
+
+/// A byte slice from a caller pointer and length (NULL allowed only with length 0).
+pub(crate) fn bytes<'a>(ptr: *const u8, len: usize, name: &str) -> Result<&'a [u8]> {
+    if ptr.is_null() {
+        if len == 0 {
+            return Ok(&[]);
+        }
+        return Err(Error::invalid(format!(
+            "{name} is NULL but its size is {len}"
+        )));
+    }
+    // SAFETY: the caller guarantees `ptr` points to `len` readable bytes (the C API contract).
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// A checked, non-NULL output parameter; written only on success.
+pub(crate) struct Out<T>(std::ptr::NonNull<T>);
+
+impl<T> Out<T> {
+    /// Checks that the output pointer `name` is not NULL.
+    pub(crate) fn new(ptr: *mut T, name: &str) -> Result<Out<T>> {
+        std::ptr::NonNull::new(ptr)
+            .map(Out)
+            .ok_or_else(|| Error::invalid(format!("{name} is NULL")))
+    }
+
+    /// Writes the output value.
+    pub(crate) fn set(self, value: T) {
+        // SAFETY: the pointer is non-NULL and the caller guarantees it is writable and aligned.
+        unsafe { self.0.as_ptr().write(value) }
+    }
+}

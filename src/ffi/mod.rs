@@ -1,0 +1,20 @@
+//! The C ABI: opaque handles, TileDB-numbered enums and `extern "C"` entry points.
+//!
+//! Conventions: every fallible function returns `tdb_status_t` and takes a last
+//! `tdb_error_t **error` (may be NULL) that is set to NULL on success and to a new owned
+//! error on failure. Outputs are written only on success. `*_free(NULL)` is a no-op.
+//! Panics never cross the boundary: they become `TDB_ERR_INTERNAL`.
+
+#![allow(non_camel_case_types)]
+#![allow(clippy::missing_safety_doc)]
+
+mod constants;
+mod error;
+mod guard;
+mod pipeline;
+mod tile;
+
+pub use constants::*;
+pub use error::*;
+pub use pipeline::*;
+pub use tile::*;

@@ -1,0 +1,290 @@
+//! `tdb_pipeline_t`: building, configuring, serializing and running a filter pipeline.
+
+use super::constants::tdb_status_t;
+use super::error::tdb_error_t;
+use super::guard::{self, Out, arg, arg_mut, guard};
+use super::tile::tdb_tile_t;
+use super::{tdb_datatype_t, tdb_filter_option_t, tdb_filter_type_t};
+use crate::error::Error;
+use crate::filter::{OptionKind, OptionValue};
+use crate::{Datatype, FilterOption, FilterType, Pipeline};
+use std::ffi::c_void;
+
+/// A filter pipeline: an ordered list of filters and its settings. Not thread-safe to modify;
+/// filtering and unfiltering through a `const` pipeline from several threads is safe.
+pub struct tdb_pipeline_t {
+    inner: Pipeline,
+}
+
+/// Creates an empty pipeline (no filters, max chunk size 65536, all cores).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_create(
+    pipeline: *mut *mut tdb_pipeline_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let out = Out::new(pipeline, "pipeline")?;
+        out.set(Box::into_raw(Box::new(tdb_pipeline_t {
+            inner: Pipeline::new(),
+        })));
+        Ok(())
+    })
+}
+
+/// Frees a pipeline. NULL is a no-op.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_free(pipeline: *mut tdb_pipeline_t) {
+    if !pipeline.is_null() {
+        // SAFETY: a non-NULL pipeline was created by Box::into_raw in this library and is freed once.
+        drop(unsafe { Box::from_raw(pipeline) });
+    }
+}
+
+/// Appends a filter with TileDB's default options. Unknown types are
+/// `TDB_ERR_INVALID_ARGUMENT`; types this version does not implement are `TDB_ERR_UNSUPPORTED`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_add_filter(
+    pipeline: *mut tdb_pipeline_t,
+    r#type: tdb_filter_type_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg_mut(pipeline, "pipeline")?;
+        p.inner.add_filter(FilterType::from_u32(r#type)?)
+    })
+}
+
+/// Sets an option of filter `filter_index`. `value` points to the option's C type
+/// (`int32_t` level, `uint32_t` windows, `uint64_t` byte width, `double` factor/offset,
+/// `float` quality, `uint8_t` format/lossless/reinterpret datatype).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_set_option(
+    pipeline: *mut tdb_pipeline_t,
+    filter_index: u32,
+    option: tdb_filter_option_t,
+    value: *const c_void,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg_mut(pipeline, "pipeline")?;
+        let option = FilterOption::from_u32(option)?;
+        if value.is_null() {
+            return Err(Error::invalid("value is NULL"));
+        }
+        // SAFETY: the caller passes a pointer to a value of the option's C type (read unaligned).
+        let v = unsafe {
+            match option.kind() {
+                OptionKind::I32 => OptionValue::I32(value.cast::<i32>().read_unaligned()),
+                OptionKind::U32 => OptionValue::U32(value.cast::<u32>().read_unaligned()),
+                OptionKind::U64 => OptionValue::U64(value.cast::<u64>().read_unaligned()),
+                OptionKind::F64 => OptionValue::F64(value.cast::<f64>().read_unaligned()),
+                OptionKind::F32 => OptionValue::F32(value.cast::<f32>().read_unaligned()),
+                OptionKind::U8 => OptionValue::U8(value.cast::<u8>().read_unaligned()),
+            }
+        };
+        p.inner
+            .filter_mut(filter_index as usize)?
+            .set_option(option, v)
+    })
+}
+
+/// Reads an option of filter `filter_index` into `value` (the option's C type).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_get_option(
+    pipeline: *const tdb_pipeline_t,
+    filter_index: u32,
+    option: tdb_filter_option_t,
+    value: *mut c_void,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg(pipeline, "pipeline")?;
+        let option = FilterOption::from_u32(option)?;
+        if value.is_null() {
+            return Err(Error::invalid("value is NULL"));
+        }
+        let v = p.inner.filter(filter_index as usize)?.get_option(option)?;
+        // SAFETY: the caller passes a writable pointer to a value of the option's C type.
+        unsafe {
+            match v {
+                OptionValue::I32(x) => value.cast::<i32>().write_unaligned(x),
+                OptionValue::U32(x) => value.cast::<u32>().write_unaligned(x),
+                OptionValue::U64(x) => value.cast::<u64>().write_unaligned(x),
+                OptionValue::F64(x) => value.cast::<f64>().write_unaligned(x),
+                OptionValue::F32(x) => value.cast::<f32>().write_unaligned(x),
+                OptionValue::U8(x) => value.cast::<u8>().write_unaligned(x),
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The number of filters.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_filter_count(
+    pipeline: *const tdb_pipeline_t,
+    count: *mut u32,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg(pipeline, "pipeline")?;
+        Out::new(count, "count")?.set(p.inner.filters().len() as u32);
+        Ok(())
+    })
+}
+
+/// The type of filter `filter_index`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_filter_type(
+    pipeline: *const tdb_pipeline_t,
+    filter_index: u32,
+    r#type: *mut tdb_filter_type_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg(pipeline, "pipeline")?;
+        let out = Out::new(r#type, "type")?;
+        out.set(p.inner.filter(filter_index as usize)?.filter_type() as u32);
+        Ok(())
+    })
+}
+
+/// Sets the stored max chunk size. As in TileDB 2.30 only 0 changes writing: the whole tile
+/// becomes one chunk; any other value chunks at 64 KiB.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_set_max_chunk_size(
+    pipeline: *mut tdb_pipeline_t,
+    max_chunk_size: u32,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        arg_mut(pipeline, "pipeline")?
+            .inner
+            .set_max_chunk_size(max_chunk_size);
+        Ok(())
+    })
+}
+
+/// Sets how many threads filter and unfilter the chunks of one tile (0 = all cores, at most 256).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_set_threads(
+    pipeline: *mut tdb_pipeline_t,
+    threads: u32,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg_mut(pipeline, "pipeline")?;
+        if threads > 256 {
+            return Err(Error::invalid(format!("threads {threads} exceeds 256")));
+        }
+        p.inner.set_threads(threads as usize);
+        Ok(())
+    })
+}
+
+/// Skips checksum verification on read (TileDB's `sm.skip_checksum_validation`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_set_skip_checksum_validation(
+    pipeline: *mut tdb_pipeline_t,
+    skip: bool,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        arg_mut(pipeline, "pipeline")?
+            .inner
+            .set_skip_checksum_validation(skip);
+        Ok(())
+    })
+}
+
+/// Serializes the pipeline exactly as TileDB 2.30 does. With a NULL or too small `buffer`
+/// returns `TDB_ERR_BUFFER_TOO_SMALL` and sets `*size` to the bytes needed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_serialize(
+    pipeline: *const tdb_pipeline_t,
+    buffer: *mut u8,
+    capacity: usize,
+    size: *mut usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg(pipeline, "pipeline")?;
+        let size = Out::new(size, "size")?;
+        let bytes = p.inner.serialize();
+        if buffer.is_null() || capacity < bytes.len() {
+            let needed = bytes.len();
+            size.set(needed);
+            return Err(Error::BufferTooSmall {
+                needed,
+                message: format!("serialized pipeline needs {needed} bytes, buffer has {capacity}"),
+            });
+        }
+        // SAFETY: `buffer` is non-NULL and the caller guarantees `capacity` writable bytes.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer, bytes.len()) };
+        size.set(bytes.len());
+        Ok(())
+    })
+}
+
+/// Parses a serialized pipeline (exactly `size` bytes) with the option layouts of
+/// `format_version` (22 for TileDB 2.30 schemas).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_deserialize(
+    bytes: *const u8,
+    size: usize,
+    format_version: u32,
+    pipeline: *mut *mut tdb_pipeline_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let out = Out::new(pipeline, "pipeline")?;
+        let inner = Pipeline::deserialize(guard::bytes(bytes, size, "bytes")?, format_version)?;
+        out.set(Box::into_raw(Box::new(tdb_pipeline_t { inner })));
+        Ok(())
+    })
+}
+
+/// Filters a fixed-size tile; `*filtered` receives TileDB's filtered tile bytes as a new tile.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_filter(
+    pipeline: *const tdb_pipeline_t,
+    tile: *const tdb_tile_t,
+    filtered: *mut *mut tdb_tile_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg(pipeline, "pipeline")?;
+        let t = arg(tile, "tile")?;
+        let out = Out::new(filtered, "filtered")?;
+        let bytes = p.inner.filter_tile(t.tile())?;
+        out.set(tdb_tile_t::new_raw(crate::Tile::new(
+            t.tile().datatype(),
+            t.tile().cell_size(),
+            bytes,
+        )?));
+        Ok(())
+    })
+}
+
+/// Unfilters one filtered tile of `size` bytes into a new tile of `datatype` cells of
+/// `cell_size` bytes; its length is the sum of the chunks' original lengths.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_unfilter(
+    pipeline: *const tdb_pipeline_t,
+    filtered: *const u8,
+    size: usize,
+    datatype: tdb_datatype_t,
+    cell_size: u64,
+    tile: *mut *mut tdb_tile_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg(pipeline, "pipeline")?;
+        let out = Out::new(tile, "tile")?;
+        let input = guard::bytes(filtered, size, "filtered")?;
+        let datatype = Datatype::try_from_u32(datatype)?;
+        let t = p.inner.unfilter_tile(input, datatype, cell_size)?;
+        out.set(tdb_tile_t::new_raw(t));
+        Ok(())
+    })
+}

@@ -1,0 +1,104 @@
+//! `tdb_tile_t`: an owned tile (unfiltered cells or filtered bytes) and the tile-format helpers.
+
+use super::constants::tdb_status_t;
+use super::error::tdb_error_t;
+use super::guard::{self, Out, arg, guard};
+use super::tdb_datatype_t;
+use crate::{Datatype, Tile};
+use std::ffi::c_char;
+
+/// An owned tile: unfiltered cells, or the bytes of a filtered tile.
+pub struct tdb_tile_t {
+    inner: Tile,
+}
+
+impl tdb_tile_t {
+    pub(crate) fn new_raw(inner: Tile) -> *mut tdb_tile_t {
+        Box::into_raw(Box::new(tdb_tile_t { inner }))
+    }
+
+    pub(crate) fn tile(&self) -> &Tile {
+        &self.inner
+    }
+}
+
+/// Creates a tile by copying `size` bytes of `datatype` cells of `cell_size` bytes
+/// (cell_val_num × datatype size).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_tile_create(
+    datatype: tdb_datatype_t,
+    cell_size: u64,
+    data: *const std::ffi::c_void,
+    size: usize,
+    tile: *mut *mut tdb_tile_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let out = Out::new(tile, "tile")?;
+        let datatype = Datatype::try_from_u32(datatype)?;
+        let data = guard::bytes(data.cast(), size, "data")?;
+        let mut copy = Vec::new();
+        copy.try_reserve_exact(data.len()).map_err(|_| {
+            crate::Error::OutOfMemory(format!("cannot allocate {} bytes for the tile", data.len()))
+        })?;
+        copy.extend_from_slice(data);
+        out.set(tdb_tile_t::new_raw(Tile::new(datatype, cell_size, copy)?));
+        Ok(())
+    })
+}
+
+/// The tile's bytes, borrowed: valid until the tile is freed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_tile_data(
+    tile: *const tdb_tile_t,
+    data: *mut *const u8,
+    size: *mut usize,
+) -> tdb_status_t {
+    guard(std::ptr::null_mut(), || {
+        let t = arg(tile, "tile")?;
+        let data = Out::new(data, "data")?;
+        let size = Out::new(size, "size")?;
+        data.set(t.inner.data().as_ptr());
+        size.set(t.inner.data().len());
+        Ok(())
+    })
+}
+
+/// Frees a tile. NULL is a no-op.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_tile_free(tile: *mut tdb_tile_t) {
+    if !tile.is_null() {
+        // SAFETY: a non-NULL tile was created by Box::into_raw in this library and is freed once.
+        drop(unsafe { Box::from_raw(tile) });
+    }
+}
+
+/// The size in bytes of the filtered tile at the start of `bytes` (tiles are self-delimiting),
+/// checking that all of it lies within `size` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_filtered_tile_size(
+    bytes: *const u8,
+    size: usize,
+    tile_size: *mut u64,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let out = Out::new(tile_size, "tile_size")?;
+        out.set(crate::tile_format::filtered_tile_size(guard::bytes(
+            bytes, size, "bytes",
+        )?)?);
+        Ok(())
+    })
+}
+
+/// The library version, e.g. `"0.1.0"`.
+#[unsafe(no_mangle)]
+pub extern "C" fn tdb_version() -> *const c_char {
+    static VERSION: &std::ffi::CStr = match std::ffi::CStr::from_bytes_with_nul(
+        concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes(),
+    ) {
+        Ok(v) => v,
+        Err(_) => c"unknown",
+    };
+    VERSION.as_ptr()
+}

@@ -1,0 +1,213 @@
+//! BITSHUFFLE (8): blosc2's bit transposition (FORMAT.md §5.14).
+//!
+//! Each data part of length L is cut into sub-parts `L − L mod 8` and `L mod 8` (when
+//! `L mod 8 ≠ 0`; an empty first sub-part is still listed). Own metadata: `u32 count`, then
+//! `u32 length` per sub-part. Sub-parts that are multiples of 8 and of the element size are
+//! bit-transposed in 8192-byte blocks; other sub-parts are copied verbatim.
+
+use crate::byte_reader::ByteReader;
+use crate::error::{Error, Result};
+use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+
+/// Bytes per bitshuffle block, as in TileDB's use of blosc2.
+pub const BLOCK_SIZE: usize = 8192;
+
+/// Transposes the 8×8 bit matrix held in `x` (byte j = row j): bit `8j+k` ↔ bit `8k+j`.
+#[inline]
+fn transpose8(mut x: u64) -> u64 {
+    let t = (x ^ (x >> 7)) & 0x00AA_00AA_00AA_00AA;
+    x = x ^ t ^ (t << 7);
+    let t = (x ^ (x >> 14)) & 0x0000_CCCC_0000_CCCC;
+    x = x ^ t ^ (t << 14);
+    let t = (x ^ (x >> 28)) & 0x0000_0000_F0F0_F0F0;
+    x ^ t ^ (t << 28)
+}
+
+/// blosc2_bitshuffle of one block: the first `N` elements (N = ⌊len/t⌋ rounded down to a
+/// multiple of 8) are bit-transposed, the remaining bytes copied.
+pub fn bitshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
+    assert_eq!(src.len(), dst.len());
+    let n = (src.len() / t) & !7;
+    let r = n / 8;
+    for b in 0..t {
+        for g in 0..r {
+            let mut x = 0u64;
+            for j in 0..8 {
+                x |= (src[(8 * g + j) * t + b] as u64) << (8 * j);
+            }
+            let y = transpose8(x).to_le_bytes();
+            for k in 0..8 {
+                dst[(8 * b + k) * r + g] = y[k];
+            }
+        }
+    }
+    dst[n * t..].copy_from_slice(&src[n * t..]);
+}
+
+/// Reverses [`bitshuffle_block`].
+pub fn bitunshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
+    assert_eq!(src.len(), dst.len());
+    let n = (src.len() / t) & !7;
+    let r = n / 8;
+    for b in 0..t {
+        for g in 0..r {
+            let mut x = 0u64;
+            for k in 0..8 {
+                x |= (src[(8 * b + k) * r + g] as u64) << (8 * k);
+            }
+            let y = transpose8(x).to_le_bytes();
+            for j in 0..8 {
+                dst[(8 * g + j) * t + b] = y[j];
+            }
+        }
+    }
+    dst[n * t..].copy_from_slice(&src[n * t..]);
+}
+
+/// Processes one sub-part: transposed block by block when it is a multiple of 8 and of `t`.
+fn apply_subpart(t: usize, src: &[u8], dst: &mut [u8], kernel: fn(usize, &[u8], &mut [u8])) {
+    if src.len() % 8 != 0 || src.len() % t != 0 {
+        dst.copy_from_slice(src);
+        return;
+    }
+    for (s, d) in src.chunks(BLOCK_SIZE).zip(dst.chunks_mut(BLOCK_SIZE)) {
+        kernel(t, s, d);
+    }
+}
+
+/// The sub-part lengths of a part of length `len`.
+fn subparts(len: usize) -> impl Iterator<Item = usize> {
+    let rem = len % 8;
+    let first = std::iter::once(len - rem);
+    first.chain((rem != 0).then_some(rem))
+}
+
+/// Forward: own block of sub-part lengths; one output part.
+pub fn forward(ctx: &StageCtx<'_>, input: FwdIn<'_>, out: FwdOut<'_>) -> Result<DataFlow> {
+    let t = ctx.datatype.size();
+    let count: usize = input.data.iter().map(|p| subparts(p.len()).count()).sum();
+    let own = out.md.push_uninit(4 + 4 * count);
+    own[..4].copy_from_slice(&(count as u32).to_le_bytes());
+    let mut k = 0;
+    for part in input.data.iter() {
+        if part.len() > u32::MAX as usize {
+            return Err(Error::invalid(
+                "part longer than 4 GiB cannot be bitshuffled",
+            ));
+        }
+        for len in subparts(part.len()) {
+            own[4 + 4 * k..8 + 4 * k].copy_from_slice(&(len as u32).to_le_bytes());
+            k += 1;
+        }
+    }
+    out.md.extend_forwarded(input.md);
+    let dst = out.data.push_uninit(input.data.total_len());
+    let mut pos = 0;
+    for part in input.data.iter() {
+        let mut sub_pos = 0;
+        for len in subparts(part.len()) {
+            apply_subpart(
+                t,
+                &part[sub_pos..sub_pos + len],
+                &mut dst[pos..pos + len],
+                bitshuffle_block,
+            );
+            sub_pos += len;
+            pos += len;
+        }
+    }
+    Ok(DataFlow::Written)
+}
+
+/// Reverse: un-transposes each recorded sub-part.
+pub fn reverse(
+    ctx: &StageCtx<'_>,
+    input: RevIn<'_>,
+    mut out: RevOut<'_>,
+) -> Result<(MdFlow, DataFlow)> {
+    let t = ctx.datatype.size();
+    let mut r = ByteReader::new(input.md, "bitshuffle metadata");
+    let count = r.u32()? as usize;
+    let lens = r.take(
+        count
+            .checked_mul(4)
+            .ok_or_else(|| Error::corrupt("sub-part count overflows"))?,
+    )?;
+    let total: u64 = lens
+        .chunks_exact(4)
+        .map(|l| u32::from_le_bytes(l.try_into().unwrap()) as u64)
+        .sum();
+    if total > input.data.len() as u64 {
+        return Err(Error::corrupt(format!(
+            "sub-parts total {total} bytes but only {} bytes of data",
+            input.data.len()
+        )));
+    }
+    let dst = out.data.alloc(total as usize)?;
+    let mut pos = 0;
+    for l in lens.chunks_exact(4) {
+        let len = u32::from_le_bytes(l.try_into().unwrap()) as usize;
+        apply_subpart(
+            t,
+            &input.data[pos..pos + len],
+            &mut dst[pos..pos + len],
+            bitunshuffle_block,
+        );
+        pos += len;
+    }
+    Ok((MdFlow::Rest(r.position()), DataFlow::Written))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bit-by-bit reference of FORMAT.md §5.14's layout.
+    fn reference(t: usize, src: &[u8]) -> Vec<u8> {
+        let n = (src.len() / t) & !7;
+        let r = n / 8;
+        let mut out = vec![0u8; src.len()];
+        for i in 0..n {
+            for b in 0..t {
+                for k in 0..8 {
+                    let bit = (src[i * t + b] >> k) & 1;
+                    out[(8 * b + k) * r + i / 8] |= bit << (i % 8);
+                }
+            }
+        }
+        out[n * t..].copy_from_slice(&src[n * t..]);
+        out
+    }
+
+    #[test]
+    fn block_kernel_matches_reference() {
+        for t in [1usize, 2, 3, 4, 5, 8, 16] {
+            for len in [0usize, 1, 7, 8, 9, 16, 63, 64, 65, 127, 128, 1000, 8192] {
+                let src: Vec<u8> = (0..len).map(|i| (i * 37 + i / 3) as u8).collect();
+                let mut dst = vec![0u8; len];
+                bitshuffle_block(t, &src, &mut dst);
+                assert_eq!(dst, reference(t, &src), "t={t} len={len}");
+                let mut back = vec![0u8; len];
+                bitunshuffle_block(t, &dst, &mut back);
+                assert_eq!(back, src, "t={t} len={len}");
+            }
+        }
+    }
+
+    #[test]
+    fn subparts_follow_tiledb() {
+        assert_eq!(subparts(10).collect::<Vec<_>>(), vec![8, 2]);
+        assert_eq!(subparts(3).collect::<Vec<_>>(), vec![0, 3]);
+        assert_eq!(subparts(0).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(subparts(16).collect::<Vec<_>>(), vec![16]);
+    }
+
+    #[test]
+    fn tiledb_vector_uint8() {
+        // FORMAT.md §9.2: UINT8 [1..10] → 5566788000000000 090a.
+        let src: Vec<u8> = (1..=10).collect();
+        let mut dst = vec![0u8; 8];
+        apply_subpart(1, &src[..8], &mut dst, bitshuffle_block);
+        assert_eq!(dst, [0x55, 0x66, 0x78, 0x80, 0, 0, 0, 0]);
+    }
+}

@@ -1,0 +1,147 @@
+//! The compression-filter framework shared by GZIP, ZSTD, LZ4 and BZIP2 (FORMAT.md §5.2).
+//!
+//! Every metadata part and every data part is compressed independently. Own metadata:
+//! `u32 num_md_parts, u32 num_data_parts`, then `u32 uncompressed, u32 compressed` per part.
+//! Output data: one part, the compressed parts concatenated (metadata parts first).
+
+use crate::byte_reader::ByteReader;
+use crate::error::{Error, Result, ResultExt};
+use crate::filter::CompressionOptions;
+use crate::filter_type::Compressor;
+use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::thread_scratch::CodecContexts;
+
+fn compress_part(
+    c: &CompressionOptions,
+    codecs: &mut CodecContexts,
+    src: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    match c.compressor {
+        Compressor::Gzip => super::gzip::compress(&mut codecs.gzip, c.level, src, out),
+        Compressor::Zstd => super::zstd::compress(&mut codecs.zstd, c.level, src, out),
+        Compressor::Lz4 => super::lz4::compress(src, out),
+        Compressor::Bzip2 => super::bzip2::compress(c.level, src, out),
+        other => Err(Error::Internal(format!(
+            "compressor {other:?} is not a byte-stream codec"
+        ))),
+    }
+}
+
+fn decompress_part(
+    c: &CompressionOptions,
+    codecs: &mut CodecContexts,
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<()> {
+    match c.compressor {
+        Compressor::Gzip => super::gzip::decompress(&mut codecs.gzip, src, dst),
+        Compressor::Zstd => super::zstd::decompress(&mut codecs.zstd, src, dst),
+        Compressor::Lz4 => super::lz4::decompress(src, dst),
+        Compressor::Bzip2 => super::bzip2::decompress(src, dst),
+        other => Err(Error::Internal(format!(
+            "compressor {other:?} is not a byte-stream codec"
+        ))),
+    }
+}
+
+/// Forward: compresses every metadata and data part.
+pub fn forward(
+    c: &CompressionOptions,
+    ctx: &mut StageCtx<'_>,
+    input: FwdIn<'_>,
+    out: FwdOut<'_>,
+) -> Result<DataFlow> {
+    if input.data.total_len() > u32::MAX as usize {
+        return Err(Error::invalid(
+            "input is too large to be compressed (over 4 GiB)",
+        ));
+    }
+    let n_parts = input.md.count() + input.data.count();
+    let own = out.md.push_uninit(8 + 8 * n_parts);
+    own[0..4].copy_from_slice(&(input.md.count() as u32).to_le_bytes());
+    own[4..8].copy_from_slice(&(input.data.count() as u32).to_le_bytes());
+    let codecs = &mut *ctx.codecs;
+    let mut k = 0;
+    out.data.push_with(|buf| {
+        for (i, part) in input.md.iter().chain(input.data.iter()).enumerate() {
+            let start = buf.len();
+            compress_part(c, codecs, part, buf).with_context(|| {
+                if i < input.md.count() {
+                    format!("metadata part {i}")
+                } else {
+                    format!("data part {}", i - input.md.count())
+                }
+            })?;
+            let compressed = buf.len() - start;
+            let compressed = u32::try_from(compressed)
+                .map_err(|_| Error::invalid("compressed part exceeds 4 GiB"))?;
+            own[8 + 8 * k..12 + 8 * k].copy_from_slice(&(part.len() as u32).to_le_bytes());
+            own[12 + 8 * k..16 + 8 * k].copy_from_slice(&compressed.to_le_bytes());
+            k += 1;
+        }
+        Ok::<(), Error>(())
+    })?;
+    Ok(DataFlow::Written)
+}
+
+/// Reverse: decompresses every part into the restored metadata and data streams.
+pub fn reverse(
+    c: &CompressionOptions,
+    ctx: &mut StageCtx<'_>,
+    input: RevIn<'_>,
+    mut out: RevOut<'_>,
+) -> Result<(MdFlow, DataFlow)> {
+    let mut r = ByteReader::new(input.md, "compression metadata");
+    let n_md = r.u32()? as u64;
+    let n_data = r.u32()? as u64;
+    let table = r.take(
+        usize::try_from((n_md + n_data) * 8)
+            .map_err(|_| Error::corrupt("compression metadata: part count overflows"))?,
+    )?;
+    let sizes: Vec<(usize, usize)> = table
+        .chunks_exact(8)
+        .map(|e| {
+            (
+                u32::from_le_bytes(e[0..4].try_into().unwrap()) as usize,
+                u32::from_le_bytes(e[4..8].try_into().unwrap()) as usize,
+            )
+        })
+        .collect();
+    let (md_sizes, data_sizes) = sizes.split_at(n_md as usize);
+    let md_total: usize = md_sizes.iter().map(|s| s.0).sum();
+    let data_total: usize = data_sizes.iter().map(|s| s.0).sum();
+    let compressed_total: usize = sizes.iter().map(|s| s.1).sum();
+    if compressed_total > input.data.len() {
+        return Err(Error::corrupt(format!(
+            "compressed parts total {compressed_total} bytes but only {} bytes of data",
+            input.data.len()
+        )));
+    }
+    // Both restored streams are bounded by what the previous stage can produce.
+    out.data.check_len(data_total)?;
+    if let crate::stage::DataSink::Scratch { limit, .. } = &out.data
+        && md_total > *limit
+    {
+        return Err(Error::corrupt(format!(
+            "restored metadata of {md_total} bytes exceeds the {limit} bytes possible"
+        )));
+    }
+    let mut src = ByteReader::new(input.data, "compressed data");
+    out.md.clear();
+    out.md.resize(md_total, 0);
+    let mut pos = 0;
+    for (i, &(u, z)) in md_sizes.iter().enumerate() {
+        decompress_part(c, ctx.codecs, src.take(z)?, &mut out.md[pos..pos + u])
+            .with_context(|| format!("metadata part {i}"))?;
+        pos += u;
+    }
+    let dst = out.data.alloc(data_total)?;
+    let mut pos = 0;
+    for (i, &(u, z)) in data_sizes.iter().enumerate() {
+        decompress_part(c, ctx.codecs, src.take(z)?, &mut dst[pos..pos + u])
+            .with_context(|| format!("data part {i}"))?;
+        pos += u;
+    }
+    Ok((MdFlow::Written, DataFlow::Written))
+}

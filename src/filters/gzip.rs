@@ -1,0 +1,128 @@
+//! GZIP (1): each part is one zlib stream (RFC 1950) made by a single `deflate(Z_FINISH)`
+//! call of real zlib, so the bytes match TileDB's (FORMAT.md §5.3).
+
+use crate::error::{Error, Result};
+use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
+
+/// Reusable zlib contexts of one thread.
+#[derive(Default)]
+pub struct GzipContexts {
+    compress: Option<(u32, Compress)>,
+    decompress: Option<Decompress>,
+}
+
+/// Maps a stored level to zlib's: below 0 → 6 (zlib's default), 0–9 as is, above 9 an error.
+pub fn effective_level(level: i32) -> Result<u32> {
+    match level {
+        l if l < 0 => Ok(6),
+        l @ 0..=9 => Ok(l as u32),
+        l => Err(Error::invalid(format!("invalid compression level {l}"))),
+    }
+}
+
+/// An output capacity zlib can never exceed for `n` input bytes (zlib's conservative
+/// `deflateBound`, plus the zlib wrapper).
+fn bound(n: usize) -> usize {
+    let fixed = n + (n >> 3) + (n >> 8) + (n >> 9) + 4;
+    let stored = n + (n >> 5) + (n >> 7) + (n >> 11) + 7;
+    fixed.max(stored) + 6 + 64
+}
+
+/// Appends the zlib stream of `src` to `out`.
+pub fn compress(ctxs: &mut GzipContexts, level: i32, src: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    let level = effective_level(level)?;
+    let c = match &mut ctxs.compress {
+        Some((l, c)) if *l == level => {
+            c.reset();
+            c
+        }
+        slot => {
+            &mut slot
+                .insert((level, Compress::new(Compression::new(level), true)))
+                .1
+        }
+    };
+    out.reserve(bound(src.len()));
+    let before_in = c.total_in();
+    let status = c
+        .compress_vec(src, out, FlushCompress::Finish)
+        .map_err(|e| Error::Internal(format!("deflate failed: {e}")))?;
+    if status != Status::StreamEnd || (c.total_in() - before_in) as usize != src.len() {
+        return Err(Error::Internal("deflate did not finish in one call".into()));
+    }
+    Ok(())
+}
+
+/// Inflates the zlib stream `src` into exactly `dst.len()` bytes.
+pub fn decompress(ctxs: &mut GzipContexts, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    let d = ctxs.decompress.get_or_insert_with(|| Decompress::new(true));
+    d.reset(true);
+    let status = d
+        .decompress(src, dst, FlushDecompress::Finish)
+        .map_err(|e| Error::corrupt(format!("zlib stream is corrupt: {e}")))?;
+    if status != Status::StreamEnd {
+        return Err(Error::corrupt(format!(
+            "zlib stream does not end within the expected {} bytes",
+            dst.len()
+        )));
+    }
+    if d.total_out() as usize != dst.len() {
+        return Err(Error::corrupt(format!(
+            "zlib stream holds {} bytes, expected {}",
+            d.total_out(),
+            dst.len()
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(level: i32, data: &[u8]) -> Vec<u8> {
+        let mut ctxs = GzipContexts::default();
+        let mut z = Vec::new();
+        compress(&mut ctxs, level, data, &mut z).unwrap();
+        let mut back = vec![0u8; data.len()];
+        decompress(&mut ctxs, &z, &mut back).unwrap();
+        assert_eq!(back, data);
+        z
+    }
+
+    #[test]
+    fn empty_input_is_the_8_byte_zlib_stream() {
+        assert_eq!(
+            roundtrip(-1, &[]),
+            [0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]
+        );
+        assert_eq!(roundtrip(1, &[]).len(), 8);
+    }
+
+    #[test]
+    fn all_levels_round_trip_including_incompressible_input() {
+        let noise: Vec<u8> = (0..70_000u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        for level in [-1, 0, 1, 5, 9] {
+            roundtrip(level, &noise);
+            roundtrip(level, &[42u8; 100_000]);
+            roundtrip(level, &[1]);
+        }
+        assert!(effective_level(10).is_err());
+    }
+
+    #[test]
+    fn corrupt_and_short_streams_fail() {
+        let mut ctxs = GzipContexts::default();
+        let mut z = Vec::new();
+        compress(&mut ctxs, 6, &[5u8; 1000], &mut z).unwrap();
+        let mut out = vec![0u8; 999];
+        assert!(decompress(&mut ctxs, &z, &mut out).is_err());
+        let mut out = vec![0u8; 1001];
+        assert!(decompress(&mut ctxs, &z, &mut out).is_err());
+        let mut out = vec![0u8; 1000];
+        assert!(decompress(&mut ctxs, &z[..z.len() - 3], &mut out).is_err());
+        assert!(decompress(&mut ctxs, b"garbage!", &mut out).is_err());
+    }
+}

@@ -1,0 +1,40 @@
+//! NONE (0): forwards metadata and data unchanged (FORMAT.md §5.1).
+
+use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow};
+
+/// Forward: metadata and data forwarded.
+pub fn forward(input: FwdIn<'_>, out: FwdOut<'_>) -> DataFlow {
+    out.md.extend_forwarded(input.md);
+    DataFlow::Forwarded
+}
+
+/// Reverse: metadata and data forwarded.
+pub fn reverse() -> (MdFlow, DataFlow) {
+    (MdFlow::Rest(0), DataFlow::Forwarded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parts::{PartList, Parts};
+
+    #[test]
+    fn forwards_and_drops_an_empty_data_part() {
+        let (mut md, mut data) = (PartList::default(), PartList::default());
+        let lens = [0usize];
+        let input = FwdIn {
+            md: Parts::EMPTY,
+            data: Parts::new(&[], &lens),
+        };
+        let flow = forward(
+            input,
+            FwdOut {
+                md: &mut md,
+                data: &mut data,
+            },
+        );
+        assert_eq!(flow, DataFlow::Forwarded);
+        assert_eq!(md.as_parts().count(), 0);
+        assert_eq!(reverse(), (MdFlow::Rest(0), DataFlow::Forwarded));
+    }
+}

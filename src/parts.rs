@@ -1,0 +1,184 @@
+//! The parts model of FORMAT.md §4.6: a stream (metadata or data) is an ordered list of
+//! byte strings ("parts"). Compressors, checksums and encryption treat each part separately,
+//! so part boundaries decide the output bytes.
+
+/// A borrowed list of parts: their bytes, concatenated, and the length of each part.
+#[derive(Clone, Copy, Debug)]
+pub struct Parts<'a> {
+    bytes: &'a [u8],
+    lens: &'a [usize],
+}
+
+impl<'a> Parts<'a> {
+    /// The empty list (zero parts).
+    pub const EMPTY: Parts<'static> = Parts {
+        bytes: &[],
+        lens: &[],
+    };
+
+    /// A list over `bytes` cut at `lens` (which must sum to `bytes.len()`).
+    pub fn new(bytes: &'a [u8], lens: &'a [usize]) -> Parts<'a> {
+        debug_assert_eq!(lens.iter().sum::<usize>(), bytes.len());
+        Parts { bytes, lens }
+    }
+
+    /// Number of parts.
+    pub fn count(&self) -> usize {
+        self.lens.len()
+    }
+
+    /// Total bytes over all parts.
+    pub fn total_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// All bytes, concatenated.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The length of each part.
+    pub fn lens(&self) -> &'a [usize] {
+        self.lens
+    }
+
+    /// Iterates over the parts.
+    pub fn iter(&self) -> PartsIter<'a> {
+        PartsIter {
+            bytes: self.bytes,
+            lens: self.lens.iter(),
+        }
+    }
+
+    /// TileDB's pass-through of a list ("append view"): an all-empty list becomes zero parts;
+    /// otherwise leading and trailing empty parts are dropped and interior ones kept.
+    pub fn forwarded(&self) -> Parts<'a> {
+        if self.bytes.is_empty() {
+            return Parts::EMPTY;
+        }
+        let first = self.lens.iter().position(|&l| l != 0).unwrap_or(0);
+        let last = self.lens.iter().rposition(|&l| l != 0).unwrap_or(0);
+        Parts {
+            bytes: self.bytes,
+            lens: &self.lens[first..=last],
+        }
+    }
+}
+
+/// Iterator over the parts of a [`Parts`].
+pub struct PartsIter<'a> {
+    bytes: &'a [u8],
+    lens: std::slice::Iter<'a, usize>,
+}
+
+impl<'a> Iterator for PartsIter<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let len = *self.lens.next()?;
+        let (part, rest) = self.bytes.split_at(len);
+        self.bytes = rest;
+        Some(part)
+    }
+}
+
+/// An owned, reusable list of parts (cleared, not freed, between chunks).
+#[derive(Clone, Debug, Default)]
+pub struct PartList {
+    bytes: Vec<u8>,
+    lens: Vec<usize>,
+}
+
+impl PartList {
+    /// Removes every part, keeping the allocation.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.lens.clear();
+    }
+
+    /// Appends one part holding a copy of `bytes`.
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.bytes.extend_from_slice(bytes);
+        self.lens.push(bytes.len());
+    }
+
+    /// Appends one part written by `write`, which appends to the given vector.
+    pub fn push_with<E>(
+        &mut self,
+        write: impl FnOnce(&mut Vec<u8>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let start = self.bytes.len();
+        let result = write(&mut self.bytes);
+        if result.is_err() {
+            self.bytes.truncate(start);
+            return result;
+        }
+        self.lens.push(self.bytes.len() - start);
+        Ok(())
+    }
+
+    /// Appends one part of `len` bytes and returns it for writing (its old contents are unspecified).
+    pub fn push_uninit(&mut self, len: usize) -> &mut [u8] {
+        let start = self.bytes.len();
+        self.bytes.resize(start + len, 0);
+        self.lens.push(len);
+        &mut self.bytes[start..]
+    }
+
+    /// Appends the parts of `parts` as TileDB forwards a list (see [`Parts::forwarded`]).
+    pub fn extend_forwarded(&mut self, parts: Parts<'_>) {
+        let fwd = parts.forwarded();
+        self.bytes.extend_from_slice(fwd.bytes);
+        self.lens.extend_from_slice(fwd.lens);
+    }
+
+    /// A borrowed view of the list.
+    pub fn as_parts(&self) -> Parts<'_> {
+        Parts {
+            bytes: &self.bytes,
+            lens: &self.lens,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forwarding_follows_tiledb_append_view() {
+        let lens = [0usize];
+        assert_eq!(Parts::new(&[], &lens).forwarded().count(), 0);
+        let bytes = [1u8, 2, 3];
+        let lens = [0usize, 2, 0, 1, 0];
+        let f = Parts::new(&bytes, &lens).forwarded();
+        assert_eq!(f.lens(), &[2, 0, 1]);
+        assert_eq!(
+            f.iter().collect::<Vec<_>>(),
+            vec![&[1u8, 2][..], &[][..], &[3u8][..]]
+        );
+    }
+
+    #[test]
+    fn part_list_push_and_clear() {
+        let mut l = PartList::default();
+        l.push(b"ab");
+        l.push_with::<()>(|v| {
+            v.extend_from_slice(b"cde");
+            Ok(())
+        })
+        .unwrap();
+        assert!(
+            l.push_with(|v| {
+                v.push(9);
+                Err(())
+            })
+            .is_err()
+        );
+        l.push_uninit(2).copy_from_slice(b"fg");
+        assert_eq!(l.as_parts().lens(), &[2, 3, 2]);
+        assert_eq!(l.as_parts().bytes(), b"abcdefg");
+        l.clear();
+        assert_eq!(l.as_parts().count(), 0);
+    }
+}

@@ -1,0 +1,146 @@
+//! Forward (write) execution: each chunk runs through every stage (§4.6) and is appended to
+//! the filtered tile with its header (§4.1). Chunks are independent and run in parallel.
+
+use super::ChunkSettings;
+use super::threads;
+use crate::error::{Error, Result};
+use crate::filters;
+use crate::parts::Parts;
+use crate::stage::{DataFlow, FwdIn, FwdOut, StageCtx};
+use crate::thread_scratch::{ThreadScratch, with_scratch};
+use crate::tile_format::write_chunk_header;
+use rayon::prelude::*;
+use std::ops::Range;
+
+/// Runs one chunk through the pipeline and appends its header, metadata and data to `out`.
+pub(crate) fn filter_chunk(
+    s: &ChunkSettings<'_>,
+    chunk: &[u8],
+    scratch: &mut ThreadScratch,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let ThreadScratch {
+        codecs,
+        fwd_md,
+        fwd_data,
+        ..
+    } = scratch;
+    let chunk_lens = [chunk.len()];
+    // Which buffer holds the current metadata / data (None: no metadata / the chunk itself).
+    let mut md_at: Option<usize> = None;
+    let mut data_at: Option<usize> = None;
+    let mut data_forwarded = false;
+    for (k, filter) in s.filters.iter().enumerate() {
+        let w_md = usize::from(md_at == Some(0));
+        let w_data = usize::from(data_at == Some(0));
+        let [m0, m1] = &mut *fwd_md;
+        let (md_read, md_write) = if w_md == 0 { (&*m1, m0) } else { (&*m0, m1) };
+        let [d0, d1] = &mut *fwd_data;
+        let (data_read, data_write) = if w_data == 0 { (&*d1, d0) } else { (&*d0, d1) };
+        let md = match md_at {
+            None => Parts::EMPTY,
+            Some(_) => md_read.as_parts(),
+        };
+        let mut data = match data_at {
+            None => Parts::new(chunk, &chunk_lens),
+            Some(_) => data_read.as_parts(),
+        };
+        if data_forwarded {
+            data = data.forwarded();
+        }
+        md_write.clear();
+        data_write.clear();
+        let mut ctx = StageCtx {
+            datatype: s.types[k],
+            cell_size: s.cell_size,
+            version: s.version,
+            skip_checksum_validation: s.skip_checksum_validation,
+            codecs,
+        };
+        let flow = filters::forward(
+            filter,
+            &mut ctx,
+            FwdIn { md, data },
+            FwdOut {
+                md: md_write,
+                data: data_write,
+            },
+        )
+        .map_err(|e| e.context(filter.name()))?;
+        md_at = Some(w_md);
+        match flow {
+            DataFlow::Written => {
+                data_at = Some(w_data);
+                data_forwarded = false;
+            }
+            DataFlow::Forwarded => data_forwarded = true,
+        }
+    }
+    let md: &[u8] = match md_at {
+        None => &[],
+        Some(i) => fwd_md[i].as_parts().bytes(),
+    };
+    let data: &[u8] = match data_at {
+        None => chunk,
+        Some(i) => fwd_data[i].as_parts().bytes(),
+    };
+    // Forwarding never changes the bytes of a stream, only its part list.
+    let too_big = |what: &str| Error::invalid(format!("filtered chunk {what} exceeds 4 GiB"));
+    let md_len = u32::try_from(md.len()).map_err(|_| too_big("metadata"))?;
+    let data_len = u32::try_from(data.len()).map_err(|_| too_big("data"))?;
+    write_chunk_header(out, chunk.len() as u32, data_len, md_len);
+    out.extend_from_slice(md);
+    out.extend_from_slice(data);
+    Ok(())
+}
+
+fn filter_range(
+    s: &ChunkSettings<'_>,
+    tile: &[u8],
+    chunks: &[Range<usize>],
+    first_index: usize,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    with_scratch(|scratch| {
+        for (i, r) in chunks.iter().enumerate() {
+            filter_chunk(s, &tile[r.clone()], scratch, out)
+                .map_err(|e| e.context(format!("chunk {}", first_index + i)))?;
+        }
+        Ok(())
+    })
+}
+
+/// Filters every chunk of `tile` and returns the filtered tile.
+pub(crate) fn filter_chunks(
+    s: &ChunkSettings<'_>,
+    tile: &[u8],
+    chunks: &[Range<usize>],
+    threads: usize,
+) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(8 + tile.len() + tile.len() / 8 + 64 * chunks.len());
+    out.extend_from_slice(&(chunks.len() as u64).to_le_bytes());
+    if threads <= 1 || chunks.len() <= 1 {
+        filter_range(s, tile, chunks, 0, &mut out)?;
+        return Ok(out);
+    }
+    // Several contiguous groups per thread so that uneven chunks still balance.
+    let groups = (threads * 4).min(chunks.len());
+    let per_group = chunks.len().div_ceil(groups);
+    let pool = threads::pool(threads)?;
+    let parts: Vec<Result<Vec<u8>>> = pool.install(|| {
+        chunks
+            .par_chunks(per_group)
+            .enumerate()
+            .map(|(g, group)| {
+                let bytes: usize = group.iter().map(|r| r.len()).sum();
+                let mut v = Vec::with_capacity(bytes + bytes / 8 + 64 * group.len());
+                filter_range(s, tile, group, g * per_group, &mut v)?;
+                Ok(v)
+            })
+            .collect()
+    });
+    for p in parts {
+        out.extend_from_slice(&p?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,188 @@
+//! Reverse (read) execution: parse and validate the chunk table, then run every chunk's
+//! stages from last to first, the first stage writing straight into the chunk's window of
+//! the output tile (§4.7). Chunks are independent and run in parallel.
+
+use super::ChunkSettings;
+use super::threads;
+use crate::error::{Error, Result};
+use crate::filters;
+use crate::stage::{DataFlow, DataSink, MdFlow, RevIn, RevOut, StageCtx};
+use crate::thread_scratch::{ThreadScratch, with_scratch};
+use crate::tile_format::{self, ChunkRef};
+use rayon::prelude::*;
+
+/// Unfilters one chunk into `window` (exactly its original length).
+pub(crate) fn unfilter_chunk(
+    s: &ChunkSettings<'_>,
+    chunk: &ChunkRef<'_>,
+    window: &mut [u8],
+    scratch: &mut ThreadScratch,
+) -> Result<()> {
+    let n = s.filters.len();
+    if n == 0 {
+        return copy_into_window(chunk.data, window);
+    }
+    // limits[k]: the most bytes reverse stage k may produce (the forward input of stage k).
+    let mut limits = [0usize; 32];
+    let mut limits_vec;
+    let limits: &mut [usize] = if n <= 32 {
+        &mut limits[..n]
+    } else {
+        limits_vec = vec![0usize; n];
+        &mut limits_vec
+    };
+    limits[0] = window.len();
+    for k in 1..n {
+        limits[k] = filters::forward_bound(&s.filters[k - 1], limits[k - 1]);
+    }
+    let ThreadScratch {
+        codecs,
+        rev_md,
+        rev_data,
+        ..
+    } = scratch;
+    let mut md_at: Option<usize> = None;
+    let mut md_off = 0usize;
+    let mut data_at: Option<usize> = None;
+    for k in (0..n).rev() {
+        let filter = &s.filters[k];
+        let w_md = usize::from(md_at == Some(0));
+        let w_data = usize::from(data_at == Some(0));
+        let [m0, m1] = &mut *rev_md;
+        let (md_read, md_write) = if w_md == 0 { (&*m1, m0) } else { (&*m0, m1) };
+        let [d0, d1] = &mut *rev_data;
+        let (data_read, data_write) = if w_data == 0 { (&*d1, d0) } else { (&*d0, d1) };
+        let md = match md_at {
+            None => &chunk.metadata[md_off..],
+            Some(_) => &md_read[md_off..],
+        };
+        let data = match data_at {
+            None => chunk.data,
+            Some(_) => &data_read[..],
+        };
+        let sink = if k == 0 {
+            DataSink::Window(&mut *window)
+        } else {
+            DataSink::Scratch {
+                buf: data_write,
+                limit: limits[k],
+            }
+        };
+        let mut ctx = StageCtx {
+            datatype: s.types[k],
+            cell_size: s.cell_size,
+            version: s.version,
+            skip_checksum_validation: s.skip_checksum_validation,
+            codecs,
+        };
+        let (md_flow, data_flow) = filters::reverse(
+            filter,
+            &mut ctx,
+            RevIn { md, data },
+            RevOut {
+                md: md_write,
+                data: sink,
+            },
+        )
+        .map_err(|e| e.context(filter.name()))?;
+        if k == 0 {
+            if data_flow == DataFlow::Forwarded {
+                copy_into_window(data, window).map_err(|e| e.context(filter.name()))?;
+            }
+            break;
+        }
+        match md_flow {
+            MdFlow::Rest(used) => md_off += used,
+            MdFlow::Written => {
+                md_at = Some(w_md);
+                md_off = 0;
+            }
+        }
+        if data_flow == DataFlow::Written {
+            data_at = Some(w_data);
+        }
+    }
+    Ok(())
+}
+
+fn copy_into_window(data: &[u8], window: &mut [u8]) -> Result<()> {
+    if data.len() != window.len() {
+        return Err(Error::corrupt(format!(
+            "chunk data is {} bytes but its original length is {}",
+            data.len(),
+            window.len()
+        )));
+    }
+    window.copy_from_slice(data);
+    Ok(())
+}
+
+/// Parses and unfilters a whole filtered tile (which must span all of `filtered`).
+pub(crate) fn unfilter_chunks(
+    s: &ChunkSettings<'_>,
+    filtered: &[u8],
+    threads: usize,
+) -> Result<Vec<u8>> {
+    let table = tile_format::parse(filtered)?;
+    if table.tile_size != filtered.len() {
+        return Err(Error::corrupt(format!(
+            "{} bytes follow the {}-byte filtered tile",
+            filtered.len() - table.tile_size,
+            table.tile_size
+        )));
+    }
+    let ratio = s
+        .filters
+        .iter()
+        .map(filters::reverse_max_ratio)
+        .fold(1u64, |a, r| a.saturating_mul(r));
+    for (i, c) in table.chunks.iter().enumerate() {
+        let stored = (c.metadata.len() + c.data.len()) as u64;
+        if c.original_length as u64 > stored.saturating_mul(ratio).saturating_add(64) {
+            return Err(Error::corrupt(format!(
+                "chunk {i}: original length {} is impossible for {stored} filtered bytes",
+                c.original_length
+            )));
+        }
+    }
+    let total = usize::try_from(table.unfiltered_size)
+        .map_err(|_| Error::corrupt("unfiltered tile size overflows"))?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(total).map_err(|_| {
+        Error::OutOfMemory(format!(
+            "cannot allocate {total} bytes for the unfiltered tile"
+        ))
+    })?;
+    out.resize(total, 0);
+    let mut windows = Vec::with_capacity(table.chunks.len());
+    let mut rest = &mut out[..];
+    for c in &table.chunks {
+        let (w, r) = rest.split_at_mut(c.original_length as usize);
+        windows.push(w);
+        rest = r;
+    }
+    let run = |(i, (chunk, window)): (usize, (&ChunkRef<'_>, &mut &mut [u8]))| {
+        with_scratch(|scratch| unfilter_chunk(s, chunk, window, scratch))
+            .map_err(|e| e.context(format!("chunk {i}")))
+    };
+    if threads <= 1 || table.chunks.len() <= 1 {
+        table
+            .chunks
+            .iter()
+            .zip(windows.iter_mut())
+            .enumerate()
+            .try_for_each(run)?;
+    } else {
+        let results: Vec<Result<()>> = threads::pool(threads)?.install(|| {
+            table
+                .chunks
+                .par_iter()
+                .zip(windows.par_iter_mut())
+                .enumerate()
+                .map(run)
+                .collect()
+        });
+        results.into_iter().collect::<Result<()>>()?;
+    }
+    Ok(out)
+}

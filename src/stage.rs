@@ -1,0 +1,118 @@
+//! What one filter stage sees and produces, forward (write) and reverse (read), per chunk
+//! (FORMAT.md §4.6–§4.8). Filters are written against these types only.
+
+use crate::datatype::Datatype;
+use crate::error::{Error, Result};
+use crate::parts::{PartList, Parts};
+use crate::thread_scratch::CodecContexts;
+
+/// Per-stage context: the filter data type and the tile facts some filters need.
+pub struct StageCtx<'a> {
+    /// The filter data type of this stage (§4.8).
+    pub datatype: Datatype,
+    /// The tile's cell size in bytes (RLE's value width).
+    pub cell_size: u64,
+    /// The tile format version (BIT_WIDTH_REDUCTION / POSITIVE_DELTA consult it).
+    pub version: u32,
+    /// Skip checksum verification on read.
+    pub skip_checksum_validation: bool,
+    /// Codec contexts reused by this thread.
+    pub codecs: &'a mut CodecContexts,
+}
+
+/// Forward input of a stage.
+#[derive(Clone, Copy, Debug)]
+pub struct FwdIn<'a> {
+    /// Metadata parts from the previous stage.
+    pub md: Parts<'a>,
+    /// Data parts from the previous stage.
+    pub data: Parts<'a>,
+}
+
+/// Forward output of a stage (both lists arrive empty).
+pub struct FwdOut<'a> {
+    /// Output metadata parts: the filter's own block first, then whatever it forwards.
+    pub md: &'a mut PartList,
+    /// Output data parts, unless the filter forwards its data input.
+    pub data: &'a mut PartList,
+}
+
+/// Whether a stage wrote its data output or forwarded its data input unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataFlow {
+    /// The output data is what the filter wrote.
+    Written,
+    /// The output data is the input data, forwarded (TileDB's append-view rule applies).
+    Forwarded,
+}
+
+/// Reverse input of a stage: flat metadata and data streams.
+#[derive(Clone, Copy, Debug)]
+pub struct RevIn<'a> {
+    /// Metadata stream; this filter's own block is at the front.
+    pub md: &'a [u8],
+    /// Data stream.
+    pub data: &'a [u8],
+}
+
+/// What a reverse stage leaves as metadata for the stage before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MdFlow {
+    /// The input metadata after the first `n` bytes (the filter's own block).
+    Rest(usize),
+    /// What the filter wrote into [`RevOut::md`] (restored by a compressor or decryption).
+    Written,
+}
+
+/// Reverse output of a stage.
+pub struct RevOut<'a> {
+    /// Restored metadata, when the filter returns [`MdFlow::Written`].
+    pub md: &'a mut Vec<u8>,
+    /// Where the restored data goes.
+    pub data: DataSink<'a>,
+}
+
+/// Destination of a reverse stage's data: scratch for inner stages, the tile itself for the first.
+pub enum DataSink<'a> {
+    /// A reusable scratch buffer, with the most bytes this stage may legitimately produce.
+    Scratch {
+        /// The buffer.
+        buf: &'a mut Vec<u8>,
+        /// Upper bound on the output size, derived from the chunk's original length.
+        limit: usize,
+    },
+    /// The chunk's window in the output tile: exactly `original_length` bytes.
+    Window(&'a mut [u8]),
+}
+
+impl DataSink<'_> {
+    /// Checks that `len` bytes may be produced here, before anything is decoded.
+    pub fn check_len(&self, len: usize) -> Result<()> {
+        match self {
+            DataSink::Scratch { limit, .. } if len > *limit => Err(Error::corrupt(format!(
+                "output of {len} bytes exceeds the {limit} bytes this stage can produce for the chunk"
+            ))),
+            DataSink::Window(w) if w.len() != len => Err(Error::corrupt(format!(
+                "output of {len} bytes does not match the chunk's original length {}",
+                w.len()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Returns a buffer of exactly `len` bytes to write the output into (old contents unspecified).
+    pub fn alloc(&mut self, len: usize) -> Result<&mut [u8]> {
+        self.check_len(len)?;
+        match self {
+            DataSink::Scratch { buf, .. } => {
+                if buf.len() > len {
+                    buf.truncate(len);
+                } else {
+                    buf.resize(len, 0);
+                }
+                Ok(&mut buf[..])
+            }
+            DataSink::Window(w) => Ok(&mut w[..]),
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! Per-thread reusable state: codec contexts and the stage buffers of the chunk drivers.
+//! Chunks run on many threads; each thread reuses its own copy across chunks and tiles.
+
+use crate::filters::{gzip::GzipContexts, zstd::ZstdContexts};
+use crate::parts::PartList;
+use std::cell::RefCell;
+
+/// Codec contexts of one thread.
+#[derive(Default)]
+pub struct CodecContexts {
+    /// zlib deflate/inflate streams.
+    pub gzip: GzipContexts,
+    /// zstd compression/decompression contexts.
+    pub zstd: ZstdContexts,
+}
+
+/// Everything a thread reuses while filtering chunks.
+#[derive(Default)]
+pub struct ThreadScratch {
+    /// Codec contexts.
+    pub codecs: CodecContexts,
+    /// Forward ping-pong buffers: metadata lists.
+    pub fwd_md: [PartList; 2],
+    /// Forward ping-pong buffers: data lists.
+    pub fwd_data: [PartList; 2],
+    /// Reverse ping-pong buffers: metadata streams.
+    pub rev_md: [Vec<u8>; 2],
+    /// Reverse ping-pong buffers: data streams.
+    pub rev_data: [Vec<u8>; 2],
+}
+
+thread_local! {
+    static SCRATCH: RefCell<ThreadScratch> = RefCell::new(ThreadScratch::default());
+}
+
+/// Runs `f` with this thread's scratch. Falls back to a fresh scratch if re-entered.
+pub fn with_scratch<R>(f: impl FnOnce(&mut ThreadScratch) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        Err(_) => f(&mut ThreadScratch::default()),
+    })
+}

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""TileDB 2.30 compatibility harness for libtdbfilter.
+
+Writes dense arrays with TileDB-Py (one attribute per filter pipeline), then
+checks the library against TileDB's tiles and schema (see checks.py for the
+check letters). Exit status: 0 if nothing failed, 1 otherwise, 2 on usage or
+setup errors.
+
+    .venv/bin/python tests/compat/run_compat.py [--lib PATH] [--quick] [--json OUT]
+    .venv/bin/python tests/compat/run_compat.py --no-lib     # harness/spec checks only
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import arraygen  # noqa: E402
+import checks  # noqa: E402
+import refdecode  # noqa: E402
+import report  # noqa: E402
+from tdbfilter_ctypes import Library, check_header, default_library_path  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+QUICK = {
+    "dtypes": [d.name for d in arraygen.DATATYPES],
+    "shapes": ["random", "runs"],
+    "tiles": ["small", "odd"],
+}
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lib", default=None,
+                    help="libtdbfilter.so (default: $TDBFILTER_LIB or target/release/libtdbfilter.so)")
+    ap.add_argument("--no-lib", action="store_true",
+                    help="run only the harness-side checks (P), without the library")
+    ap.add_argument("--quick", action="store_true", help="smaller matrix (shapes random,runs; tiles small,odd)")
+    ap.add_argument("--json", metavar="PATH", help="write a JSON summary here")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
+    ap.add_argument("--workdir", help="where to write arrays (default: a fresh temp dir)")
+    ap.add_argument("--keep", action="store_true", help="keep the arrays written")
+    ap.add_argument("--dtypes", help="comma-separated datatype subset: " +
+                    ",".join(d.name for d in arraygen.DATATYPES))
+    ap.add_argument("--shapes", help="comma-separated shape subset: " + ",".join(arraygen.SHAPES))
+    ap.add_argument("--tiles", help="comma-separated tile config subset: " +
+                    ",".join(t.name for t in arraygen.TILE_CONFIGS))
+    return ap.parse_args(argv)
+
+
+def _subset(arg, default, allowed, what):
+    if not arg:
+        return default
+    chosen = [x.strip() for x in arg.split(",") if x.strip()]
+    bad = [x for x in chosen if x not in allowed]
+    if bad:
+        raise SystemExit(f"unknown {what}: {', '.join(bad)} (choose from {', '.join(allowed)})")
+    return chosen
+
+
+def self_tests(lib_path):
+    """Harness self-checks that need no TileDB array; returns Result dicts."""
+    out = []
+
+    def add(status, detail):
+        out.append(checks.Result("(selftest)", "-", "-", "-", "P", status, detail).to_dict())
+
+    errs = refdecode.check_spec_vectors()
+    add("fail" if errs else "pass", "; ".join(errs) or "FORMAT.md §9.2 vectors decode")
+    header = os.path.join(REPO, "include", "tdbfilter.h")
+    if lib_path and os.path.exists(header):
+        probs = check_header(header)
+        add("fail" if probs else "pass", "; ".join(probs) or "header constants match the binding")
+    return out
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    all_dt = [d.name for d in arraygen.DATATYPES]
+    all_tc = [t.name for t in arraygen.TILE_CONFIGS]
+    dtypes = _subset(args.dtypes, QUICK["dtypes"] if args.quick else all_dt, all_dt, "datatype")
+    shapes = _subset(args.shapes, QUICK["shapes"] if args.quick else arraygen.SHAPES, arraygen.SHAPES, "shape")
+    tiles = _subset(args.tiles, QUICK["tiles"] if args.quick else all_tc, all_tc, "tile config")
+
+    lib_path = None
+    header_lines = []
+    if not args.no_lib:
+        lib_path = os.path.abspath(args.lib or default_library_path())
+        if not os.path.exists(lib_path):
+            print(f"library not found: {lib_path} (build it, pass --lib, or use --no-lib)", file=sys.stderr)
+            return 2
+        lib = Library(lib_path)  # fail early on missing symbols
+        header_lines.append(f"library: {lib_path} (tdb_version {lib.version()!r})")
+    else:
+        header_lines.append("library: not used (--no-lib): only harness checks P")
+    import tiledb
+    header_lines.append(f"TileDB-Py {tiledb.__version__}, libtiledb {'.'.join(map(str, tiledb.libtiledb.version()))}")
+
+    workdir = args.workdir or tempfile.mkdtemp(prefix="tdbfilter-compat-")
+    os.makedirs(workdir, exist_ok=True)
+    jobs = [{"dtype": d, "shape": s, "tiles": t, "lib": lib_path, "workdir": workdir, "keep": args.keep}
+            for t in tiles for d in dtypes for s in shapes]
+    # Largest arrays first so the pool's tail is short.
+    size_of = {t.name: t.extent * t.tiles for t in arraygen.TILE_CONFIGS}
+    cell = {d.name: d.cell_size for d in arraygen.DATATYPES}
+    jobs.sort(key=lambda j: -size_of[j["tiles"]] * cell[j["dtype"]])
+    header_lines.append(f"{len(jobs)} arrays x {len(arraygen.PIPELINES)} pipelines "
+                        f"(dtypes {len(dtypes)}, shapes {shapes}, tiles {tiles}), {args.jobs} workers, "
+                        f"workdir {workdir}")
+
+    t0 = time.time()
+    results = self_tests(lib_path)
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(max(1, args.jobs), maxtasksperchild=8) as pool:
+        for res in pool.imap_unordered(checks.run_job, jobs):
+            results.extend(res)
+    header_lines.append(f"elapsed {time.time() - t0:.1f} s")
+    if not args.keep and not args.workdir:
+        import shutil
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    pipelines = [p.name for p in arraygen.PIPELINES]
+    passed, failed = report.print_report(results, pipelines, dtypes, header_lines)
+    if args.json:
+        report.write_json(args.json, results, {
+            "library": lib_path, "tiledb_py": tiledb.__version__,
+            "dtypes": dtypes, "shapes": shapes, "tiles": tiles, "quick": args.quick,
+        })
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
