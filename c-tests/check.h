@@ -29,9 +29,18 @@ static char check_last_msg_[4096];
 
 #define E (&check_err_)
 
+static unsigned long check_failures_ = 0;
+
+/* Set TDB_CHECK_KEEP_GOING=1 to report every failing check instead of
+ * stopping at the first one (debugging aid; later checks may then crash). */
 static inline void check_fail_(const char *file, int line, const char *expr) {
   fprintf(stderr, "%s:%d: CHECK failed: %s\n", file, line, expr);
   fflush(stderr);
+  const char *kg = getenv("TDB_CHECK_KEEP_GOING");
+  if (kg != NULL && kg[0] != '\0' && kg[0] != '0') {
+    check_failures_++;
+    return;
+  }
   exit(1);
 }
 
@@ -128,7 +137,7 @@ static inline void check_status_(int got, int want, const char *file, int line,
     fprintf(stderr, "%s:%d: %s\n    error message is empty\n", file, line, expr);
     check_fail_(file, line, expr);
   }
-  strncpy(check_last_msg_, msg, sizeof check_last_msg_ - 1);
+  strncpy(check_last_msg_, msg ? msg : "", sizeof check_last_msg_ - 1);
   check_last_msg_[sizeof check_last_msg_ - 1] = '\0';
   tdb_error_free(err);
 }
@@ -155,11 +164,17 @@ static inline void check_status_(int got, int want, const char *file, int line,
             "error message \"%s\" does not mention \"%s\"", check_last_msg_,   \
             (needle))
 
-#define CHECK_DONE(name)                                       \
-  do {                                                         \
-    printf("%s: %lu checks passed\n", (name), check_count_);   \
-    fflush(stdout);                                            \
-    return 0;                                                  \
+#define CHECK_DONE(name)                                                   \
+  do {                                                                     \
+    if (check_failures_) {                                                 \
+      printf("%s: %lu of %lu checks failed\n", (name), check_failures_,    \
+             check_count_);                                                \
+      fflush(stdout);                                                      \
+      return 1;                                                            \
+    }                                                                      \
+    printf("%s: %lu checks passed\n", (name), check_count_);               \
+    fflush(stdout);                                                        \
+    return 0;                                                              \
   } while (0)
 
 /* ---- small byte helpers shared by the tests ---- */

@@ -81,8 +81,9 @@ static inline uint8_t *unfilter_alloc(const tdb_pipeline_t *p, const uint8_t *by
   return copy;
 }
 
-/* Filters, checks tdb_filtered_tile_size and the unfiltered round trip.
- * Returns the malloc'd filtered tile. */
+/* Filters, checks tdb_filtered_tile_size (the byte length of the filtered
+ * tile, §4.1) and the unfiltered round trip. Returns the malloc'd filtered
+ * tile. */
 static inline uint8_t *roundtrip(const tdb_pipeline_t *p, uint32_t datatype,
                                  uint64_t cell_size, const void *data, size_t size,
                                  size_t *out_n) {
@@ -90,8 +91,8 @@ static inline uint8_t *roundtrip(const tdb_pipeline_t *p, uint32_t datatype,
   uint8_t *f = filter_alloc(p, datatype, cell_size, data, size, &fn);
   uint64_t ts = ~(uint64_t)0;
   CHECK_OK(tdb_filtered_tile_size(f, fn, &ts, E));
-  CHECK_MSG(ts == size, "filtered_tile_size %llu, tile size %zu",
-            (unsigned long long)ts, size);
+  CHECK_MSG(ts == fn, "filtered_tile_size %llu, filtered tile is %zu bytes",
+            (unsigned long long)ts, fn);
   size_t un = 0;
   uint8_t *u = unfilter_alloc(p, f, fn, datatype, cell_size, &un);
   CHECK_MEM(u, un, data, size);

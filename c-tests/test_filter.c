@@ -574,7 +574,7 @@ static void test_chunk_table(void) {
   CHECK(c[3].orig == 3392);
   uint64_t ts = 0;
   CHECK_OK(tdb_filtered_tile_size(f, fn, &ts, E));
-  CHECK(ts == 200000);
+  CHECK(ts == fn);
   /* filtered size = 8 + sum(12 + md + data) (§4.1) */
   size_t total = 8;
   for (int i = 0; i < 4; i++) total += 12 + c[i].md_len + c[i].filtered;
@@ -844,8 +844,9 @@ static void test_tile_object(void) {
 }
 
 static void test_filtered_tile_size(void) {
-  /* sum of chunk original lengths, read from the chunk table only */
-  uint8_t b[8 + 3 * 12 + 10];
+  /* the byte length of the filtered tile at the start of the buffer, from
+   * the chunk table alone: 8 + sum(12 + md + data) (§4.1) */
+  uint8_t b[8 + 3 * 12 + 10 + 5];
   memset(b, 0, sizeof b);
   wr_u64(b, 3);
   size_t o = 8;
@@ -857,14 +858,53 @@ static void test_filtered_tile_size(void) {
     wr_u32(b + o + 8, 0);
     o += 12 + lens[i];
   }
-  CHECK(o == sizeof b);
+  CHECK(o == sizeof b - 5);
   uint64_t ts = 0;
+  CHECK_OK(tdb_filtered_tile_size(b, o, &ts, E));
+  CHECK(ts == 54);
+  /* bytes after the tile (the next tile of a data file) are not part of it */
+  ts = 0;
   CHECK_OK(tdb_filtered_tile_size(b, sizeof b, &ts, E));
-  CHECK(ts == 65636);
+  CHECK(ts == 54);
   const uint8_t zero[8] = {0};
   ts = 77;
   CHECK_OK(tdb_filtered_tile_size(zero, 8, &ts, E));
-  CHECK(ts == 0);
+  CHECK(ts == 8);
+
+  /* walk a data file made of several filtered tiles (§4.1 "Data files") */
+  tdb_pipeline_t *p = PIPE(TDB_FILTER_BYTESHUFFLE, TDB_FILTER_CHECKSUM_MD5, TDB_FILTER_LZ4);
+  enum { NT = 4 };
+  const size_t sizes[NT] = {0, 12, 100000, 65536};
+  uint8_t *tiles[NT];
+  size_t tn[NT], total = 0;
+  uint8_t *src = (uint8_t *)xmalloc(100000);
+  make_data(src, 100000, 1, 9);
+  for (int i = 0; i < NT; i++) {
+    tiles[i] = filter_alloc(p, TDB_INT32, 4, src, sizes[i], &tn[i]);
+    total += tn[i];
+  }
+  uint8_t *file = (uint8_t *)xmalloc(total);
+  size_t off = 0;
+  for (int i = 0; i < NT; i++) {
+    memcpy(file + off, tiles[i], tn[i]);
+    off += tn[i];
+  }
+  off = 0;
+  for (int i = 0; i < NT; i++) {
+    ts = 0;
+    CHECK_OK(tdb_filtered_tile_size(file + off, total - off, &ts, E));
+    CHECK(ts == tn[i]);
+    size_t un = 0;
+    uint8_t *u = unfilter_alloc(p, file + off, (size_t)ts, TDB_INT32, 4, &un);
+    CHECK_MEM(u, un, src, sizes[i]);
+    free(u);
+    off += (size_t)ts;
+    free(tiles[i]);
+  }
+  CHECK(off == total);
+  free(file);
+  free(src);
+  tdb_pipeline_free(p);
 }
 
 int main(void) {

@@ -66,7 +66,7 @@ static void test_empty_pipeline(void) {
 
   /* size query protocol */
   size_t need = 0;
-  CHECK_ERR(tdb_pipeline_serialize(p, NULL, 0, &need, NULL), TDB_ERR_BUFFER_TOO_SMALL);
+  CHECK(tdb_pipeline_serialize(p, NULL, 0, &need, NULL) == TDB_ERR_BUFFER_TOO_SMALL);
   CHECK(need == 8);
   uint8_t big[64];
   memset(big, 0xAA, sizeof big);

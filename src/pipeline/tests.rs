@@ -1,1 +1,435 @@
+//! Pipeline-level tests: whole tiles through every supported filter, TileDB's byte vectors,
+//! serialization, threads, and corrupt input.
 
+use super::*;
+use crate::filter::OptionValue;
+use crate::filter_type::FilterOption;
+use crate::spec;
+use crate::tile::Tile;
+
+/// A small deterministic generator (xorshift64*), so tests need no extra crates.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545F4914F6CDD1D)
+    }
+
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    (0..s.len() / 2)
+        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
+const SPECS: &[&str] = &[
+    "none",
+    "byteshuffle",
+    "bitshuffle",
+    "checksum_md5",
+    "checksum_sha256",
+    "gzip",
+    "gzip:0",
+    "gzip:9",
+    "zstd",
+    "zstd:19",
+    "lz4",
+    "bzip2",
+    "bzip2:9",
+    "byteshuffle,zstd",
+    "bitshuffle,lz4",
+    "checksum_md5,gzip:1",
+    "byteshuffle,bitshuffle,checksum_sha256,zstd",
+    "checksum_sha256,lz4,checksum_md5",
+    "none,none,zstd,none",
+    "gzip,zstd,lz4,bzip2",
+];
+
+fn shapes(rng: &mut Rng, len: usize) -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("random", rng.bytes(len)),
+        ("sorted", (0..len).map(|i| (i / 97) as u8).collect()),
+        ("constant", vec![0x5a; len]),
+        (
+            "runs",
+            (0..len).map(|i| if (i / 300) % 2 == 0 { 1 } else { 200 }).collect(),
+        ),
+    ]
+}
+
+#[test]
+fn every_pipeline_round_trips_every_size_and_datatype() {
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let sizes = [0usize, 1, 3, 7, 8, 9, 1000, 65535, 65536, 65537, 200_000];
+    let types = [
+        (Datatype::Uint8, 1u64),
+        (Datatype::Int16, 2),
+        (Datatype::Float32, 4),
+        (Datatype::Int32, 12),
+        (Datatype::Uint64, 8),
+        (Datatype::DatetimeNs, 8),
+    ];
+    for spec_text in SPECS {
+        let p = spec::parse(spec_text).unwrap();
+        for &(dt, cell) in &types {
+            for &size in &sizes {
+                for (shape, data) in shapes(&mut rng, size) {
+                    let tile = Tile::new(dt, cell, data.clone()).unwrap();
+                    let filtered = p.filter_tile(&tile).unwrap();
+                    let back = p.unfilter_tile(&filtered, dt, cell).unwrap();
+                    assert_eq!(
+                        back.data(),
+                        &data[..],
+                        "{spec_text} {dt} cell {cell} size {size} {shape}"
+                    );
+                    assert_eq!(
+                        crate::tile_format::filtered_tile_size(&filtered).unwrap() as usize,
+                        filtered.len()
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn chunk_table_follows_tiledb_chunking() {
+    let p = spec::parse("none").unwrap();
+    let tile = Tile::new(Datatype::Int32, 4, vec![0; 200_000]).unwrap();
+    let f = p.filter_tile(&tile).unwrap();
+    let t = crate::tile_format::parse(&f).unwrap();
+    let lens: Vec<u32> = t.chunks.iter().map(|c| c.original_length).collect();
+    assert_eq!(lens, [65536, 65536, 65536, 3392]);
+    assert_eq!(f.len(), 8 + 4 * 12 + 200_000);
+    // max_chunk_size 0 disables chunking; any other value chunks at 64 KiB.
+    let mut p = spec::parse("none").unwrap();
+    p.set_max_chunk_size(0);
+    let t = p.filter_tile(&tile).unwrap();
+    assert_eq!(crate::tile_format::parse(&t).unwrap().chunks.len(), 1);
+    p.set_max_chunk_size(1000);
+    let t = p.filter_tile(&tile).unwrap();
+    assert_eq!(crate::tile_format::parse(&t).unwrap().chunks.len(), 4);
+    // An empty fixed tile has no chunks at all.
+    let empty = Tile::new(Datatype::Int32, 4, vec![]).unwrap();
+    assert_eq!(p.filter_tile(&empty).unwrap(), vec![0u8; 8]);
+}
+
+#[test]
+fn whole_tiles_match_tiledb_vectors() {
+    let cases: &[(&str, Datatype, u64, Vec<u8>, &str)] = &[
+        (
+            "byteshuffle",
+            Datatype::Int32,
+            4,
+            (1..=8i32).flat_map(|v| v.to_le_bytes()).collect(),
+            "0100000000000000 20000000 20000000 08000000 01000000 20000000 0102030405060708
+             000000000000000000000000000000000000000000000000",
+        ),
+        (
+            "bitshuffle",
+            Datatype::Uint8,
+            1,
+            (1..=10u8).collect(),
+            "0100000000000000 0a000000 0a000000 0c000000 02000000 08000000 02000000
+             5566788000000000 090a",
+        ),
+        (
+            "checksum_md5",
+            Datatype::Uint8,
+            1,
+            vec![1, 2, 3],
+            "0100000000000000 03000000 03000000 20000000 00000000 01000000 0300000000000000
+             5289df737df57326fcdd22597afb1fac 010203",
+        ),
+        (
+            "lz4",
+            Datatype::StringAscii,
+            1,
+            b"abcde".to_vec(),
+            "0100000000000000 05000000 06000000 10000000 00000000 01000000 05000000 06000000
+             50 6162636465",
+        ),
+    ];
+    for (spec_text, dt, cell, data, expected) in cases {
+        let p = spec::parse(spec_text).unwrap();
+        let tile = Tile::new(*dt, *cell, data.clone()).unwrap();
+        assert_eq!(p.filter_tile(&tile).unwrap(), hex(expected), "{spec_text}");
+        assert_eq!(p.unfilter_tile(&hex(expected), *dt, *cell).unwrap().data(), &data[..]);
+    }
+}
+
+#[test]
+fn stacked_metadata_order_is_newest_first() {
+    // [BYTESHUFFLE, BITSHUFFLE, CHECKSUM_MD5, GZIP]: GZIP sees three metadata parts.
+    let p = spec::parse("byteshuffle,bitshuffle,checksum_md5,gzip").unwrap();
+    let tile = Tile::new(Datatype::Int32, 4, vec![7; 64]).unwrap();
+    let f = p.filter_tile(&tile).unwrap();
+    let t = crate::tile_format::parse(&f).unwrap();
+    let md = t.chunks[0].metadata;
+    assert_eq!(&md[0..4], &3u32.to_le_bytes(), "three metadata parts");
+    assert_eq!(&md[4..8], &1u32.to_le_bytes(), "one data part");
+    // Part sizes: checksum own (8 + 3 × 24: two md parts, one data part), bitshuffle own
+    // (8), byteshuffle own (8).
+    let sizes: Vec<u32> = (0..3)
+        .map(|i| u32::from_le_bytes(md[8 + 8 * i..12 + 8 * i].try_into().unwrap()))
+        .collect();
+    assert_eq!(sizes, [8 + 3 * 24, 8, 8]);
+}
+
+#[test]
+fn empty_chunk_passes_zero_data_parts_after_a_forwarding_filter() {
+    // §9.2: [CHECKSUM_MD5, GZIP] on an empty chunk: gzip sees one md part and zero data parts.
+    let mut p = spec::parse("checksum_md5,gzip").unwrap();
+    p.set_max_chunk_size(0);
+    let tile = Tile::new(Datatype::Uint8, 1, vec![]).unwrap();
+    let f = p.filter_tile(&tile).unwrap();
+    let t = crate::tile_format::parse(&f).unwrap();
+    assert_eq!(t.chunks.len(), 1);
+    let md = t.chunks[0].metadata;
+    assert_eq!(&md[0..8], &[1, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(p.unfilter_tile(&f, Datatype::Uint8, 1).unwrap().data(), b"");
+    // [GZIP] alone on an empty chunk: one empty data part, the 8-byte empty zlib stream.
+    let mut p = spec::parse("gzip").unwrap();
+    p.set_max_chunk_size(0);
+    let f = p.filter_tile(&tile).unwrap();
+    assert_eq!(f.len(), 8 + 12 + 16 + 8);
+}
+
+#[test]
+fn serialization_matches_tiledb_vectors() {
+    let cases: &[(&str, &str)] = &[
+        ("none", "0000010000000000"),
+        (
+            "byteshuffle,zstd",
+            "00000100 02000000 09 00000000 02 05000000 02 ffffffff",
+        ),
+        ("gzip:9", "00000100 01000000 01 05000000 01 09000000"),
+        (
+            "checksum_md5,checksum_sha256,none,bitshuffle",
+            "00000100 04000000 0c 00000000 0d 00000000 00 00000000 08 00000000",
+        ),
+        (
+            "lz4,bzip2",
+            "00000100 02000000 03 05000000 03 ffffffff 05 05000000 05 ffffffff",
+        ),
+    ];
+    for (s, expected) in cases {
+        let p = spec::parse(s).unwrap();
+        assert_eq!(p.serialize(), hex(expected), "{s}");
+        let back = Pipeline::deserialize(&hex(expected), 22).unwrap();
+        assert_eq!(back.filters(), p.filters(), "{s}");
+        assert_eq!(back.serialize(), hex(expected));
+    }
+}
+
+#[test]
+fn deserialization_reads_every_filters_options_and_versions() {
+    // Filters implemented later still parse, and are refused as unsupported by name.
+    let later: &[(&str, &str)] = &[
+        ("BIT_WIDTH_REDUCTION", "00000100 01000000 07 04000000 80000000"),
+        ("POSITIVE_DELTA", "00000100 01000000 0a 04000000 00040000"),
+        ("DOUBLE_DELTA", "00000100 01000000 06 06000000 06 ffffffff 00"),
+        ("DELTA", "00000100 01000000 13 06000000 08 ffffffff 11"),
+        ("DICTIONARY_ENCODING", "00000100 01000000 0e 05000000 07 ffffffff"),
+        (
+            "SCALE_FLOAT",
+            "00000100 01000000 0f 18000000 000000000000e03f 0000000000002440 0200000000000000",
+        ),
+        ("XOR", "00000100 01000000 10 00000000"),
+        ("RLE", "00000100 01000000 04 05000000 04 ffffffff"),
+        ("WEBP", "00000100 01000000 12 0c000000 0000c842 01 01 2000 2001 0000"),
+    ];
+    for (name, bytes) in later {
+        let e = Pipeline::deserialize(&hex(bytes), 22).unwrap_err();
+        assert!(matches!(e, Error::Unsupported(_)), "{name}: {e:?}");
+        assert!(e.message().contains(name), "{name}: {e}");
+    }
+    // DOUBLE_DELTA before version 20 has no reinterpret byte.
+    let e = Pipeline::deserialize(&hex("00000100 01000000 06 05000000 06 ffffffff"), 19)
+        .unwrap_err();
+    assert!(matches!(e, Error::Unsupported(_)));
+    let e = Pipeline::deserialize(&hex("00000100 01000000 06 05000000 06 ffffffff"), 22)
+        .unwrap_err();
+    assert!(matches!(e, Error::CorruptData(_)), "{e:?}");
+    // A compression entry whose compressor byte says NO_COMPRESSION is a NONE filter; the
+    // compressor byte, not the type byte, decides.
+    let p = Pipeline::deserialize(&hex("00000100 01000000 01 05000000 00 ffffffff"), 22).unwrap();
+    assert_eq!(p.filters(), &[Filter::None]);
+    let p = Pipeline::deserialize(&hex("00000100 01000000 01 05000000 02 03000000"), 22).unwrap();
+    assert_eq!(p.filters()[0].filter_type(), FilterType::Zstd);
+    // max_chunk_size is kept as stored.
+    let p = Pipeline::deserialize(&hex("e8030000 00000000"), 22).unwrap();
+    assert_eq!(p.max_chunk_size(), 1000);
+}
+
+#[test]
+fn deserialization_rejects_corrupt_bytes() {
+    let good = hex("00000100 02000000 09 00000000 02 05000000 02 ffffffff");
+    for cut in 0..good.len() {
+        assert!(
+            matches!(Pipeline::deserialize(&good[..cut], 22), Err(Error::CorruptData(_))),
+            "cut {cut}"
+        );
+    }
+    let mut trailing = good.clone();
+    trailing.push(0);
+    assert!(Pipeline::deserialize(&trailing, 22).is_err());
+    let (_, used) = Pipeline::deserialize_prefix(&trailing, 22).unwrap();
+    assert_eq!(used, good.len());
+    for bad in [
+        "00000100 01000000 11 00000000",             // 17: removed bitsort
+        "00000100 01000000 14 00000000",             // 20: sentinel
+        "00000100 01000000 02 05000000 09 ffffffff", // unknown compressor
+        "00000100 01000000 09 01000000 00",          // BYTESHUFFLE with options
+        "00000100 ffffffff 00 00000000",             // absurd filter count
+    ] {
+        assert!(
+            matches!(Pipeline::deserialize(&hex(bad), 22), Err(Error::CorruptData(_))),
+            "{bad}"
+        );
+    }
+    assert!(matches!(
+        Pipeline::deserialize(&good, 0),
+        Err(Error::Unsupported(_))
+    ));
+}
+
+#[test]
+fn threads_give_identical_bytes() {
+    let mut rng = Rng(42);
+    let data: Vec<u8> = (0..1_000_000).map(|i| ((i / 7) as u8) ^ (rng.next() as u8 & 3)).collect();
+    let tile = Tile::new(Datatype::Int64, 8, data.clone()).unwrap();
+    for s in ["byteshuffle,zstd", "bitshuffle,lz4", "gzip:1", "checksum_sha256"] {
+        let mut p = spec::parse(s).unwrap();
+        p.set_threads(1);
+        let one = p.filter_tile(&tile).unwrap();
+        for threads in [2, 3, 0] {
+            p.set_threads(threads);
+            assert_eq!(p.filter_tile(&tile).unwrap(), one, "{s} threads {threads}");
+            assert_eq!(p.unfilter_tile(&one, Datatype::Int64, 8).unwrap().data(), &data[..]);
+        }
+    }
+}
+
+#[test]
+fn errors_name_the_chunk_and_filter() {
+    let mut p = spec::parse("checksum_md5,zstd").unwrap();
+    p.set_threads(1);
+    let tile = Tile::new(Datatype::Uint8, 1, vec![3; 200_000]).unwrap();
+    let mut f = p.filter_tile(&tile).unwrap();
+    // Corrupt the zstd frame of chunk 2.
+    let t = crate::tile_format::parse(&f).unwrap();
+    let offset = t.chunks[2].data.as_ptr() as usize - f.as_ptr() as usize;
+    f[offset + 5] ^= 0xff;
+    let e = p.unfilter_tile(&f, Datatype::Uint8, 1).unwrap_err();
+    assert!(e.message().starts_with("chunk 2: ZSTD: "), "{e}");
+
+    let p = spec::parse("checksum_sha256").unwrap();
+    let mut f = p.filter_tile(&tile).unwrap();
+    let last = f.len() - 1;
+    f[last] ^= 1;
+    let e = p.unfilter_tile(&f, Datatype::Uint8, 1).unwrap_err();
+    assert!(matches!(e, Error::ChecksumMismatch(_)));
+    assert!(e.message().starts_with("chunk 3: CHECKSUM_SHA256: checksum mismatch"), "{e}");
+    let mut p = p;
+    p.set_skip_checksum_validation(true);
+    let back = p.unfilter_tile(&f, Datatype::Uint8, 1).unwrap();
+    assert_eq!(back.data().len(), 200_000);
+}
+
+#[test]
+fn corrupt_tiles_never_panic_or_overallocate() {
+    let mut rng = Rng(7);
+    for s in SPECS {
+        let p = spec::parse(s).unwrap();
+        let data: Vec<u8> = (0..70_000u32).map(|i| (i / 13) as u8).collect();
+        let tile = Tile::new(Datatype::Int16, 2, data.clone()).unwrap();
+        let good = p.filter_tile(&tile).unwrap();
+        for round in 0..200 {
+            let mut bad = good.clone();
+            match round % 3 {
+                0 => {
+                    let i = rng.next() as usize % bad.len();
+                    bad[i] ^= 1 << (rng.next() % 8);
+                }
+                1 => bad.truncate(rng.next() as usize % bad.len()),
+                _ => {
+                    let i = rng.next() as usize % bad.len();
+                    let n = (rng.next() as usize % 8).min(bad.len() - i);
+                    for b in &mut bad[i..i + n] {
+                        *b = rng.next() as u8;
+                    }
+                }
+            }
+            // Either an error or, where the damage is undetectable (no checksum), some tile.
+            if let Ok(t) = p.unfilter_tile(&bad, Datatype::Int16, 2) {
+                assert!(t.data().len() <= bad.len().saturating_mul(40_000) + 64, "{s}");
+            }
+        }
+    }
+}
+
+#[test]
+fn unsupported_and_invalid_filters_are_refused() {
+    let mut p = Pipeline::new();
+    for t in [
+        FilterType::Rle,
+        FilterType::DoubleDelta,
+        FilterType::BitWidthReduction,
+        FilterType::PositiveDelta,
+        FilterType::Dictionary,
+        FilterType::ScaleFloat,
+        FilterType::Xor,
+        FilterType::Webp,
+        FilterType::Delta,
+    ] {
+        let e = p.add_filter(t).unwrap_err();
+        assert!(matches!(e, Error::Unsupported(_)), "{t}");
+        assert!(e.message().contains(t.name()), "{e}");
+    }
+    assert!(matches!(
+        p.add_filter(FilterType::Aes256Gcm),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(p.filters().is_empty());
+    p.add_filter(FilterType::Zstd).unwrap();
+    assert!(p.filter(1).is_err());
+    p.filter_mut(0)
+        .unwrap()
+        .set_option(FilterOption::CompressionLevel, OptionValue::I32(5))
+        .unwrap();
+    assert_eq!(
+        p.filter(0).unwrap().get_option(FilterOption::CompressionLevel),
+        Ok(OptionValue::I32(5))
+    );
+}
+
+#[test]
+fn trailing_bytes_and_impossible_lengths_are_corrupt() {
+    let p = spec::parse("none").unwrap();
+    let tile = Tile::new(Datatype::Uint8, 1, vec![1, 2, 3]).unwrap();
+    let mut f = p.filter_tile(&tile).unwrap();
+    f.push(0);
+    assert!(matches!(
+        p.unfilter_tile(&f, Datatype::Uint8, 1),
+        Err(Error::CorruptData(_))
+    ));
+    // A chunk claiming 4 GiB from 3 stored bytes is rejected before any allocation.
+    let mut f = 1u64.to_le_bytes().to_vec();
+    crate::tile_format::write_chunk_header(&mut f, u32::MAX, 3, 0);
+    f.extend_from_slice(&[1, 2, 3]);
+    let e = p.unfilter_tile(&f, Datatype::Uint8, 1).unwrap_err();
+    assert!(e.message().contains("impossible"), "{e}");
+    assert!(matches!(
+        p.unfilter_tile(&[], Datatype::Uint8, 0),
+        Err(Error::InvalidArgument(_))
+    ));
+}
