@@ -232,11 +232,31 @@ static void test_invalid_values(void) {
     CHECK_MSG_HAS("datatype");
     CHECK(tile == SENT_TILE);
   }
-  /* cell size 0 */
+  /* cell size 0, or not a whole number of datatype values */
   CHECK_ERR(tdb_tile_create(TDB_UINT8, 0, data, sizeof data, &tile, E),
             TDB_ERR_INVALID_ARGUMENT);
   CHECK_MSG_HAS("cell");
   CHECK(tile == SENT_TILE);
+  CHECK_ERR(tdb_tile_create(TDB_INT32, 6, data, sizeof data, &tile, E),
+            TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("cell");
+  CHECK_ERR(tdb_tile_create(TDB_INT64, 4, data, sizeof data, &tile, E),
+            TDB_ERR_INVALID_ARGUMENT);
+  CHECK(tile == SENT_TILE);
+
+  /* format versions outside what TileDB has written are refused */
+  {
+    const uint8_t ser[8] = {0, 0, 1, 0, 0, 0, 0, 0};
+    const uint32_t bad_versions[] = {0, 24, 1000, 0xFFFFFFFFu};
+    for (size_t i = 0; i < sizeof bad_versions / sizeof bad_versions[0]; i++) {
+      tdb_pipeline_t *q = SENT_PIPE;
+      tdb_error_t *err = NULL;
+      CHECK(tdb_pipeline_deserialize(ser, 8, bad_versions[i], &q, &err) != TDB_OK);
+      CHECK(err != NULL && tdb_error_message(err)[0] != '\0');
+      CHECK(q == SENT_PIPE);
+      tdb_error_free(err);
+    }
+  }
 
   size_t fn = 0;
   uint8_t *f = filter_alloc(p, TDB_UINT8, 1, data, sizeof data, &fn);
@@ -245,6 +265,8 @@ static void test_invalid_values(void) {
   CHECK_ERR(tdb_pipeline_unfilter(p, f, fn, TDB_UINT8, 0, &tile, E),
             TDB_ERR_INVALID_ARGUMENT);
   CHECK_MSG_HAS("cell");
+  CHECK_ERR(tdb_pipeline_unfilter(p, f, fn, TDB_INT64, 12, &tile, E),
+            TDB_ERR_INVALID_ARGUMENT);
   CHECK(tile == SENT_TILE);
   free(f);
 
@@ -486,6 +508,15 @@ static void test_deserialize_corrupt(void) {
       "00000100 01000000 02 ffffffff 02 ffffffff", /* options length past the end */
       "00000100 01000000 02 05000000 02 ffff",     /* options cut short */
       "00000100 02000000 02 05000000 02 ffffffff", /* second filter missing */
+      /* options length that does not match the filter's fixed layout (TileDB
+       * would mis-parse the rest of the pipeline, §3.2) */
+      "00000100 01000000 00 04000000 00000000",
+      "00000100 01000000 01 06000000 01 ffffffff 00",
+      "00000100 01000000 09 01000000 00",
+      "00000100 01000000 0c 04000000 00000000",
+      /* bytes after the pipeline: deserialize takes exactly `size` bytes */
+      "00000100 00000000 00",
+      "00000100 01000000 02 05000000 02 ffffffff 00000000",
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     size_t m = hex_decode(bad[i], b, sizeof b);

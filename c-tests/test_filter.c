@@ -234,7 +234,8 @@ static tdb_pipeline_t *make_single(uint32_t type) { return make_pipeline(&type, 
  * (cross-checked with zlib 1.2.13), zstd 1.5.7 (ZSTD_compressCCtx),
  * lz4 1.10.0 (LZ4_compress_default) and bzip2 1.0.8
  * (BZ2_bzBuffToBuffCompress) -- the versions in TileDB 2.30 (FORMAT.md
- * §10.1). Tile A: 2000 INT32 (one chunk); tile B: 50000 INT32 (4 chunks). */
+ * §10.1) -- each part compressed by one call with ample output space (for
+ * GZIP level 0 the stored-block split depends on that, §5.3). */
 
 static uint64_t fnv1a(const uint8_t *p, size_t n) {
   uint64_t h = 1469598103934665603ull;
@@ -246,32 +247,55 @@ static uint64_t fnv1a(const uint8_t *p, size_t n) {
 }
 
 static void test_reference_compressors(void) {
-  enum { NA = 2000, NB = 50000 };
+  enum { NA = 2000, NB = 50000, NC = 131072, ND = 30000 };
   int32_t *a = (int32_t *)xmalloc(NA * 4), *b = (int32_t *)xmalloc(NB * 4);
+  uint8_t *c = (uint8_t *)xmalloc(NC);
+  int64_t *d = (int64_t *)xmalloc(ND * 8);
   for (int i = 0; i < NA; i++) a[i] = (int32_t)((i * i) % 1000 + (i / 50) * 3);
   for (int i = 0; i < NB; i++) b[i] = (int32_t)(((unsigned)i * 2654435761u) >> 22) + i / 16;
+  fill_random(c, NC, 12345);
+  for (int i = 0; i < ND; i++) d[i] = (int64_t)i * 1000003 + (i % 7) * (int64_t)1000000000000;
+  /* the four tiles: A INT32 x2000 (1 chunk), B INT32 x50000 (4 chunks),
+   * C UINT8 random x131072 (2 chunks of 65536), D INT64 x30000 (4 chunks) */
+  const struct {
+    const char *id;
+    uint32_t dt;
+    uint64_t cell;
+    const void *p;
+    size_t n;
+  } T[4] = {{"A", TDB_INT32, 4, a, NA * 4},
+            {"B", TDB_INT32, 4, b, NB * 4},
+            {"C", TDB_UINT8, 1, c, NC},
+            {"D", TDB_INT64, 8, d, ND * 8}};
   static const struct {
     const char *name;
     uint32_t shuffle; /* 0 = none */
     uint32_t compressor;
     int32_t level;
-    size_t a_len;
-    uint64_t a_hash;
-    size_t b_len;
-    uint64_t b_hash;
+    struct {
+      size_t len;
+      uint64_t hash;
+    } want[4];
   } V[] = {
-      {"GZIP", 0, TDB_FILTER_GZIP, -1, 3982, 0x897c9910299a5547ull, 43466, 0x17e91fa8838ce3c5ull},
-      {"GZIP(9)", 0, TDB_FILTER_GZIP, 9, 3935, 0x029d13874a742f7dull, 41504, 0xcb32b157707f41bcull},
-      {"ZSTD", 0, TDB_FILTER_ZSTD, -1, 5322, 0x20e23b044f1be75bull, 49172, 0xd3af4cf140c1df18ull},
-      {"ZSTD(19)", 0, TDB_FILTER_ZSTD, 19, 3727, 0x311769018730ecceull, 22500, 0x58a9a846ad8dfc95ull},
-      {"LZ4", 0, TDB_FILTER_LZ4, -1, 6073, 0x0ad946fe2072e6efull, 75868, 0xf0471b1b2acfa584ull},
-      {"BZIP2", 0, TDB_FILTER_BZIP2, -1, 3076, 0xf002075a53c540f0ull, 24774, 0xf4647b20c86bfd7aull},
-      {"BZIP2(9)", 0, TDB_FILTER_BZIP2, 9, 3076, 0xe6ff1274ba7b57f8ull, 24774, 0x2a9dafd317e8c6baull},
-      {"BYTESHUFFLE+ZSTD", TDB_FILTER_BYTESHUFFLE, TDB_FILTER_ZSTD, -1, 2665, 0xc6f5754b5e01d50bull, 10226, 0xfe9a87ecb3ace946ull},
-      {"BYTESHUFFLE+LZ4", TDB_FILTER_BYTESHUFFLE, TDB_FILTER_LZ4, -1, 3112, 0x2c5be4108115b8a3ull, 28643, 0xf591919b36174eddull},
-      {"BITSHUFFLE+GZIP", TDB_FILTER_BITSHUFFLE, TDB_FILTER_GZIP, -1, 1953, 0x9958e09c61fb9c07ull, 8286, 0xd8c21bbe2f304d8cull},
-      {"BITSHUFFLE+ZSTD(3)", TDB_FILTER_BITSHUFFLE, TDB_FILTER_ZSTD, 3, 1973, 0x1f6b0bb6a21ffd67ull, 8153, 0xddfca884f4108f14ull},
-      {"BYTESHUFFLE+BZIP2", TDB_FILTER_BYTESHUFFLE, TDB_FILTER_BZIP2, -1, 2919, 0x6ee415fbc65fa2cdull, 9827, 0x9dc6c40126a9250dull},
+      {"GZIP", 0, TDB_FILTER_GZIP, -1, {{3982, 0x897c9910299a5547ull}, {43466, 0x17e91fa8838ce3c5ull}, {131188, 0x96fcfba6aa558f27ull}, {139802, 0x20bf14d4c87c517dull}}},
+      {"GZIP(0)", 0, TDB_FILTER_GZIP, 0, {{8047, 0x37d16d078e0731b6ull}, {200179, 0x119511fe29820968ull}, {131168, 0x15ab6f7c18d61967ull}, {240179, 0x3aadef432afd742eull}}},
+      {"GZIP(1)", 0, TDB_FILTER_GZIP, 1, {{4030, 0x0486981294f2347aull}, {80537, 0xafe47bc72d2f84e1ull}, {131188, 0x7f2b3469c9f17313ull}, {144208, 0xe7e0c3e14933d2efull}}},
+      {"GZIP(9)", 0, TDB_FILTER_GZIP, 9, {{3935, 0x029d13874a742f7dull}, {41504, 0xcb32b157707f41bcull}, {131188, 0x4942f4ce020c93b3ull}, {139344, 0x3b3ded7105c7d2dfull}}},
+      {"ZSTD", 0, TDB_FILTER_ZSTD, -1, {{5322, 0x20e23b044f1be75bull}, {49172, 0xd3af4cf140c1df18ull}, {131156, 0x54c287b39bbf4465ull}, {110562, 0x3824fc0e10325d1aull}}},
+      {"ZSTD(-7)", 0, TDB_FILTER_ZSTD, -7, {{7541, 0x8a334c9c3f2a190cull}, {88051, 0x17296c68e515c17full}, {131156, 0x54c287b39bbf4465ull}, {235052, 0xfca0846144bb3c73ull}}},
+      {"ZSTD(0)", 0, TDB_FILTER_ZSTD, 0, {{3882, 0xb2301b432b6f51baull}, {38610, 0x207378c840bb095eull}, {131156, 0x54c287b39bbf4465ull}, {110875, 0x59f6d6907994125bull}}},
+      {"ZSTD(19)", 0, TDB_FILTER_ZSTD, 19, {{3727, 0x311769018730ecceull}, {22500, 0x58a9a846ad8dfc95ull}, {131156, 0x54c287b39bbf4465ull}, {110474, 0x27cc06ade2be809dull}}},
+      {"ZSTD(22)", 0, TDB_FILTER_ZSTD, 22, {{3727, 0x311769018730ecceull}, {22500, 0x58a9a846ad8dfc95ull}, {131156, 0x54c287b39bbf4465ull}, {110474, 0x27cc06ade2be809dull}}},
+      {"LZ4", 0, TDB_FILTER_LZ4, -1, {{6073, 0x0ad946fe2072e6efull}, {75868, 0xf0471b1b2acfa584ull}, {131652, 0x150b46398da61ba5ull}, {192824, 0xcfdb89f15e3ad3dbull}}},
+      {"BZIP2", 0, TDB_FILTER_BZIP2, -1, {{3076, 0xf002075a53c540f0ull}, {24774, 0xf4647b20c86bfd7aull}, {132426, 0x87b3c727d0776ec4ull}, {154315, 0x5e67853293bcecdbull}}},
+      {"BZIP2(5)", 0, TDB_FILTER_BZIP2, 5, {{3076, 0xa4b7765528848df4ull}, {24774, 0x1350db47b68fec7aull}, {132426, 0x18d45418d45ed3f4ull}, {154315, 0x5c724e6ca443a23bull}}},
+      {"BZIP2(9)", 0, TDB_FILTER_BZIP2, 9, {{3076, 0xe6ff1274ba7b57f8ull}, {24774, 0x2a9dafd317e8c6baull}, {132426, 0x19bd98ae34d243c4ull}, {154315, 0x7d1ae4e3d7a235abull}}},
+      {"BYTESHUFFLE+ZSTD", TDB_FILTER_BYTESHUFFLE, TDB_FILTER_ZSTD, -1, {{2665, 0xc6f5754b5e01d50bull}, {10226, 0xfe9a87ecb3ace946ull}, {131206, 0xb763acd802c48c33ull}, {42729, 0x9d46b1e0d269508full}}},
+      {"BYTESHUFFLE+LZ4", TDB_FILTER_BYTESHUFFLE, TDB_FILTER_LZ4, -1, {{3112, 0x2c5be4108115b8a3ull}, {28643, 0xf591919b36174eddull}, {131686, 0x6a6f2a0a876e1bafull}, {58949, 0xdd6c536a3471afaaull}}},
+      {"BITSHUFFLE+GZIP", TDB_FILTER_BITSHUFFLE, TDB_FILTER_GZIP, -1, {{1953, 0x9958e09c61fb9c07ull}, {8286, 0xd8c21bbe2f304d8cull}, {131230, 0x070ab152fcc2a8d7ull}, {31080, 0xa1b42d2bd7cacd1bull}}},
+      {"BITSHUFFLE+ZSTD(3)", TDB_FILTER_BITSHUFFLE, TDB_FILTER_ZSTD, 3, {{1973, 0x1f6b0bb6a21ffd67ull}, {8153, 0xddfca884f4108f14ull}, {131206, 0x881faa84c663d124ull}, {27416, 0xce5c431664a43911ull}}},
+      {"BITSHUFFLE+LZ4", TDB_FILTER_BITSHUFFLE, TDB_FILTER_LZ4, -1, {{2043, 0x220101ea90e1cd5cull}, {16537, 0xee1560b5ceafaaa1ull}, {131686, 0x71e169c0ae6ee004ull}, {42609, 0xf5e0ca4f60b15f24ull}}},
+      {"BYTESHUFFLE+BZIP2", TDB_FILTER_BYTESHUFFLE, TDB_FILTER_BZIP2, -1, {{2919, 0x6ee415fbc65fa2cdull}, {9827, 0x9dc6c40126a9250dull}, {132520, 0x49d9a54894175ba6ull}, {34996, 0x147fd2cb42fb3bc2ull}}},
   };
   for (size_t k = 0; k < sizeof V / sizeof V[0]; k++) {
     tdb_pipeline_t *p;
@@ -282,24 +306,23 @@ static void test_reference_compressors(void) {
       p = make_single(V[k].compressor);
       set_level(p, 0, V[k].level);
     }
-    for (int which = 0; which < 2; which++) {
+    for (int w = 0; w < 4; w++) {
       size_t fn = 0;
-      uint8_t *f = which == 0 ? roundtrip(p, TDB_INT32, 4, a, NA * 4, &fn)
-                              : roundtrip(p, TDB_INT32, 4, b, NB * 4, &fn);
+      uint8_t *f = roundtrip(p, T[w].dt, T[w].cell, T[w].p, T[w].n, &fn);
       uint64_t h = fnv1a(f, fn);
-      size_t want_len = which == 0 ? V[k].a_len : V[k].b_len;
-      uint64_t want_hash = which == 0 ? V[k].a_hash : V[k].b_hash;
-      CHECK_MSG(fn == want_len && h == want_hash,
-                "%s, tile %c: got %zu bytes hash 0x%016llx, reference %zu bytes hash "
+      CHECK_MSG(fn == V[k].want[w].len && h == V[k].want[w].hash,
+                "%s, tile %s: got %zu bytes hash 0x%016llx, reference %zu bytes hash "
                 "0x%016llx",
-                V[k].name, which == 0 ? 'A' : 'B', fn, (unsigned long long)h, want_len,
-                (unsigned long long)want_hash);
+                V[k].name, T[w].id, fn, (unsigned long long)h, V[k].want[w].len,
+                (unsigned long long)V[k].want[w].hash);
       free(f);
     }
     tdb_pipeline_free(p);
   }
   free(a);
   free(b);
+  free(c);
+  free(d);
 
   /* small inputs with back-references (LZ4 1.10.0 and zstd 1.5.7, level -1) */
   static const char *s =
@@ -344,6 +367,61 @@ static void test_empty_tile(void) {
   CHECK_BYTES_HEX(f, fn, "0000000000000000");
   free(f);
   tdb_pipeline_free(p);
+}
+
+static void test_empty_chunk_parts(void) {
+  /* With max_chunk_size 0 an empty tile is ONE empty chunk (§4.4); the
+   * parts model (§4.6) then decides the bytes: stage 1 gets one empty data
+   * part; pass-through filters (NONE, checksums) forward it as ZERO parts;
+   * compressors compress every part, including an empty one (§5.2). */
+  static const struct {
+    uint32_t types[2];
+    size_t n;
+    const char *hex;
+  } V[] = {
+      {{TDB_FILTER_GZIP}, 1,
+       "0100000000000000 00000000 08000000 10000000 | 00000000 01000000 00000000 08000000 |"
+       " 789c030000000001"},
+      {{TDB_FILTER_ZSTD}, 1,
+       "0100000000000000 00000000 09000000 10000000 | 00000000 01000000 00000000 09000000 |"
+       " 28b52ffd2000010000"},
+      {{TDB_FILTER_LZ4}, 1,
+       "0100000000000000 00000000 01000000 10000000 | 00000000 01000000 00000000 01000000 |"
+       " 00"},
+      {{TDB_FILTER_BZIP2}, 1,
+       "0100000000000000 00000000 0e000000 10000000 | 00000000 01000000 00000000 0e000000 |"
+       " 425a683117724538509000000000"},
+      /* NONE forwards the empty part as zero parts: GZIP has nothing to compress */
+      {{TDB_FILTER_NONE, TDB_FILTER_GZIP}, 2,
+       "0100000000000000 00000000 00000000 08000000 | 00000000 00000000"},
+      {{TDB_FILTER_CHECKSUM_MD5}, 1,
+       "0100000000000000 00000000 00000000 20000000 | 00000000 01000000 0000000000000000"
+       " d41d8cd98f00b204e9800998ecf8427e"},
+      {{TDB_FILTER_CHECKSUM_SHA256}, 1,
+       "0100000000000000 00000000 00000000 30000000 | 00000000 01000000 0000000000000000"
+       " e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+      /* §9.2 "Empty var tile" [CHECKSUM_MD5, GZIP]: GZIP sees 1 metadata part
+       * and 0 data parts [verified] */
+      {{TDB_FILTER_CHECKSUM_MD5, TDB_FILTER_GZIP}, 2,
+       "0100000000000000 00000000 20000000 10000000 | 01000000 00000000 20000000 20000000 |"
+       " 789c63606060606440802bb23d37fb1936b1bc6ce09cf1e687531d004538084b"},
+      /* BYTESHUFFLE outputs one (empty) data part, which GZIP compresses */
+      {{TDB_FILTER_BYTESHUFFLE, TDB_FILTER_GZIP}, 2,
+       "0100000000000000 00000000 13000000 18000000 | 01000000 01000000 08000000 0b000000"
+       " 00000000 08000000 | 789c636480000000100002 789c030000000001"},
+      /* BITSHUFFLE: an empty part stays one sub-part of length 0 */
+      {{TDB_FILTER_BITSHUFFLE}, 1,
+       "0100000000000000 00000000 00000000 08000000 | 01000000 00000000"},
+      {{TDB_FILTER_BYTESHUFFLE}, 1,
+       "0100000000000000 00000000 00000000 08000000 | 01000000 00000000"},
+      {{0}, 0, "0100000000000000 00000000 00000000 00000000"},
+  };
+  for (size_t i = 0; i < sizeof V / sizeof V[0]; i++) {
+    tdb_pipeline_t *p = make_pipeline(V[i].types, V[i].n);
+    CHECK_OK(tdb_pipeline_set_max_chunk_size(p, 0, E));
+    check_exact(p, TDB_INT32, 4, "", 0, V[i].hex);
+    tdb_pipeline_free(p);
+  }
 }
 
 static void test_tiny_tiles(void) {
@@ -836,6 +914,14 @@ static void test_tile_object(void) {
   CHECK_OK(tdb_pipeline_unfilter(p, a, an, TDB_INT16, 2, &u, E));
   CHECK_OK(tdb_tile_data(u, &d, &n));
   CHECK_MEM(d, n, src, sizeof src);
+  /* the unfiltered tile filters back to the same bytes */
+  tdb_tile_t *f3 = NULL;
+  CHECK_OK(tdb_pipeline_filter(p, u, &f3, E));
+  const uint8_t *c3 = NULL;
+  size_t cn = 0;
+  CHECK_OK(tdb_tile_data(f3, &c3, &cn));
+  CHECK_MEM(c3, cn, a, an);
+  tdb_tile_free(f3);
   tdb_tile_free(u);
   tdb_tile_free(f1);
   tdb_tile_free(f2);
@@ -911,6 +997,7 @@ int main(void) {
   test_vectors();
   test_reference_compressors();
   test_empty_tile();
+  test_empty_chunk_parts();
   test_tiny_tiles();
   test_chunk_table();
   test_single_filters();

@@ -285,6 +285,49 @@ static void test_compressor_byte_routing(void) {
   tdb_pipeline_free(p);
 }
 
+static void test_compressor_byte_cases(void) {
+  /* a compression entry whose compressor byte is NO_COMPRESSION (0) is a
+   * NONE filter, which serializes as type 0 without options (§3.3) */
+  uint8_t b[64];
+  size_t n = hex_decode("00000100 01000000 01 05000000 00 ffffffff", b, sizeof b);
+  tdb_pipeline_t *p = NULL;
+  CHECK_OK(tdb_pipeline_deserialize(b, n, FORMAT_VERSION, &p, E));
+  check_types(p, (const uint32_t[]){TDB_FILTER_NONE}, 1);
+  CHECK_SERIALIZED(p, "00000100 01000000 00 00000000");
+  tdb_pipeline_free(p);
+  /* type byte BZIP2 with compressor byte LZ4 is an LZ4 filter */
+  n = hex_decode("00000100 01000000 05 05000000 03 02000000", b, sizeof b);
+  CHECK_OK(tdb_pipeline_deserialize(b, n, FORMAT_VERSION, &p, E));
+  check_types(p, (const uint32_t[]){TDB_FILTER_LZ4}, 1);
+  CHECK(get_level(p, 0) == 2);
+  CHECK_SERIALIZED(p, "00000100 01000000 03 05000000 03 02000000");
+  tdb_pipeline_free(p);
+}
+
+static void test_option_widths(void) {
+  /* get_option writes exactly the option's C type (§1.5), nothing more */
+  tdb_pipeline_t *p = PIPE(TDB_FILTER_ZSTD); /* any int32 level is stored */
+  set_level(p, 0, 0x01020304);
+  uint8_t buf[16];
+  memset(buf, 0xEE, sizeof buf);
+  CHECK_OK(tdb_pipeline_get_option(p, 0, TDB_COMPRESSION_LEVEL, buf + 4, E));
+  for (int i = 0; i < 4; i++) CHECK(buf[i] == 0xEE);
+  CHECK(rd_u32(buf + 4) == 0x01020304);
+  for (int i = 8; i < 16; i++) CHECK(buf[i] == 0xEE);
+  memset(buf, 0xEE, sizeof buf);
+  CHECK_OK(tdb_pipeline_get_option(p, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, buf + 4, E));
+  CHECK(buf[4] == 17); /* ANY */
+  for (int i = 0; i < 16; i++)
+    if (i != 4) CHECK(buf[i] == 0xEE);
+  /* set_option reads exactly one byte for the reinterpret datatype */
+  uint8_t one[1] = {TDB_INT16};
+  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, one, E));
+  uint8_t got = 0;
+  CHECK_OK(tdb_pipeline_get_option(p, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, &got, E));
+  CHECK(got == TDB_INT16);
+  tdb_pipeline_free(p);
+}
+
 static void test_roundtrip_and_equivalence(void) {
   /* A built pipeline and its deserialized copy filter identically. */
   tdb_pipeline_t *a = PIPE(TDB_FILTER_BYTESHUFFLE, TDB_FILTER_CHECKSUM_SHA256,
@@ -358,6 +401,8 @@ int main(void) {
   test_max_chunk_size();
   test_deserialize_vectors();
   test_compressor_byte_routing();
+  test_compressor_byte_cases();
+  test_option_widths();
   test_roundtrip_and_equivalence();
   test_exact_capacity();
   test_many_pipelines();

@@ -1,21 +1,22 @@
-//! LZ4 (3): each part is one raw LZ4 block (no frame, no size prefix), decodable by
-//! liblz4's `LZ4_decompress_safe` as TileDB uses it (FORMAT.md §5.5). The level is ignored.
-//! Encoded with lz4_flex: valid blocks, not always liblz4 1.10's exact bytes.
+//! LZ4 (3): each part is one raw LZ4 block (no frame, no size prefix), made by liblz4 1.10.0's
+//! `LZ4_compress_default` and read with `LZ4_decompress_safe`, as TileDB 2.30 does, so the
+//! bytes match (FORMAT.md §5.5). The level is ignored.
 
 use crate::error::{Error, Result};
 
+/// Parts of 2 GiB or more do not fit liblz4's `int` sizes.
+const MAX_PART: usize = i32::MAX as usize;
+
 /// Appends the LZ4 block of `src` to `out`. Empty input gives the one-byte block `00`.
 pub fn compress(src: &[u8], out: &mut Vec<u8>) -> Result<()> {
-    if src.is_empty() {
-        out.push(0);
-        return Ok(());
+    if src.len() > MAX_PART {
+        return Err(Error::invalid("LZ4 input of 2 GiB or more"));
     }
     let start = out.len();
-    out.resize(
-        start + lz4_flex::block::get_maximum_output_size(src.len()),
-        0,
-    );
-    let n = lz4_flex::block::compress_into(src, &mut out[start..])
+    let bound = lz4::block::compress_bound(src.len())
+        .map_err(|e| Error::Internal(format!("LZ4 bound: {e}")))?;
+    out.resize(start + bound, 0);
+    let n = lz4::block::compress_to_buffer(src, None, false, &mut out[start..])
         .map_err(|e| Error::Internal(format!("LZ4 compression failed: {e}")))?;
     out.truncate(start + n);
     Ok(())
@@ -23,10 +24,10 @@ pub fn compress(src: &[u8], out: &mut Vec<u8>) -> Result<()> {
 
 /// Decodes the LZ4 block `src` into exactly `dst.len()` bytes.
 pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<()> {
-    if dst.is_empty() && src == [0] {
-        return Ok(());
+    if dst.len() > MAX_PART || src.len() > MAX_PART {
+        return Err(Error::corrupt("LZ4 part of 2 GiB or more"));
     }
-    let n = lz4_flex::block::decompress_into(src, dst)
+    let n = lz4::block::decompress_to_buffer(src, Some(dst.len() as i32), dst)
         .map_err(|e| Error::corrupt(format!("compressed data is corrupt: {e}")))?;
     if n != dst.len() {
         return Err(Error::corrupt(format!(
@@ -52,15 +53,24 @@ mod tests {
             &[1],
             &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13],
         ] {
-            let mut z = Vec::new();
+            let mut z = vec![0xEE];
             compress(input, &mut z).unwrap();
+            assert_eq!(z[0], 0xEE, "compress must append");
             let mut back = vec![0u8; input.len()];
-            decompress(&z, &mut back).unwrap();
+            decompress(&z[1..], &mut back).unwrap();
             assert_eq!(back, input);
         }
         let mut z = Vec::new();
         compress(&[], &mut z).unwrap();
         assert_eq!(z, [0]);
+    }
+
+    #[test]
+    fn matches_tiledb_vector() {
+        // FORMAT.md §9.2: LZ4 of "abcde" is 50 6162636465.
+        let mut z = Vec::new();
+        compress(b"abcde", &mut z).unwrap();
+        assert_eq!(z, [0x50, b'a', b'b', b'c', b'd', b'e']);
     }
 
     #[test]

@@ -91,7 +91,12 @@ def _rev_compression(ftype, md: bytes, data: bytes, stats: dict | None) -> tuple
     for unc, comp in sizes:
         if pos + comp > len(data):
             raise FormatError("compressed part runs past the data stream")
-        out = DECOMPRESSORS[ftype](data[pos:pos + comp], unc)
+        try:
+            out = DECOMPRESSORS[ftype](data[pos:pos + comp], unc)
+        except FormatError:
+            raise
+        except Exception as e:  # zlib.error, lz4.block.LZ4BlockError, OSError from bz2, ...
+            raise FormatError(f"filter type {ftype}: decompressing a {comp}-byte part: {e}") from None
         if len(out) != unc:
             raise FormatError(f"part decompressed to {len(out)} bytes, metadata says {unc}")
         parts.append(out)

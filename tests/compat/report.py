@@ -83,6 +83,13 @@ def print_report(results, pipelines, dtypes, header_lines=()):
         print(f"LZ4 (informational): {lz['tiles_identical']} tiles byte-identical to TileDB, "
               f"{lz['tiles_differing']} differ (validated); {lz['lz4_parts_decoded_by_python_lz4']} "
               f"LZ4 parts of differing tiles decoded with lz4.block.decompress")
+    unwritable = [r for r in results if r["check"] == "E" and r["info"].get("tiledb_write_failed")]
+    if unwritable:
+        print()
+        print(f"TileDB 2.30 could not write {len(unwritable)} attribute(s) (GZIP capacity defect, "
+              f"FORMAT.md §5.3; shown as 'e'); the library's tiles for them were validated instead:")
+        for r in unwritable:
+            print(f"  {r['pipeline']} / {r['dtype']} / {r['shape']} / {r['tiles']}")
     fl = failure_lines(results)
     if fl:
         print()

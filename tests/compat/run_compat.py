@@ -30,11 +30,13 @@ from tdbfilter_ctypes import Library, check_header, default_library_path  # noqa
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 
-QUICK = {
-    "dtypes": [d.name for d in arraygen.DATATYPES],
-    "shapes": ["random", "runs"],
-    "tiles": ["small", "odd"],
-}
+# --quick: (tile config, shapes, datatypes or None for all) groups, about a fifth of the full
+# matrix; still every pipeline x datatype, multi-chunk tiles, 65532-byte chunks and 3392-byte tails.
+QUICK = [
+    ("small", ["random", "runs"], None),
+    ("odd", ["random"], None),
+    ("large", ["sorted"], ["int32", "i32x3"]),
+]
 
 
 def parse_args(argv):
@@ -43,7 +45,9 @@ def parse_args(argv):
                     help="libtdbfilter.so (default: $TDBFILTER_LIB or target/release/libtdbfilter.so)")
     ap.add_argument("--no-lib", action="store_true",
                     help="run only the harness-side checks (P), without the library")
-    ap.add_argument("--quick", action="store_true", help="smaller matrix (shapes random,runs; tiles small,odd)")
+    ap.add_argument("--quick", action="store_true",
+                    help="smaller matrix: small tiles x (random, runs), odd tiles x random, "
+                         "large tiles x sorted for int32 and i32x3")
     ap.add_argument("--json", metavar="PATH", help="write a JSON summary here")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
     ap.add_argument("--workdir", help="where to write arrays (default: a fresh temp dir)")
@@ -86,9 +90,15 @@ def main(argv=None):
     args = parse_args(argv)
     all_dt = [d.name for d in arraygen.DATATYPES]
     all_tc = [t.name for t in arraygen.TILE_CONFIGS]
-    dtypes = _subset(args.dtypes, QUICK["dtypes"] if args.quick else all_dt, all_dt, "datatype")
-    shapes = _subset(args.shapes, QUICK["shapes"] if args.quick else arraygen.SHAPES, arraygen.SHAPES, "shape")
-    tiles = _subset(args.tiles, QUICK["tiles"] if args.quick else all_tc, all_tc, "tile config")
+    dtypes = _subset(args.dtypes, all_dt, all_dt, "datatype")
+    shapes = _subset(args.shapes, arraygen.SHAPES, arraygen.SHAPES, "shape")
+    tiles = _subset(args.tiles, all_tc, all_tc, "tile config")
+    combos = [(t, s, d) for t in tiles for d in dtypes for s in shapes]
+    if args.quick:
+        quick = {(t, s, d) for t, ss, ds in QUICK for s in ss for d in (ds or all_dt)}
+        combos = [c for c in combos if c in quick]
+    if not combos:
+        raise SystemExit("the selection is empty")
 
     lib_path = None
     header_lines = []
@@ -107,14 +117,15 @@ def main(argv=None):
     workdir = args.workdir or tempfile.mkdtemp(prefix="tdbfilter-compat-")
     os.makedirs(workdir, exist_ok=True)
     jobs = [{"dtype": d, "shape": s, "tiles": t, "lib": lib_path, "workdir": workdir, "keep": args.keep}
-            for t in tiles for d in dtypes for s in shapes]
+            for t, s, d in combos]
     # Largest arrays first so the pool's tail is short.
     size_of = {t.name: t.extent * t.tiles for t in arraygen.TILE_CONFIGS}
     cell = {d.name: d.cell_size for d in arraygen.DATATYPES}
     jobs.sort(key=lambda j: -size_of[j["tiles"]] * cell[j["dtype"]])
     header_lines.append(f"{len(jobs)} arrays x {len(arraygen.PIPELINES)} pipelines "
-                        f"(dtypes {len(dtypes)}, shapes {shapes}, tiles {tiles}), {args.jobs} workers, "
-                        f"workdir {workdir}")
+                        f"({len({c[2] for c in combos})} datatypes, shapes {sorted({c[1] for c in combos})}, "
+                        f"tiles {sorted({c[0] for c in combos})}{', quick' if args.quick else ''}), "
+                        f"{args.jobs} workers, workdir {workdir}")
 
     t0 = time.time()
     results = self_tests(lib_path)
@@ -132,7 +143,7 @@ def main(argv=None):
     if args.json:
         report.write_json(args.json, results, {
             "library": lib_path, "tiledb_py": tiledb.__version__,
-            "dtypes": dtypes, "shapes": shapes, "tiles": tiles, "quick": args.quick,
+            "arrays": [{"tiles": t, "shape": s, "dtype": d} for t, s, d in combos], "quick": args.quick,
         })
     return 1 if failed else 0
 

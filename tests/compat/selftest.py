@@ -5,7 +5,10 @@ Checks the schema/generic-tile parser, the pipeline serializer, the Python
 reference decoder, the GZIP-defect predictor and the read-back path against
 FORMAT.md vectors and arrays written by TileDB-Py. Exit 0 on success.
 
-    .venv/bin/python tests/compat/selftest.py
+    .venv/bin/python tests/compat/selftest.py [LIBRARY]
+
+With a built library (argument, $TDBFILTER_LIB or target/release), it also
+checks that a deliberately corrupted encode is caught.
 """
 
 from __future__ import annotations
@@ -97,6 +100,18 @@ def test_reference_decoder():
     expect(not errs, f"reference decoder decodes FORMAT.md §9.2 vectors ({errs})")
 
 
+def test_describe_offset():
+    # One chunk: header at 8..19, 4 bytes metadata at 20..23, 3 bytes data at 24..26.
+    tile = (1).to_bytes(8, "little") + bytes.fromhex("03000000 03000000 04000000".replace(" ", "")) + \
+        b"MMMMDDD"
+    expect(tf.describe_offset(tile, 3) == "num_chunks field (+3)", "describe_offset: num_chunks")
+    expect(tf.describe_offset(tile, 13) == "chunk 0 header filtered_length", "describe_offset: chunk header")
+    expect(tf.describe_offset(tile, 21).startswith("chunk 0 metadata +1"), "describe_offset: metadata")
+    expect(tf.describe_offset(tile, 26).startswith("chunk 0 data +2"), "describe_offset: data")
+    expect(checks.first_diff(b"abcdef", b"abcxef") == 3 and checks.first_diff(b"ab", b"abc") == 2,
+           "first_diff")
+
+
 def test_gzip_prediction():
     dt = {d.name: d for d in arraygen.DATATYPES}
     tc = {t.name: t for t in arraygen.TILE_CONFIGS}
@@ -146,14 +161,48 @@ def test_read_back(root):
            "R: unmodified substituted tiles read back as the written cells")
 
 
+def test_detects_bad_encode(root, lib_path):
+    """With the real library, a one-bit corruption of filter output must fail E (not D/S)."""
+    import tdbfilter_ctypes as T
+    lib = T.Library(lib_path)
+    dt = next(d for d in arraygen.DATATYPES if d.name == "int32")
+    pipes = [arraygen.PIPELINES[0], arraygen.PIPELINES[15]]  # none, lz4
+    w = arraygen.write_array(root, dt, "runs", arraygen.TileConfig("neg", 1000, 1), pipelines=pipes)
+    real_filter = T.Pipeline.filter
+
+    def corrupt(self, tile):
+        out = bytearray(real_filter(self, tile))
+        out[len(out) - 2] ^= 0x01
+        return bytes(out)
+
+    T.Pipeline.filter = corrupt
+    try:
+        res = checks.ArrayChecker(w, lib).run()
+    finally:
+        T.Pipeline.filter = real_filter
+    by = {(r.pipeline, r.check): r for r in res}
+    expect(by[("none", "E")].status == "fail" and "first difference at byte" in by[("none", "E")].detail,
+           "E: a corrupted encode is reported with its first differing byte")
+    expect(by[("lz4", "E")].status == "fail", "E: a corrupted LZ4 encode fails validation")
+    expect(by[("none", "D")].status == "pass" and by[("none", "S")].status == "pass",
+           "D and S are unaffected by an encode corruption")
+
+
 def main():
     root = tempfile.mkdtemp(prefix="tdbfilter-selftest-")
     try:
         test_pipeline_vectors()
         test_real_schema(root)
         test_reference_decoder()
+        test_describe_offset()
         test_gzip_prediction()
         test_read_back(root)
+        from tdbfilter_ctypes import default_library_path
+        lib_path = sys.argv[1] if len(sys.argv) > 1 else default_library_path()
+        if os.path.exists(lib_path):
+            test_detects_bad_encode(root, lib_path)
+        else:
+            print(f"skip detection test with the library: {lib_path} not built")
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(f"\n{len(FAILURES)} self-test failure(s)")

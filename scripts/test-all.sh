@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs every test of tdbfilter on a fresh machine that has the Rust toolchain and Python 3:
+#   formatting and lints, the Rust tests, the C tests (CMake + ctest, shared and static),
+#   the header-drift check, and the compatibility tests against real TileDB 2.30.
+# Python packages (tiledb, numpy, lz4, cmake) go into a git-ignored virtual environment .venv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "Python environment (.venv: tiledb 2.30, numpy, lz4, cmake)"
+if [ ! -x .venv/bin/python ]; then
+  if ! python3 -m venv .venv 2>/dev/null; then
+    # Debian's python3 needs the venv module as a separate package.
+    if command -v apt-get >/dev/null; then
+      apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+    fi
+    rm -rf .venv
+    python3 -m venv .venv
+  fi
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -r tests/compat/requirements.txt cmake
+export PATH="$root/.venv/bin:$PATH"
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy -D warnings"
+cargo clippy --release --all-targets -- -D warnings
+
+step "cargo build --release (also regenerates include/tdbfilter.h)"
+cargo build --release
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  if ! git diff --exit-code -- include/tdbfilter.h; then
+    echo "include/tdbfilter.h differs from the committed header: commit the regenerated header" >&2
+    exit 1
+  fi
+fi
+
+step "cargo test --release"
+cargo test --release
+
+step "C tests (CMake, shared and static library)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j 2
+ctest --test-dir build --output-on-failure
+
+step "Compatibility tests against TileDB 2.30"
+.venv/bin/python tests/compat/run_compat.py --lib "$root/target/release/libtdbfilter.so"
+
+echo
+echo "All tests passed."

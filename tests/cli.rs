@@ -1,0 +1,511 @@
+//! Integration tests of the `tdbf` command-line tool: they run the built binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use tdbfilter::{Datatype, Tile, spec};
+
+/// Runs `tdbf` with `args`.
+fn tdbf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tdbf"))
+        .args(args)
+        .output()
+        .expect("run tdbf")
+}
+
+/// Runs `tdbf` with path arguments mixed in.
+fn tdbf_paths(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tdbf"))
+        .args(args.iter().map(|a| a.as_ref()))
+        .output()
+        .expect("run tdbf")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts success, showing stderr otherwise.
+fn assert_ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "tdbf failed ({:?}):\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        stdout(o),
+        stderr(o)
+    );
+}
+
+/// Asserts exit status 1 with a `tdbf: ` message containing `needle`.
+fn assert_fails_with(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "stdout:\n{}\nstderr:\n{err}",
+        stdout(o)
+    );
+    assert!(err.starts_with("tdbf: "), "stderr: {err}");
+    assert!(err.contains(needle), "expected '{needle}' in stderr: {err}");
+    assert!(!err.contains("panicked"), "stderr: {err}");
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("tdbf-cli-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+/// Deterministic int32 cells: a slowly rising sequence with noise.
+fn int32_cells(count: usize) -> Vec<u8> {
+    let mut state = 12345u32;
+    (0..count)
+        .flat_map(|i| {
+            state = state.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            (i as i32 / 7 + (state >> 28) as i32).to_le_bytes()
+        })
+        .collect()
+}
+
+/// Deterministic float64 cells.
+fn float64_cells(count: usize) -> Vec<u8> {
+    (0..count)
+        .flat_map(|i| (20.0 + (i as f64 * 0.01).sin()).to_le_bytes())
+        .collect()
+}
+
+#[test]
+fn demo_prints_ok_rows() {
+    let o = tdbf(&[
+        "demo",
+        "--threads",
+        "2",
+        "--dataset-bytes",
+        "96K",
+        "--tile-bytes",
+        "40000",
+    ]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    let ok_rows = out.lines().filter(|l| l.ends_with("  ok")).count();
+    assert_eq!(ok_rows, 3 * 6, "{out}");
+    for spec in ["byteshuffle,zstd", "checksum_sha256,gzip:1", "bzip2"] {
+        assert!(out.contains(spec), "{out}");
+    }
+    assert!(
+        out.contains("filter MB/s") && out.contains("unfilter MB/s"),
+        "{out}"
+    );
+    assert!(!out.contains("FAILED"), "{out}");
+}
+
+#[test]
+fn demo_takes_custom_pipelines_and_rejects_bad_ones() {
+    let o = tdbf(&[
+        "demo",
+        "--dataset-bytes",
+        "16K",
+        "--pipeline",
+        "checksum_md5,lz4:1",
+    ]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    assert_eq!(
+        out.lines().filter(|l| l.ends_with("  ok")).count(),
+        3,
+        "{out}"
+    );
+    assert_fails_with(
+        &tdbf(&["demo", "--dataset-bytes", "16K", "--pipeline", "zstd,nope"]),
+        "unknown filter 'nope'",
+    );
+}
+
+#[test]
+fn filter_unfilter_round_trips() {
+    let dir = scratch("round-trip");
+    let cases: &[(&str, &str, Vec<u8>, Option<&str>)] = &[
+        ("none", "int32", int32_cells(50_000), None),
+        (
+            "byteshuffle,zstd:3",
+            "int32",
+            int32_cells(50_000),
+            Some("64K"),
+        ),
+        (
+            "bitshuffle,lz4",
+            "float64",
+            float64_cells(30_000),
+            Some("100000"),
+        ),
+        ("checksum_sha256,gzip:1", "int32", int32_cells(20_000), None),
+        (
+            "checksum_md5,bzip2:9",
+            "uint8",
+            int32_cells(5_000),
+            Some("7000"),
+        ),
+        (
+            "bitshuffle,zstd",
+            "DATETIME_NS",
+            float64_cells(10_000),
+            Some("1K"),
+        ),
+        ("byteshuffle", "int32", Vec::new(), None),
+    ];
+    for (i, (spec_text, type_name, cells, tile_bytes)) in cases.iter().enumerate() {
+        let raw = dir.join(format!("raw{i}.bin"));
+        let filtered = dir.join(format!("filtered{i}.tdb"));
+        let back = dir.join(format!("back{i}.bin"));
+        std::fs::write(&raw, cells).expect("write input");
+        let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![
+            &"filter",
+            &"--filters",
+            spec_text,
+            &"--type",
+            type_name,
+            &"--threads",
+            &"2",
+        ];
+        if let Some(t) = tile_bytes {
+            args.extend([&"--tile-bytes" as &dyn AsRef<std::ffi::OsStr>, t]);
+        }
+        args.extend([&raw as &dyn AsRef<std::ffi::OsStr>, &filtered]);
+        assert_ok(&tdbf_paths(&args));
+        assert_ok(&tdbf_paths(&[
+            &"unfilter",
+            &"--filters",
+            spec_text,
+            &"--type",
+            type_name,
+            &filtered,
+            &back,
+        ]));
+        let got = std::fs::read(&back).expect("read output");
+        assert!(got == *cells, "case {i} ({spec_text}): round trip differs");
+    }
+}
+
+#[test]
+fn filter_output_matches_the_library_tile_by_tile() {
+    let dir = scratch("library");
+    let cells = int32_cells(60_000); // 240000 bytes
+    let raw = dir.join("raw.bin");
+    let filtered = dir.join("out.tdb");
+    std::fs::write(&raw, &cells).expect("write input");
+    // 100001 bytes round down to 100000 (whole int32 cells): tiles 100000, 100000, 40000.
+    assert_ok(&tdbf_paths(&[
+        &"filter",
+        &"--filters",
+        &"byteshuffle,zstd:3",
+        &"--type",
+        &"int32",
+        &"--tile-bytes",
+        &"100001",
+        &raw,
+        &filtered,
+    ]));
+    let p = spec::parse("byteshuffle,zstd:3").expect("spec");
+    let mut expected = Vec::new();
+    for piece in cells.chunks(100_000) {
+        let tile = Tile::new(Datatype::Int32, 4, piece.to_vec()).expect("tile");
+        expected.extend(p.filter_tile(&tile).expect("filter"));
+    }
+    assert!(std::fs::read(&filtered).expect("read") == expected);
+}
+
+#[test]
+fn saved_pipeline_file_unfilters() {
+    let dir = scratch("pipeline-file");
+    let cells = float64_cells(20_000);
+    let raw = dir.join("raw.bin");
+    let filtered = dir.join("out.tdb");
+    let saved = dir.join("pipeline.bin");
+    let back = dir.join("back.bin");
+    std::fs::write(&raw, &cells).expect("write input");
+    assert_ok(&tdbf_paths(&[
+        &"filter",
+        &"--filters",
+        &"bitshuffle,zstd:3",
+        &"--type",
+        &"float64",
+        &"--save-pipeline",
+        &saved,
+        &raw,
+        &filtered,
+    ]));
+    let bytes = std::fs::read(&saved).expect("read pipeline");
+    assert_eq!(
+        bytes,
+        spec::parse("bitshuffle,zstd:3").expect("spec").serialize()
+    );
+    assert_ok(&tdbf_paths(&[
+        &"unfilter",
+        &"--pipeline-file",
+        &saved,
+        &"--type",
+        &"float64",
+        &filtered,
+        &back,
+    ]));
+    assert!(std::fs::read(&back).expect("read") == cells);
+    // A serialized pipeline file with trailing junk is refused.
+    let mut junk = bytes.clone();
+    junk.push(0);
+    std::fs::write(&saved, &junk).expect("write");
+    assert_fails_with(
+        &tdbf_paths(&[
+            &"unfilter",
+            &"--pipeline-file",
+            &saved,
+            &"--type",
+            &"float64",
+            &filtered,
+            &back,
+        ]),
+        "pipeline file",
+    );
+}
+
+#[test]
+fn inspect_lists_tiles_and_chunks() {
+    let dir = scratch("inspect");
+    let raw = dir.join("raw.bin");
+    let filtered = dir.join("a0.tdb");
+    std::fs::write(&raw, int32_cells(50_000)).expect("write input"); // 200000 bytes
+    assert_ok(&tdbf_paths(&[
+        &"filter",
+        &"--filters",
+        &"bitshuffle,zstd:3",
+        &"--type",
+        &"int32",
+        &raw,
+        &filtered,
+    ]));
+    let o = tdbf_paths(&[&"inspect", &filtered, &"--verbose"]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    let chunk_originals: Vec<u64> = out
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            // Chunk rows: index, original, metadata, data.
+            (f.len() == 4 && f.iter().all(|x| x.parse::<u64>().is_ok()))
+                .then(|| f[1].parse().unwrap_or(0))
+        })
+        .collect();
+    assert_eq!(chunk_originals, vec![65536, 65536, 65536, 3392], "{out}");
+    assert!(out.contains("1 tile(s), 4 chunk(s)"), "{out}");
+    assert!(out.contains("200000 unfiltered bytes"), "{out}");
+
+    // Three tiles of 80000, 80000 and 40000 bytes: 2 + 2 + 1 chunks; unfilter each.
+    let multi = dir.join("a1.tdb");
+    assert_ok(&tdbf_paths(&[
+        &"filter",
+        &"--filters",
+        &"checksum_md5,lz4",
+        &"--type",
+        &"int32",
+        &"--tile-bytes",
+        &"80000",
+        &raw,
+        &multi,
+    ]));
+    let o = tdbf_paths(&[
+        &"inspect",
+        &multi,
+        &"--type",
+        &"int32",
+        &"--pipeline",
+        &"checksum_md5,lz4",
+    ]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    let tile_rows: Vec<Vec<String>> = out
+        .lines()
+        .filter(|l| l.ends_with("  ok"))
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect();
+    assert_eq!(tile_rows.len(), 3, "{out}");
+    let chunks: Vec<&str> = tile_rows.iter().map(|r| r[3].as_str()).collect();
+    let unfiltered: Vec<&str> = tile_rows.iter().map(|r| r[4].as_str()).collect();
+    assert_eq!(chunks, ["2", "2", "1"], "{out}");
+    assert_eq!(unfiltered, ["80000", "80000", "40000"], "{out}");
+    assert_eq!(tile_rows[0][1], "0");
+    assert!(out.contains("3 tile(s), 5 chunk(s)"), "{out}");
+    assert!(out.contains("3 ok, 0 failed"), "{out}");
+
+    // The wrong pipeline is reported per tile and fails the command.
+    let o = tdbf_paths(&[
+        &"inspect",
+        &multi,
+        &"--type",
+        &"int32",
+        &"--pipeline",
+        &"checksum_sha256,lz4",
+    ]);
+    assert_fails_with(&o, "3 tile(s) failed to unfilter");
+    assert!(stdout(&o).contains("FAILED"));
+}
+
+#[test]
+fn bad_input_gives_exit_1_and_a_message() {
+    let dir = scratch("errors");
+    let raw = dir.join("raw.bin");
+    let out = dir.join("out.tdb");
+    let back = dir.join("back.bin");
+    std::fs::write(&raw, int32_cells(1000)).expect("write input");
+    let filter = |spec_text: &str, type_name: &str| {
+        tdbf_paths(&[
+            &"filter",
+            &"--filters",
+            &spec_text,
+            &"--type",
+            &type_name,
+            &raw,
+            &out,
+        ])
+    };
+    assert_fails_with(&filter("zstd,foo", "int32"), "unknown filter 'foo'");
+    assert_fails_with(&filter("gzip:12", "int32"), "invalid compression level");
+    assert_fails_with(&filter("rle", "int32"), "not supported");
+    assert_fails_with(&filter("zstd", "int33"), "unknown datatype 'int33'");
+    let odd = dir.join("odd.bin");
+    std::fs::write(&odd, [0u8; 10]).expect("write input");
+    assert_fails_with(
+        &tdbf_paths(&[
+            &"filter",
+            &"--filters",
+            &"zstd",
+            &"--type",
+            &"int32",
+            &odd,
+            &out,
+        ]),
+        "not a whole number of 4-byte INT32 cells",
+    );
+    assert_fails_with(
+        &tdbf_paths(&[
+            &"filter",
+            &"--filters",
+            &"zstd",
+            &"--type",
+            &"int32",
+            &"--cell-size",
+            &"6",
+            &raw,
+            &out,
+        ]),
+        "cell size 6",
+    );
+    assert_fails_with(
+        &tdbf_paths(&[&"filter", &"--type", &"int32", &raw, &out]),
+        "required",
+    );
+    assert_fails_with(
+        &tdbf_paths(&[
+            &"filter",
+            &"--filters",
+            &"zstd",
+            &"--type",
+            &"int32",
+            &dir.join("missing"),
+            &out,
+        ]),
+        "cannot read",
+    );
+    assert_fails_with(
+        &tdbf_paths(&[
+            &"filter",
+            &"--filters",
+            &"zstd",
+            &"--type",
+            &"int32",
+            &"--tile-bytes",
+            &"3",
+            &raw,
+            &out,
+        ]),
+        "smaller than one 4-byte cell",
+    );
+
+    // Truncated filtered files: unfilter and inspect name the tile and its byte offset.
+    assert_ok(&tdbf_paths(&[
+        &"filter",
+        &"--filters",
+        &"zstd",
+        &"--type",
+        &"int32",
+        &"--tile-bytes",
+        &"1000",
+        &raw,
+        &out,
+    ]));
+    let bytes = std::fs::read(&out).expect("read");
+    let mut last_offset = 0;
+    for _ in 0..3 {
+        last_offset += tdbfilter::tile_format::filtered_tile_size(&bytes[last_offset..])
+            .expect("size") as usize;
+    }
+    let truncated = dir.join("truncated.tdb");
+    std::fs::write(&truncated, &bytes[..bytes.len() - 5]).expect("write");
+    assert_fails_with(
+        &tdbf_paths(&[
+            &"unfilter",
+            &"--filters",
+            &"zstd",
+            &"--type",
+            &"int32",
+            &truncated,
+            &back,
+        ]),
+        &format!("tile 3 at byte offset {last_offset}"),
+    );
+    assert!(!back.exists(), "no output is written on failure");
+    let o = tdbf_paths(&[&"inspect", &truncated]);
+    assert_fails_with(&o, "not a sequence of filtered tiles");
+    assert!(stderr(&o).contains("byte offset"), "{}", stderr(&o));
+
+    // A flipped data byte under a checksum: unfilter reports the tile and the mismatch.
+    let checked = dir.join("checked.tdb");
+    assert_ok(&tdbf_paths(&[
+        &"filter",
+        &"--filters",
+        &"checksum_sha256",
+        &"--type",
+        &"int32",
+        &"--tile-bytes",
+        &"1000",
+        &raw,
+        &checked,
+    ]));
+    let mut corrupt = std::fs::read(&checked).expect("read");
+    let last = corrupt.len() - 3;
+    corrupt[last] ^= 0xff;
+    std::fs::write(&checked, &corrupt).expect("write");
+    assert_fails_with(
+        &tdbf_paths(&[
+            &"unfilter",
+            &"--filters",
+            &"checksum_sha256",
+            &"--type",
+            &"int32",
+            &checked,
+            &back,
+        ]),
+        "tile 3",
+    );
+
+    // A raw file is not a sequence of tiles.
+    assert_fails_with(&tdbf_paths(&[&"inspect", &raw]), "byte offset 0");
+    // A pipeline without --type cannot unfilter.
+    assert_fails_with(
+        &tdbf_paths(&[&"inspect", &out, &"--pipeline", &"zstd"]),
+        "--type is required",
+    );
+}
