@@ -27,11 +27,11 @@ pub fn fixed_chunks(tile_size: usize, cell_size: u64, chunking: bool) -> Result<
                 "tile larger than 4 GiB cannot be written as one chunk",
             ));
         }
-        return Ok(vec![0..tile_size]);
+        return Ok(std::iter::once(0..tile_size).collect());
     }
     let cs = fixed_chunk_size(tile_size as u64, cell_size)? as usize;
     if tile_size == cs {
-        return Ok(vec![0..tile_size]);
+        return Ok(std::iter::once(0..tile_size).collect());
     }
     Ok((0..tile_size.div_ceil(cs))
         .map(|i| i * cs..((i + 1) * cs).min(tile_size))
@@ -58,7 +58,7 @@ pub fn var_chunks(
         tile_size as u64
     };
     if tile_size as u64 == cs {
-        return Ok(vec![0..tile_size]);
+        return Ok(std::iter::once(0..tile_size).collect());
     }
     let (lo, hi) = (cs / 2, cs + cs / 2);
     let mut starts = vec![0u64];

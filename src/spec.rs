@@ -122,7 +122,8 @@ pub fn parse(spec: &str) -> Result<Pipeline> {
         return Ok(p);
     }
     for (i, item) in spec.split(',').enumerate() {
-        let f = parse_filter(item).map_err(|e| e.context(format!("filter {i} ('{}')", item.trim())))?;
+        let f =
+            parse_filter(item).map_err(|e| e.context(format!("filter {i} ('{}')", item.trim())))?;
         p.push(f)?;
     }
     Ok(p)
@@ -146,7 +147,10 @@ fn filter_spec(f: &Filter) -> String {
         Filter::Compression(c) => {
             let mut s = format!("{name}:{}", c.level);
             if c.reinterpret != Datatype::Any {
-                s.push_str(&format!(":reinterpret={}", c.reinterpret.name().to_ascii_lowercase()));
+                s.push_str(&format!(
+                    ":reinterpret={}",
+                    c.reinterpret.name().to_ascii_lowercase()
+                ));
             }
             s
         }
@@ -200,7 +204,12 @@ mod tests {
 
     #[test]
     fn spec_round_trips() {
-        for s in ["none", "byteshuffle,zstd:3", "bitshuffle,lz4:-1", "checksum_md5,gzip:9,bzip2:1"] {
+        for s in [
+            "none",
+            "byteshuffle,zstd:3",
+            "bitshuffle,lz4:-1",
+            "checksum_md5,gzip:9,bzip2:1",
+        ] {
             let p = parse(s).unwrap();
             assert_eq!(parse(&to_spec(&p)).unwrap(), p, "{s}");
         }

@@ -79,6 +79,7 @@ fn float64_cells(count: usize) -> Vec<u8> {
         .collect()
 }
 
+/// The demo runs every default pipeline on every dataset and verifies each round trip.
 #[test]
 fn demo_prints_ok_rows() {
     let o = tdbf(&[
@@ -104,6 +105,7 @@ fn demo_prints_ok_rows() {
     assert!(!out.contains("FAILED"), "{out}");
 }
 
+/// `--pipeline` replaces the default list; a bad spec fails before any work.
 #[test]
 fn demo_takes_custom_pipelines_and_rejects_bad_ones() {
     let o = tdbf(&[
@@ -126,6 +128,7 @@ fn demo_takes_custom_pipelines_and_rejects_bad_ones() {
     );
 }
 
+/// filter then unfilter gives back the input for several specs, types and tile sizes.
 #[test]
 fn filter_unfilter_round_trips() {
     let dir = scratch("round-trip");
@@ -191,6 +194,7 @@ fn filter_unfilter_round_trips() {
     }
 }
 
+/// The CLI writes exactly the library's filtered tiles, with `--tile-bytes` rounded to cells.
 #[test]
 fn filter_output_matches_the_library_tile_by_tile() {
     let dir = scratch("library");
@@ -219,6 +223,7 @@ fn filter_output_matches_the_library_tile_by_tile() {
     assert!(std::fs::read(&filtered).expect("read") == expected);
 }
 
+/// `--save-pipeline` writes TileDB's serialized pipeline, which `--pipeline-file` reads back.
 #[test]
 fn saved_pipeline_file_unfilters() {
     let dir = scratch("pipeline-file");
@@ -272,6 +277,7 @@ fn saved_pipeline_file_unfilters() {
     );
 }
 
+/// inspect lists tiles, chunks (FORMAT.md §4.3 sizes) and unfilter results.
 #[test]
 fn inspect_lists_tiles_and_chunks() {
     let dir = scratch("inspect");
@@ -353,6 +359,7 @@ fn inspect_lists_tiles_and_chunks() {
     assert!(stdout(&o).contains("FAILED"));
 }
 
+/// Bad specs, types, cell sizes and files fail with status 1 and a `tdbf:` message.
 #[test]
 fn bad_input_gives_exit_1_and_a_message() {
     let dir = scratch("errors");

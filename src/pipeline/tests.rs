@@ -60,7 +60,9 @@ fn shapes(rng: &mut Rng, len: usize) -> Vec<(&'static str, Vec<u8>)> {
         ("constant", vec![0x5a; len]),
         (
             "runs",
-            (0..len).map(|i| if (i / 300) % 2 == 0 { 1 } else { 200 }).collect(),
+            (0..len)
+                .map(|i| if (i / 300) % 2 == 0 { 1 } else { 200 })
+                .collect(),
         ),
     ]
 }
@@ -162,7 +164,10 @@ fn whole_tiles_match_tiledb_vectors() {
         let p = spec::parse(spec_text).unwrap();
         let tile = Tile::new(*dt, *cell, data.clone()).unwrap();
         assert_eq!(p.filter_tile(&tile).unwrap(), hex(expected), "{spec_text}");
-        assert_eq!(p.unfilter_tile(&hex(expected), *dt, *cell).unwrap().data(), &data[..]);
+        assert_eq!(
+            p.unfilter_tile(&hex(expected), *dt, *cell).unwrap().data(),
+            &data[..]
+        );
     }
 }
 
@@ -234,18 +239,30 @@ fn serialization_matches_tiledb_vectors() {
 fn deserialization_reads_every_filters_options_and_versions() {
     // Filters implemented later still parse, and are refused as unsupported by name.
     let later: &[(&str, &str)] = &[
-        ("BIT_WIDTH_REDUCTION", "00000100 01000000 07 04000000 80000000"),
+        (
+            "BIT_WIDTH_REDUCTION",
+            "00000100 01000000 07 04000000 80000000",
+        ),
         ("POSITIVE_DELTA", "00000100 01000000 0a 04000000 00040000"),
-        ("DOUBLE_DELTA", "00000100 01000000 06 06000000 06 ffffffff 00"),
+        (
+            "DOUBLE_DELTA",
+            "00000100 01000000 06 06000000 06 ffffffff 00",
+        ),
         ("DELTA", "00000100 01000000 13 06000000 08 ffffffff 11"),
-        ("DICTIONARY_ENCODING", "00000100 01000000 0e 05000000 07 ffffffff"),
+        (
+            "DICTIONARY_ENCODING",
+            "00000100 01000000 0e 05000000 07 ffffffff",
+        ),
         (
             "SCALE_FLOAT",
             "00000100 01000000 0f 18000000 000000000000e03f 0000000000002440 0200000000000000",
         ),
         ("XOR", "00000100 01000000 10 00000000"),
         ("RLE", "00000100 01000000 04 05000000 04 ffffffff"),
-        ("WEBP", "00000100 01000000 12 0c000000 0000c842 01 01 2000 2001 0000"),
+        (
+            "WEBP",
+            "00000100 01000000 12 0c000000 0000c842 01 01 2000 2001 0000",
+        ),
     ];
     for (name, bytes) in later {
         let e = Pipeline::deserialize(&hex(bytes), 22).unwrap_err();
@@ -253,11 +270,11 @@ fn deserialization_reads_every_filters_options_and_versions() {
         assert!(e.message().contains(name), "{name}: {e}");
     }
     // DOUBLE_DELTA before version 20 has no reinterpret byte.
-    let e = Pipeline::deserialize(&hex("00000100 01000000 06 05000000 06 ffffffff"), 19)
-        .unwrap_err();
+    let e =
+        Pipeline::deserialize(&hex("00000100 01000000 06 05000000 06 ffffffff"), 19).unwrap_err();
     assert!(matches!(e, Error::Unsupported(_)));
-    let e = Pipeline::deserialize(&hex("00000100 01000000 06 05000000 06 ffffffff"), 22)
-        .unwrap_err();
+    let e =
+        Pipeline::deserialize(&hex("00000100 01000000 06 05000000 06 ffffffff"), 22).unwrap_err();
     assert!(matches!(e, Error::CorruptData(_)), "{e:?}");
     // A compression entry whose compressor byte says NO_COMPRESSION is a NONE filter; the
     // compressor byte, not the type byte, decides.
@@ -275,7 +292,10 @@ fn deserialization_rejects_corrupt_bytes() {
     let good = hex("00000100 02000000 09 00000000 02 05000000 02 ffffffff");
     for cut in 0..good.len() {
         assert!(
-            matches!(Pipeline::deserialize(&good[..cut], 22), Err(Error::CorruptData(_))),
+            matches!(
+                Pipeline::deserialize(&good[..cut], 22),
+                Err(Error::CorruptData(_))
+            ),
             "cut {cut}"
         );
     }
@@ -292,7 +312,10 @@ fn deserialization_rejects_corrupt_bytes() {
         "00000100 ffffffff 00 00000000",             // absurd filter count
     ] {
         assert!(
-            matches!(Pipeline::deserialize(&hex(bad), 22), Err(Error::CorruptData(_))),
+            matches!(
+                Pipeline::deserialize(&hex(bad), 22),
+                Err(Error::CorruptData(_))
+            ),
             "{bad}"
         );
     }
@@ -305,16 +328,26 @@ fn deserialization_rejects_corrupt_bytes() {
 #[test]
 fn threads_give_identical_bytes() {
     let mut rng = Rng(42);
-    let data: Vec<u8> = (0..1_000_000).map(|i| ((i / 7) as u8) ^ (rng.next() as u8 & 3)).collect();
+    let data: Vec<u8> = (0..1_000_000)
+        .map(|i| ((i / 7) as u8) ^ (rng.next() as u8 & 3))
+        .collect();
     let tile = Tile::new(Datatype::Int64, 8, data.clone()).unwrap();
-    for s in ["byteshuffle,zstd", "bitshuffle,lz4", "gzip:1", "checksum_sha256"] {
+    for s in [
+        "byteshuffle,zstd",
+        "bitshuffle,lz4",
+        "gzip:1",
+        "checksum_sha256",
+    ] {
         let mut p = spec::parse(s).unwrap();
         p.set_threads(1);
         let one = p.filter_tile(&tile).unwrap();
         for threads in [2, 3, 0] {
             p.set_threads(threads);
             assert_eq!(p.filter_tile(&tile).unwrap(), one, "{s} threads {threads}");
-            assert_eq!(p.unfilter_tile(&one, Datatype::Int64, 8).unwrap().data(), &data[..]);
+            assert_eq!(
+                p.unfilter_tile(&one, Datatype::Int64, 8).unwrap().data(),
+                &data[..]
+            );
         }
     }
 }
@@ -338,7 +371,11 @@ fn errors_name_the_chunk_and_filter() {
     f[last] ^= 1;
     let e = p.unfilter_tile(&f, Datatype::Uint8, 1).unwrap_err();
     assert!(matches!(e, Error::ChecksumMismatch(_)));
-    assert!(e.message().starts_with("chunk 3: CHECKSUM_SHA256: checksum mismatch"), "{e}");
+    assert!(
+        e.message()
+            .starts_with("chunk 3: CHECKSUM_SHA256: checksum mismatch"),
+        "{e}"
+    );
     let mut p = p;
     p.set_skip_checksum_validation(true);
     let back = p.unfilter_tile(&f, Datatype::Uint8, 1).unwrap();
@@ -371,7 +408,10 @@ fn corrupt_tiles_never_panic_or_overallocate() {
             }
             // Either an error or, where the damage is undetectable (no checksum), some tile.
             if let Ok(t) = p.unfilter_tile(&bad, Datatype::Int16, 2) {
-                assert!(t.data().len() <= bad.len().saturating_mul(40_000) + 64, "{s}");
+                assert!(
+                    t.data().len() <= bad.len().saturating_mul(40_000) + 64,
+                    "{s}"
+                );
             }
         }
     }
@@ -407,7 +447,9 @@ fn unsupported_and_invalid_filters_are_refused() {
         .set_option(FilterOption::CompressionLevel, OptionValue::I32(5))
         .unwrap();
     assert_eq!(
-        p.filter(0).unwrap().get_option(FilterOption::CompressionLevel),
+        p.filter(0)
+            .unwrap()
+            .get_option(FilterOption::CompressionLevel),
         Ok(OptionValue::I32(5))
     );
 }

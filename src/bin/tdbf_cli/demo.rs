@@ -216,8 +216,10 @@ pub fn run(args: &DemoArgs) -> CliResult<()> {
         p.set_threads(args.threads);
         pipelines.push(p);
     }
-    if args.dataset_bytes == 0 {
-        return Err(Failure::new("--dataset-bytes must be positive"));
+    if args.dataset_bytes < 8 {
+        return Err(Failure::new(
+            "--dataset-bytes must be at least 8 (one cell of every dataset)",
+        ));
     }
     let bytes = usize::try_from(args.dataset_bytes)
         .map_err(|_| Failure::new("--dataset-bytes is too large"))?;
@@ -251,7 +253,8 @@ pub fn run(args: &DemoArgs) -> CliResult<()> {
     let mut out = stdout.lock();
     outln!(
         out,
-        "tdbf demo: {} datasets x {} pipelines, {} tiles of up to {} bytes per dataset, {threads} thread(s)",
+        "tdbf demo: {} datasets x {} pipelines, {} tile(s) of up to {} bytes per dataset, \
+         {threads} thread(s); speeds are the best of up to {MAX_REPS} runs, MB = 10^6 bytes",
         datasets.len(),
         pipelines.len(),
         datasets[0].tiles.len(),
