@@ -591,6 +591,44 @@ tdb_status_t tdb_pipeline_unfilter(const tdb_pipeline_t *pipeline,
                                    tdb_error_t **error);
 
 /**
+ * Filters a var-size tile: `*filtered_offsets` receives the filtered offsets tile (through
+ * `offsets_pipeline`, TileDB's schema offsets pipeline) and `*filtered_data` the filtered data
+ * tile (through `data_pipeline`). With RLE or DICTIONARY on STRING_ASCII/UTF8 the offsets
+ * travel inside the data tile and the offsets tile is TileDB's 8-byte empty marker.
+ */
+tdb_status_t tdb_pipeline_filter_var(const tdb_pipeline_t *data_pipeline,
+                                     const tdb_pipeline_t *offsets_pipeline,
+                                     const tdb_tile_t *tile,
+                                     tdb_tile_t **filtered_offsets,
+                                     tdb_tile_t **filtered_data,
+                                     tdb_error_t **error);
+
+/**
+ * Unfilters a var-size tile from its filtered offsets tile (`offsets_size` bytes) and filtered
+ * data tile (`data_size` bytes) into a new var-size tile of `datatype`. Offsets that decrease
+ * or point past the data are `TDB_ERR_CORRUPT_DATA`.
+ */
+tdb_status_t tdb_pipeline_unfilter_var(const tdb_pipeline_t *data_pipeline,
+                                       const tdb_pipeline_t *offsets_pipeline,
+                                       const uint8_t *filtered_offsets,
+                                       size_t offsets_size,
+                                       const uint8_t *filtered_data,
+                                       size_t data_size,
+                                       tdb_datatype_t datatype,
+                                       tdb_tile_t **tile,
+                                       tdb_error_t **error);
+
+/**
+ * Sets a WEBP filter's tile extents (TileDB fills them from the array schema): `y_extent`
+ * rows and `x_extent` bytes per row (pixels × 3 or 4). Serialized in the WEBP options.
+ */
+tdb_status_t tdb_pipeline_set_webp_extents(tdb_pipeline_t *pipeline,
+                                           uint32_t filter_index,
+                                           uint16_t y_extent,
+                                           uint16_t x_extent,
+                                           tdb_error_t **error);
+
+/**
  * Creates a tile by copying `size` bytes of `datatype` cells of `cell_size` bytes
  * (cell_val_num × datatype size).
  */
@@ -600,6 +638,25 @@ tdb_status_t tdb_tile_create(tdb_datatype_t datatype,
                              size_t size,
                              tdb_tile_t **tile,
                              tdb_error_t **error);
+
+/**
+ * Creates a var-size tile by copying `cell_count` u64 offsets (tile-relative byte offsets of
+ * each cell's start, the first 0, never decreasing, no extra final element) and `size` bytes of
+ * concatenated cell values. Bad offsets are `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_tile_create_var(tdb_datatype_t datatype,
+                                 const uint64_t *offsets,
+                                 size_t cell_count,
+                                 const void *data,
+                                 size_t size,
+                                 tdb_tile_t **tile,
+                                 tdb_error_t **error);
+
+/**
+ * The offsets of a var-size tile, borrowed: valid until the tile is freed. A fixed-size tile
+ * is `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_tile_offsets(const tdb_tile_t *tile, const uint64_t **offsets, size_t *cell_count);
 
 /**
  * The tile's bytes, borrowed: valid until the tile is freed.

@@ -329,6 +329,22 @@ impl Filter {
         Ok(())
     }
 
+    /// Sets a WEBP filter's tile extents: `y_extent` rows (dimension 0) and `x_extent` bytes
+    /// per row (dimension 1 extent × pixel depth), as TileDB fills them from the array schema.
+    pub fn set_webp_extents(&mut self, y_extent: u16, x_extent: u16) -> Result<()> {
+        match self {
+            Filter::Webp(o) => {
+                o.y_extent = y_extent;
+                o.x_extent = x_extent;
+                Ok(())
+            }
+            other => Err(Error::invalid(format!(
+                "{}: only WEBP has tile extents",
+                other.name()
+            ))),
+        }
+    }
+
     /// Reads an option in TileDB's value type.
     pub fn get_option(&self, option: FilterOption) -> Result<OptionValue> {
         Ok(match (self, option) {

@@ -97,6 +97,22 @@ pub fn parse_filter(text: &str) -> Result<Filter> {
                     ("window" | "max_window", FilterType::PositiveDelta) => {
                         FilterOption::PositiveDeltaMaxWindow
                     }
+                    ("y_extent" | "x_extent", FilterType::Webp) => {
+                        let v: u16 = v.trim().parse().map_err(|_| {
+                            Error::invalid(format!("{name}: invalid {k} '{}'", v.trim()))
+                        })?;
+                        let (mut y, mut x) = match &filter {
+                            Filter::Webp(o) => (o.y_extent, o.x_extent),
+                            _ => (0, 0),
+                        };
+                        if k == "y_extent" {
+                            y = v;
+                        } else {
+                            x = v;
+                        }
+                        filter.set_webp_extents(y, x)?;
+                        continue;
+                    }
                     _ => option_by_name(k)
                         .ok_or_else(|| Error::invalid(format!("{name}: unknown option '{k}'")))?,
                 };
@@ -162,8 +178,8 @@ fn filter_spec(f: &Filter) -> String {
             o.factor, o.offset, o.byte_width
         ),
         Filter::Webp(o) => format!(
-            "{name}:quality={}:format={}:lossless={}",
-            o.quality, o.input_format, o.lossless as u8
+            "{name}:quality={}:format={}:lossless={}:y_extent={}:x_extent={}",
+            o.quality, o.input_format, o.lossless as u8, o.y_extent, o.x_extent
         ),
         _ => name.to_string(),
     }
@@ -199,7 +215,11 @@ mod tests {
         assert!(e.message().contains("invalid compression level"), "{e}");
         assert!(parse("byteshuffle:3").is_err());
         assert!(parse("zstd:level=x").is_err());
-        assert!(matches!(parse("rle"), Err(Error::Unsupported(_))));
+        assert!(
+            parse("aes_256_gcm").is_err(),
+            "the internal AES filter has no spec name"
+        );
+        assert!(parse("rle:level=2,dictionary,double_delta:reinterpret=int32").is_ok());
     }
 
     #[test]

@@ -18,6 +18,23 @@ pub struct StageCtx<'a> {
     pub skip_checksum_validation: bool,
     /// Codec contexts reused by this thread.
     pub codecs: &'a mut CodecContexts,
+    /// Forward only: the cell start offsets (tile-relative) of the var-size data tile being
+    /// filtered; RLE and DICTIONARY on STRING_ASCII/UTF8 use them (§5.8). `None` otherwise.
+    pub offsets: Option<&'a [u64]>,
+}
+
+impl<'a> StageCtx<'a> {
+    /// A context for a fixed-size tile of the current format version.
+    pub fn new(datatype: Datatype, cell_size: u64, codecs: &'a mut CodecContexts) -> StageCtx<'a> {
+        StageCtx {
+            datatype,
+            cell_size,
+            version: crate::pipeline::FORMAT_VERSION,
+            skip_checksum_validation: false,
+            codecs,
+            offsets: None,
+        }
+    }
 }
 
 /// Forward input of a stage.
@@ -70,6 +87,9 @@ pub struct RevOut<'a> {
     pub md: &'a mut Vec<u8>,
     /// Where the restored data goes.
     pub data: DataSink<'a>,
+    /// When the reader rebuilds a var-size tile's offsets from its data (§5.8): where the
+    /// filter appends one tile-relative u64 start offset per cell. `None` otherwise.
+    pub offsets: Option<&'a mut Vec<u64>>,
 }
 
 /// Destination of a reverse stage's data: scratch for inner stages, the tile itself for the first.
@@ -86,6 +106,14 @@ pub enum DataSink<'a> {
 }
 
 impl DataSink<'_> {
+    /// The most bytes this sink accepts.
+    pub fn limit(&self) -> usize {
+        match self {
+            DataSink::Scratch { limit, .. } => *limit,
+            DataSink::Window(w) => w.len(),
+        }
+    }
+
     /// Checks that `len` bytes may be produced here, before anything is decoded.
     pub fn check_len(&self, len: usize) -> Result<()> {
         match self {

@@ -62,6 +62,23 @@ pub(crate) fn bytes<'a>(ptr: *const u8, len: usize, name: &str) -> Result<&'a [u
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
+/// A slice of `len` items from a caller pointer (NULL allowed only with length 0).
+pub(crate) fn slice<'a, T>(ptr: *const T, len: usize, name: &str) -> Result<&'a [T]> {
+    if ptr.is_null() {
+        if len == 0 {
+            return Ok(&[]);
+        }
+        return Err(Error::invalid(format!(
+            "{name} is NULL but its count is {len}"
+        )));
+    }
+    if !ptr.is_aligned() {
+        return Err(Error::invalid(format!("{name} is not aligned")));
+    }
+    // SAFETY: non-NULL and aligned (checked); the caller guarantees `len` readable items.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
 /// A checked, non-NULL output parameter; written only on success.
 pub(crate) struct Out<T>(std::ptr::NonNull<T>);
 

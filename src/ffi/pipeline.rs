@@ -288,3 +288,79 @@ pub unsafe extern "C" fn tdb_pipeline_unfilter(
         Ok(())
     })
 }
+
+/// Filters a var-size tile: `*filtered_offsets` receives the filtered offsets tile (through
+/// `offsets_pipeline`, TileDB's schema offsets pipeline) and `*filtered_data` the filtered data
+/// tile (through `data_pipeline`). With RLE or DICTIONARY on STRING_ASCII/UTF8 the offsets
+/// travel inside the data tile and the offsets tile is TileDB's 8-byte empty marker.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_filter_var(
+    data_pipeline: *const tdb_pipeline_t,
+    offsets_pipeline: *const tdb_pipeline_t,
+    tile: *const tdb_tile_t,
+    filtered_offsets: *mut *mut tdb_tile_t,
+    filtered_data: *mut *mut tdb_tile_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let data_p = arg(data_pipeline, "data_pipeline")?;
+        let offsets_p = arg(offsets_pipeline, "offsets_pipeline")?;
+        let t = arg(tile, "tile")?;
+        let out_offsets = Out::new(filtered_offsets, "filtered_offsets")?;
+        let out_data = Out::new(filtered_data, "filtered_data")?;
+        let (offsets, data) = data_p.inner.filter_var(&offsets_p.inner, t.tile())?;
+        let offsets = crate::Tile::new(Datatype::Uint64, 8, offsets)?;
+        let data = crate::Tile::new(t.tile().datatype(), t.tile().cell_size(), data)?;
+        out_offsets.set(tdb_tile_t::new_raw(offsets));
+        out_data.set(tdb_tile_t::new_raw(data));
+        Ok(())
+    })
+}
+
+/// Unfilters a var-size tile from its filtered offsets tile (`offsets_size` bytes) and filtered
+/// data tile (`data_size` bytes) into a new var-size tile of `datatype`. Offsets that decrease
+/// or point past the data are `TDB_ERR_CORRUPT_DATA`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_unfilter_var(
+    data_pipeline: *const tdb_pipeline_t,
+    offsets_pipeline: *const tdb_pipeline_t,
+    filtered_offsets: *const u8,
+    offsets_size: usize,
+    filtered_data: *const u8,
+    data_size: usize,
+    datatype: tdb_datatype_t,
+    tile: *mut *mut tdb_tile_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let data_p = arg(data_pipeline, "data_pipeline")?;
+        let offsets_p = arg(offsets_pipeline, "offsets_pipeline")?;
+        let out = Out::new(tile, "tile")?;
+        let offsets = guard::bytes(filtered_offsets, offsets_size, "filtered_offsets")?;
+        let data = guard::bytes(filtered_data, data_size, "filtered_data")?;
+        let datatype = Datatype::try_from_u32(datatype)?;
+        let t = data_p
+            .inner
+            .unfilter_var(&offsets_p.inner, offsets, data, datatype)?;
+        out.set(tdb_tile_t::new_raw(t));
+        Ok(())
+    })
+}
+
+/// Sets a WEBP filter's tile extents (TileDB fills them from the array schema): `y_extent`
+/// rows and `x_extent` bytes per row (pixels × 3 or 4). Serialized in the WEBP options.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_set_webp_extents(
+    pipeline: *mut tdb_pipeline_t,
+    filter_index: u32,
+    y_extent: u16,
+    x_extent: u16,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        arg_mut(pipeline, "pipeline")?
+            .inner
+            .filter_mut(filter_index as usize)?
+            .set_webp_extents(y_extent, x_extent)
+    })
+}

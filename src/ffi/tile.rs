@@ -37,12 +37,72 @@ pub unsafe extern "C" fn tdb_tile_create(
         let out = Out::new(tile, "tile")?;
         let datatype = Datatype::try_from_u32(datatype)?;
         let data = guard::bytes(data.cast(), size, "data")?;
-        let mut copy = Vec::new();
-        copy.try_reserve_exact(data.len()).map_err(|_| {
-            crate::Error::OutOfMemory(format!("cannot allocate {} bytes for the tile", data.len()))
-        })?;
-        copy.extend_from_slice(data);
-        out.set(tdb_tile_t::new_raw(Tile::new(datatype, cell_size, copy)?));
+        out.set(tdb_tile_t::new_raw(Tile::new(
+            datatype,
+            cell_size,
+            copy_vec(data)?,
+        )?));
+        Ok(())
+    })
+}
+
+/// Creates a var-size tile by copying `cell_count` u64 offsets (tile-relative byte offsets of
+/// each cell's start, the first 0, never decreasing, no extra final element) and `size` bytes of
+/// concatenated cell values. Bad offsets are `TDB_ERR_INVALID_ARGUMENT`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_tile_create_var(
+    datatype: tdb_datatype_t,
+    offsets: *const u64,
+    cell_count: usize,
+    data: *const std::ffi::c_void,
+    size: usize,
+    tile: *mut *mut tdb_tile_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let out = Out::new(tile, "tile")?;
+        let datatype = Datatype::try_from_u32(datatype)?;
+        let offsets = guard::slice(offsets, cell_count, "offsets")?;
+        let data = guard::bytes(data.cast(), size, "data")?;
+        out.set(tdb_tile_t::new_raw(Tile::new_var(
+            datatype,
+            copy_vec(offsets)?,
+            copy_vec(data)?,
+        )?));
+        Ok(())
+    })
+}
+
+fn copy_vec<T: Copy>(items: &[T]) -> crate::Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(items.len()).map_err(|_| {
+        crate::Error::OutOfMemory(format!(
+            "cannot allocate {} items for the tile",
+            items.len()
+        ))
+    })?;
+    v.extend_from_slice(items);
+    Ok(v)
+}
+
+/// The offsets of a var-size tile, borrowed: valid until the tile is freed. A fixed-size tile
+/// is `TDB_ERR_INVALID_ARGUMENT`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_tile_offsets(
+    tile: *const tdb_tile_t,
+    offsets: *mut *const u64,
+    cell_count: *mut usize,
+) -> tdb_status_t {
+    guard(std::ptr::null_mut(), || {
+        let t = arg(tile, "tile")?;
+        let offsets_out = Out::new(offsets, "offsets")?;
+        let count = Out::new(cell_count, "cell_count")?;
+        let o = t
+            .inner
+            .offsets()
+            .ok_or_else(|| crate::Error::invalid("tile is not var-size"))?;
+        offsets_out.set(o.as_ptr());
+        count.set(o.len());
         Ok(())
     })
 }

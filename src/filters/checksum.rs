@@ -96,13 +96,8 @@ mod tests {
 
     fn run_reverse<D: Digest>(md: &[u8], data: &[u8], skip: bool) -> Result<(MdFlow, DataFlow)> {
         let mut codecs = CodecContexts::default();
-        let ctx = StageCtx {
-            datatype: Datatype::Uint8,
-            cell_size: 1,
-            version: 22,
-            skip_checksum_validation: skip,
-            codecs: &mut codecs,
-        };
+        let mut ctx = StageCtx::new(Datatype::Uint8, 1, &mut codecs);
+        ctx.skip_checksum_validation = skip;
         reverse::<D>(&ctx, RevIn { md, data })
     }
 

@@ -1,46 +1,62 @@
-//! The compression-filter framework shared by GZIP, ZSTD, LZ4 and BZIP2 (FORMAT.md §5.2).
+//! The compression-filter framework shared by GZIP, ZSTD, LZ4, BZIP2, RLE, DOUBLE_DELTA and
+//! DELTA (FORMAT.md §5.2).
 //!
 //! Every metadata part and every data part is compressed independently. Own metadata:
 //! `u32 num_md_parts, u32 num_data_parts`, then `u32 uncompressed, u32 compressed` per part.
 //! Output data: one part, the compressed parts concatenated (metadata parts first).
 
 use crate::byte_reader::ByteReader;
+use crate::datatype::Datatype;
 use crate::error::{Error, Result, ResultExt};
 use crate::filter::CompressionOptions;
 use crate::filter_type::Compressor;
 use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
-use crate::thread_scratch::CodecContexts;
+
+/// The element type DELTA and DOUBLE_DELTA work on: the reinterpret type, else the stage's.
+fn element_type(c: &CompressionOptions, ctx: &StageCtx<'_>) -> Datatype {
+    if c.reinterpret == Datatype::Any {
+        ctx.datatype
+    } else {
+        c.reinterpret
+    }
+}
 
 fn compress_part(
     c: &CompressionOptions,
-    codecs: &mut CodecContexts,
+    ctx: &mut StageCtx<'_>,
     src: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<()> {
     match c.compressor {
-        Compressor::Gzip => super::gzip::compress(&mut codecs.gzip, c.level, src, out),
-        Compressor::Zstd => super::zstd::compress(&mut codecs.zstd, c.level, src, out),
+        Compressor::Gzip => super::gzip::compress(&mut ctx.codecs.gzip, c.level, src, out),
+        Compressor::Zstd => super::zstd::compress(&mut ctx.codecs.zstd, c.level, src, out),
         Compressor::Lz4 => super::lz4::compress(src, out),
         Compressor::Bzip2 => super::bzip2::compress(c.level, src, out),
+        Compressor::Rle => super::rle::compress(ctx.cell_size, src, out),
+        Compressor::DoubleDelta => super::double_delta::compress(element_type(c, ctx), src, out),
+        Compressor::Delta => super::delta::compress(element_type(c, ctx), src, out),
         other => Err(Error::Internal(format!(
-            "compressor {other:?} is not a byte-stream codec"
+            "compressor {other:?} is not a per-part codec"
         ))),
     }
 }
 
 fn decompress_part(
     c: &CompressionOptions,
-    codecs: &mut CodecContexts,
+    ctx: &mut StageCtx<'_>,
     src: &[u8],
     dst: &mut [u8],
 ) -> Result<()> {
     match c.compressor {
-        Compressor::Gzip => super::gzip::decompress(&mut codecs.gzip, src, dst),
-        Compressor::Zstd => super::zstd::decompress(&mut codecs.zstd, src, dst),
+        Compressor::Gzip => super::gzip::decompress(&mut ctx.codecs.gzip, src, dst),
+        Compressor::Zstd => super::zstd::decompress(&mut ctx.codecs.zstd, src, dst),
         Compressor::Lz4 => super::lz4::decompress(src, dst),
         Compressor::Bzip2 => super::bzip2::decompress(src, dst),
+        Compressor::Rle => super::rle::decompress(ctx.cell_size, src, dst),
+        Compressor::DoubleDelta => super::double_delta::decompress(element_type(c, ctx), src, dst),
+        Compressor::Delta => super::delta::decompress(element_type(c, ctx), src, dst),
         other => Err(Error::Internal(format!(
-            "compressor {other:?} is not a byte-stream codec"
+            "compressor {other:?} is not a per-part codec"
         ))),
     }
 }
@@ -52,6 +68,13 @@ pub fn forward(
     input: FwdIn<'_>,
     out: FwdOut<'_>,
 ) -> Result<DataFlow> {
+    if c.reinterpret == Datatype::Char || c.reinterpret.is_string() {
+        // TileDB views the data as the reinterpret type first and has no view for these.
+        return Err(Error::Unsupported(format!(
+            "cannot reinterpret data as {}: unsupported datatype",
+            c.reinterpret
+        )));
+    }
     if input.data.total_len() > u32::MAX as usize {
         return Err(Error::invalid(
             "input is too large to be compressed (over 4 GiB)",
@@ -61,12 +84,11 @@ pub fn forward(
     let own = out.md.push_uninit(8 + 8 * n_parts);
     own[0..4].copy_from_slice(&(input.md.count() as u32).to_le_bytes());
     own[4..8].copy_from_slice(&(input.data.count() as u32).to_le_bytes());
-    let codecs = &mut *ctx.codecs;
     let mut k = 0;
     out.data.push_with(|buf| {
         for (i, part) in input.md.iter().chain(input.data.iter()).enumerate() {
             let start = buf.len();
-            compress_part(c, codecs, part, buf).with_context(|| {
+            compress_part(c, ctx, part, buf).with_context(|| {
                 if i < input.md.count() {
                     format!("metadata part {i}")
                 } else {
@@ -132,14 +154,14 @@ pub fn reverse(
     out.md.resize(md_total, 0);
     let mut pos = 0;
     for (i, &(u, z)) in md_sizes.iter().enumerate() {
-        decompress_part(c, ctx.codecs, src.take(z)?, &mut out.md[pos..pos + u])
+        decompress_part(c, ctx, src.take(z)?, &mut out.md[pos..pos + u])
             .with_context(|| format!("metadata part {i}"))?;
         pos += u;
     }
     let dst = out.data.alloc(data_total)?;
     let mut pos = 0;
     for (i, &(u, z)) in data_sizes.iter().enumerate() {
-        decompress_part(c, ctx.codecs, src.take(z)?, &mut dst[pos..pos + u])
+        decompress_part(c, ctx, src.take(z)?, &mut dst[pos..pos + u])
             .with_context(|| format!("data part {i}"))?;
         pos += u;
     }

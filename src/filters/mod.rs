@@ -1,35 +1,45 @@
 //! One module per filter, each with its forward (write) and reverse (read) code and tests.
 //! This module dispatches a configured [`Filter`] to its implementation.
 
+pub mod bit_width_reduction;
 pub mod bitshuffle;
 pub mod byteshuffle;
 pub mod bzip2;
 pub mod checksum;
 pub mod compression;
+pub mod delta;
+pub mod dictionary;
+pub mod double_delta;
 pub mod gzip;
 pub mod lz4;
 pub mod none;
+pub mod positive_delta;
+pub mod rle;
+pub mod scale_float;
+pub mod var_string;
+pub mod webp;
+pub mod xor;
 pub mod zstd;
 
+#[cfg(test)]
+pub(crate) mod testing;
+
+use crate::datatype::Datatype;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::filter_type::{Compressor, FilterType};
 use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use var_string::VarStringCodec;
 
 /// True when this build implements the filter type.
 pub fn is_implemented(t: FilterType) -> bool {
-    matches!(
-        t,
-        FilterType::None
-            | FilterType::Gzip
-            | FilterType::Zstd
-            | FilterType::Lz4
-            | FilterType::Bzip2
-            | FilterType::Bitshuffle
-            | FilterType::Byteshuffle
-            | FilterType::ChecksumMd5
-            | FilterType::ChecksumSha256
-    )
+    t != FilterType::Aes256Gcm
+}
+
+/// True for the string types whose var-size tiles RLE and DICTIONARY encode with offsets
+/// folded into the data (§5.8).
+pub fn is_var_string_type(t: Datatype) -> bool {
+    matches!(t, Datatype::StringAscii | Datatype::StringUtf8)
 }
 
 fn unsupported(filter: &Filter) -> Error {
@@ -46,20 +56,36 @@ pub fn forward(
     input: FwdIn<'_>,
     out: FwdOut<'_>,
 ) -> Result<DataFlow> {
+    let var_string = ctx.offsets.is_some() && is_var_string_type(ctx.datatype);
     match filter {
         Filter::None => Ok(none::forward(input, out)),
         Filter::Compression(c) => match c.compressor {
             Compressor::NoCompression => Ok(none::forward(input, out)),
-            Compressor::Gzip | Compressor::Zstd | Compressor::Lz4 | Compressor::Bzip2 => {
-                compression::forward(c, ctx, input, out)
+            Compressor::Rle if var_string => {
+                var_string::forward(VarStringCodec::Rle, ctx, input, out)
             }
-            _ => Err(unsupported(filter)),
+            Compressor::Dictionary if var_string => {
+                var_string::forward(VarStringCodec::Dictionary, ctx, input, out)
+            }
+            Compressor::Dictionary => Err(Error::invalid(
+                "dictionary encoding only applies to variable length strings",
+            )),
+            _ => compression::forward(c, ctx, input, out),
         },
         Filter::Byteshuffle => byteshuffle::forward(ctx, input, out),
         Filter::Bitshuffle => bitshuffle::forward(ctx, input, out),
         Filter::ChecksumMd5 => Ok(checksum::forward::<md5::Md5>(input, out)),
         Filter::ChecksumSha256 => Ok(checksum::forward::<sha2::Sha256>(input, out)),
-        _ => Err(unsupported(filter)),
+        Filter::BitWidthReduction { max_window } => {
+            bit_width_reduction::forward(*max_window, ctx, input, out)
+        }
+        Filter::PositiveDelta { max_window } => {
+            positive_delta::forward(*max_window, ctx, input, out)
+        }
+        Filter::Xor => xor::forward(ctx, input, out),
+        Filter::ScaleFloat(o) => scale_float::forward(o, ctx, input, out),
+        Filter::Webp(o) => webp::forward(o, ctx, input, out),
+        Filter::Aes256Gcm => Err(unsupported(filter)),
     }
 }
 
@@ -70,21 +96,39 @@ pub fn reverse(
     input: RevIn<'_>,
     out: RevOut<'_>,
 ) -> Result<(MdFlow, DataFlow)> {
+    let var_string = out.offsets.is_some();
     match filter {
         Filter::None => Ok(none::reverse()),
         Filter::Compression(c) => match c.compressor {
             Compressor::NoCompression => Ok(none::reverse()),
-            Compressor::Gzip | Compressor::Zstd | Compressor::Lz4 | Compressor::Bzip2 => {
-                compression::reverse(c, ctx, input, out)
+            Compressor::Rle if var_string => {
+                var_string::reverse(VarStringCodec::Rle, ctx, input, out)
             }
-            _ => Err(unsupported(filter)),
+            Compressor::Dictionary if var_string => {
+                var_string::reverse(VarStringCodec::Dictionary, ctx, input, out)
+            }
+            Compressor::Dictionary => Err(Error::corrupt(
+                "dictionary encoding only applies to variable length strings",
+            )),
+            _ => compression::reverse(c, ctx, input, out),
         },
         Filter::Byteshuffle => byteshuffle::reverse(ctx, input, out),
         Filter::Bitshuffle => bitshuffle::reverse(ctx, input, out),
         Filter::ChecksumMd5 => checksum::reverse::<md5::Md5>(ctx, input),
         Filter::ChecksumSha256 => checksum::reverse::<sha2::Sha256>(ctx, input),
-        _ => Err(unsupported(filter)),
+        Filter::BitWidthReduction { .. } => bit_width_reduction::reverse(ctx, input, out),
+        Filter::PositiveDelta { .. } => positive_delta::reverse(ctx, input, out),
+        Filter::Xor => xor::reverse(ctx, input, out),
+        Filter::ScaleFloat(o) => scale_float::reverse(o, ctx, input, out),
+        Filter::Webp(o) => webp::reverse(o, ctx, input, out),
+        Filter::Aes256Gcm => Err(unsupported(filter)),
     }
+}
+
+/// Whether the filter can write an empty data part that TileDB 2.30 reads back. Where it
+/// cannot, var-size tiles are written without TileDB's trailing empty chunk.
+pub fn encodes_empty_part(filter: &Filter) -> bool {
+    !matches!(filter, Filter::Compression(c) if c.compressor == Compressor::Delta)
 }
 
 /// An upper bound on a filter's forward output (metadata + data) for `n` input bytes.
@@ -94,7 +138,7 @@ pub fn forward_bound(filter: &Filter, n: usize) -> usize {
     let f = match filter {
         Filter::None => 1,
         Filter::Compression(c) => match c.compressor {
-            Compressor::Rle => 3,
+            Compressor::Rle | Compressor::Dictionary => 3,
             _ => 2,
         },
         Filter::BitWidthReduction { .. } | Filter::PositiveDelta { .. } => 8,
@@ -112,8 +156,8 @@ pub fn reverse_max_ratio(filter: &Filter) -> u64 {
             Compressor::Gzip => 1032,
             Compressor::Zstd => 32768,
             Compressor::Lz4 => 256,
-            Compressor::Rle => 65535,
-            Compressor::DoubleDelta => 32,
+            Compressor::Rle => u64::MAX,
+            Compressor::DoubleDelta => 64,
             Compressor::Delta => 1,
             Compressor::Bzip2 | Compressor::Dictionary => u64::MAX,
         },

@@ -56,6 +56,7 @@ pub(crate) fn filter_chunk(
             version: s.version,
             skip_checksum_validation: s.skip_checksum_validation,
             codecs,
+            offsets: s.offsets,
         };
         let flow = filters::forward(
             filter,

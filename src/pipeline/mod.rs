@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::filter_type::FilterType;
 use crate::filters;
+use crate::tile::Tile;
 
 /// The settings every chunk needs, fixed for one tile.
 #[derive(Clone, Copy, Debug)]
@@ -24,6 +25,10 @@ pub(crate) struct ChunkSettings<'a> {
     pub cell_size: u64,
     pub version: u32,
     pub skip_checksum_validation: bool,
+    /// Forward, var-string path: the tile's cell offsets, handed to every stage (§5.8).
+    pub offsets: Option<&'a [u64]>,
+    /// Reverse, var-string path: the first filter rebuilds the offsets from the data.
+    pub rebuild_offsets: bool,
 }
 
 /// An ordered list of filters with TileDB's pipeline settings.
@@ -140,15 +145,6 @@ impl Pipeline {
             .collect()
     }
 
-    /// Whether fixed-size tiles are cut into chunks (§4.4).
-    fn uses_chunking(&self) -> bool {
-        self.max_chunk_size != 0
-            && !self
-                .filters
-                .iter()
-                .any(|f| f.filter_type() == FilterType::Webp)
-    }
-
     fn settings<'a>(&'a self, types: &'a [Datatype], cell_size: u64) -> ChunkSettings<'a> {
         ChunkSettings {
             filters: &self.filters,
@@ -156,13 +152,88 @@ impl Pipeline {
             cell_size,
             version: self.format_version,
             skip_checksum_validation: self.skip_checksum_validation,
+            offsets: None,
+            rebuild_offsets: false,
         }
     }
 
-    /// Filters a fixed-size tile into TileDB's filtered tile bytes (§4.1).
-    pub fn filter_tile(&self, tile: &crate::tile::Tile) -> Result<Vec<u8>> {
-        let chunks =
-            chunking::fixed_chunks(tile.data().len(), tile.cell_size(), self.uses_chunking())?;
+    fn has(&self, t: FilterType) -> bool {
+        self.filters.iter().any(|f| f.filter_type() == t)
+    }
+
+    /// TileDB's `skip_offsets_filtering`: var-size STRING_ASCII/UTF8 data through RLE or
+    /// DICTIONARY carries its offsets inside the data tile, and the offsets tile is the 8-byte
+    /// empty marker (§5.8, §7.1). Depends on the format version.
+    pub fn skips_offsets(&self, datatype: Datatype) -> bool {
+        let v = self.format_version;
+        let (ascii, utf8) = (
+            datatype == Datatype::StringAscii,
+            datatype == Datatype::StringUtf8,
+        );
+        (self.has(FilterType::Rle) && ((v >= 12 && ascii) || (v >= 17 && utf8)))
+            || (self.has(FilterType::Dictionary) && ((v >= 13 && ascii) || (v >= 17 && utf8)))
+    }
+
+    /// TileDB's `use_tile_chunking` (§4.4) for a tile of `datatype`, var-size or not.
+    fn uses_tile_chunking(&self, is_var: bool, datatype: Datatype) -> bool {
+        if self.max_chunk_size == 0 {
+            return false;
+        }
+        let v = self.format_version;
+        if is_var && filters::is_var_string_type(datatype) {
+            return !((v >= 12 && self.has(FilterType::Rle))
+                || (v >= 13 && self.has(FilterType::Dictionary)));
+        }
+        !self.has(FilterType::Webp)
+    }
+
+    /// TileDB's schema-time type checks (`check_filter_types`) for a tile of `base` type:
+    /// what TileDB refuses when a schema is created is refused here before writing.
+    pub fn check_types(&self, base: Datatype, is_var: bool) -> Result<()> {
+        if is_var && filters::is_var_string_type(base) && self.filters.len() > 1 {
+            for t in [FilterType::Rle, FilterType::Dictionary] {
+                if self.has(t) && self.filters[0].filter_type() != t {
+                    return Err(Error::Unsupported(format!(
+                        "{} must be the first filter when used on a variable length string attribute",
+                        t.name()
+                    )));
+                }
+            }
+        }
+        if let Some(i) = self
+            .filters
+            .iter()
+            .position(|f| f.filter_type() == FilterType::Webp)
+            && i != 0
+        {
+            return Err(Error::Unsupported(format!(
+                "WEBP must be the first filter (it is filter {i}): TileDB decodes it straight into the tile"
+            )));
+        }
+        let mut t = base;
+        for (i, f) in self.filters.iter().enumerate() {
+            if let Some(why) = rejects_input(f, t) {
+                return Err(Error::Unsupported(format!(
+                    "filter {i} ({}) does not accept input type {t}: {why}",
+                    f.name()
+                )));
+            }
+            t = f.output_datatype(t);
+        }
+        Ok(())
+    }
+
+    /// Filters a fixed-size tile into TileDB's filtered tile bytes (§4.1). Also used for
+    /// offsets tiles (UINT64, cell size 8) and validity tiles (UINT8, cell size 1).
+    pub fn filter_tile(&self, tile: &Tile) -> Result<Vec<u8>> {
+        if tile.offsets().is_some() {
+            return Err(Error::invalid(
+                "tile is var-size: filter it with a data and an offsets pipeline",
+            ));
+        }
+        self.check_types(tile.datatype(), false)?;
+        let chunking = self.uses_tile_chunking(false, tile.datatype());
+        let chunks = chunking::fixed_chunks(tile.data().len(), tile.cell_size(), chunking)?;
         let types = self.stage_datatypes(tile.datatype());
         forward::filter_chunks(
             &self.settings(&types, tile.cell_size()),
@@ -172,6 +243,96 @@ impl Pipeline {
         )
     }
 
+    /// Filters a var-size tile: returns (filtered offsets tile, filtered data tile). The data
+    /// goes through this pipeline, the offsets through `offsets_pipeline` (TileDB's schema
+    /// offsets pipeline, default [ZSTD]); with RLE or DICTIONARY on strings the offsets are
+    /// folded into the data and the offsets tile is the 8-byte empty marker (§5.8, §7.1).
+    pub fn filter_var(
+        &self,
+        offsets_pipeline: &Pipeline,
+        tile: &Tile,
+    ) -> Result<(Vec<u8>, Vec<u8>)> {
+        let offsets = tile
+            .offsets()
+            .ok_or_else(|| Error::invalid("tile is not var-size"))?;
+        let dt = tile.datatype();
+        self.check_types(dt, true)?;
+        let types = self.stage_datatypes(dt);
+        let cell_size = dt.size() as u64;
+        let mut settings = self.settings(&types, cell_size);
+        let skip = self.skips_offsets(dt);
+        let chunking = self.uses_tile_chunking(true, dt);
+        let mut chunks = chunking::var_chunks(tile.data().len(), cell_size, offsets, chunking)?;
+        if skip {
+            settings.offsets = Some(offsets);
+        }
+        if !self.filters.iter().all(filters::encodes_empty_part) {
+            // TileDB would write an unreadable empty chunk here (the trailing one of §4.5, or
+            // the only one of an all-empty tile); TileDB reads any chunk split, including
+            // zero chunks, so leave it out.
+            chunks.retain(|c| !c.is_empty());
+        }
+        let threads = threads::effective_threads(self.threads);
+        let data = forward::filter_chunks(&settings, tile.data(), &chunks, threads)?;
+        let offsets_tile = if skip {
+            0u64.to_le_bytes().to_vec()
+        } else {
+            let bytes: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
+            offsets_pipeline
+                .filter_tile(&Tile::new(Datatype::Uint64, 8, bytes)?)
+                .map_err(|e| e.context("offsets tile"))?
+        };
+        Ok((offsets_tile, data))
+    }
+
+    /// Unfilters a var-size tile from its filtered offsets and data tiles.
+    pub fn unfilter_var(
+        &self,
+        offsets_pipeline: &Pipeline,
+        filtered_offsets: &[u8],
+        filtered_data: &[u8],
+        datatype: Datatype,
+    ) -> Result<Tile> {
+        let types = self.stage_datatypes(datatype);
+        let cell_size = datatype.size() as u64;
+        let mut settings = self.settings(&types, cell_size);
+        let threads = threads::effective_threads(self.threads);
+        if self.skips_offsets(datatype) {
+            // The offsets tile is only a marker; the offsets come from the data tile.
+            let marker = crate::tile_format::parse(filtered_offsets)
+                .map_err(|e| e.context("offsets tile"))?;
+            if marker.tile_size != filtered_offsets.len() {
+                return Err(Error::corrupt(
+                    "offsets tile: bytes follow the filtered tile",
+                ));
+            }
+            settings.rebuild_offsets = true;
+            let (data, offsets) = reverse::unfilter_chunks(&settings, filtered_data, threads)?;
+            let offsets = offsets.unwrap_or_default();
+            crate::tile::check_offsets(&offsets, data.len())
+                .map_err(|m| Error::corrupt(format!("rebuilt offsets: {m}")))?;
+            return Tile::new_var(datatype, offsets, data);
+        }
+        let offsets_tile = offsets_pipeline
+            .unfilter_tile(filtered_offsets, Datatype::Uint64, 8)
+            .map_err(|e| e.context("offsets tile"))?;
+        if offsets_tile.data().len() % 8 != 0 {
+            return Err(Error::corrupt(format!(
+                "offsets tile: {} bytes is not a whole number of u64 offsets",
+                offsets_tile.data().len()
+            )));
+        }
+        let offsets: Vec<u64> = offsets_tile
+            .data()
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        let (data, _) = reverse::unfilter_chunks(&settings, filtered_data, threads)?;
+        crate::tile::check_offsets(&offsets, data.len())
+            .map_err(|m| Error::corrupt(format!("offsets tile: {m}")))?;
+        Tile::new_var(datatype, offsets, data)
+    }
+
     /// Unfilters TileDB's filtered tile bytes (exactly one tile) of `datatype` cells of
     /// `cell_size` bytes. The result is as long as the sum of the chunks' original lengths.
     pub fn unfilter_tile(
@@ -179,15 +340,55 @@ impl Pipeline {
         filtered: &[u8],
         datatype: Datatype,
         cell_size: u64,
-    ) -> Result<crate::tile::Tile> {
+    ) -> Result<Tile> {
         crate::tile::check_cell_size(datatype, cell_size)?;
         let types = self.stage_datatypes(datatype);
-        let data = reverse::unfilter_chunks(
+        let (data, _) = reverse::unfilter_chunks(
             &self.settings(&types, cell_size),
             filtered,
             threads::effective_threads(self.threads),
         )?;
-        crate::tile::Tile::new(datatype, cell_size, data)
+        Tile::new(datatype, cell_size, data)
+    }
+}
+
+/// Why filter `f` does not accept input of type `t` (TileDB's `accepts_input_datatype`).
+fn rejects_input(f: &Filter, t: Datatype) -> Option<&'static str> {
+    use crate::filter_type::Compressor;
+    match f {
+        Filter::Compression(c)
+            if matches!(c.compressor, Compressor::Delta | Compressor::DoubleDelta) =>
+        {
+            let e = if c.reinterpret == Datatype::Any {
+                t
+            } else {
+                c.reinterpret
+            };
+            if e.is_real() {
+                Some(
+                    "delta filters do not accept floating-point types (set an integer reinterpret datatype)",
+                )
+            } else if c.reinterpret != Datatype::Any && t.size() % c.reinterpret.size() != 0 {
+                Some("the reinterpret datatype's size does not divide the input type's size")
+            } else {
+                None
+            }
+        }
+        Filter::BitWidthReduction { .. } | Filter::PositiveDelta { .. } => {
+            if t.is_integer() || t.is_datetime() || t.is_time() || t.is_byte() {
+                None
+            } else {
+                Some("only integer, date/time and byte types are accepted")
+            }
+        }
+        Filter::ScaleFloat(_) if !matches!(t.size(), 4 | 8) => {
+            Some("the type size must be 4 or 8 bytes")
+        }
+        Filter::Xor if !matches!(t.size(), 1 | 2 | 4 | 8) => {
+            Some("the type size must be 1, 2, 4 or 8")
+        }
+        Filter::Webp(_) if t != Datatype::Uint8 => Some("WEBP only accepts UINT8"),
+        _ => None,
     }
 }
 

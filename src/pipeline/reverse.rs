@@ -11,15 +11,20 @@ use crate::thread_scratch::{ThreadScratch, with_scratch};
 use crate::tile_format::{self, ChunkRef};
 use rayon::prelude::*;
 
-/// Unfilters one chunk into `window` (exactly its original length).
+/// Unfilters one chunk into `window` (exactly its original length). With `offsets`, the first
+/// filter rebuilds the var-size offsets from the data (§5.8).
 pub(crate) fn unfilter_chunk(
     s: &ChunkSettings<'_>,
     chunk: &ChunkRef<'_>,
     window: &mut [u8],
+    mut offsets: Option<&mut Vec<u64>>,
     scratch: &mut ThreadScratch,
 ) -> Result<()> {
     let n = s.filters.len();
     if n == 0 {
+        if offsets.is_some() {
+            return Err(Error::Internal("offsets rebuilt without a filter".into()));
+        }
         return copy_into_window(chunk.data, window);
     }
     // limits[k]: the most bytes reverse stage k may produce (the forward input of stage k).
@@ -74,6 +79,7 @@ pub(crate) fn unfilter_chunk(
             version: s.version,
             skip_checksum_validation: s.skip_checksum_validation,
             codecs,
+            offsets: None,
         };
         let (md_flow, data_flow) = filters::reverse(
             filter,
@@ -82,6 +88,7 @@ pub(crate) fn unfilter_chunk(
             RevOut {
                 md: md_write,
                 data: sink,
+                offsets: if k == 0 { offsets.take() } else { None },
             },
         )
         .map_err(|e| e.context(filter.name()))?;
@@ -117,12 +124,13 @@ fn copy_into_window(data: &[u8], window: &mut [u8]) -> Result<()> {
     Ok(())
 }
 
-/// Parses and unfilters a whole filtered tile (which must span all of `filtered`).
+/// Parses and unfilters a whole filtered tile (which must span all of `filtered`). On the
+/// var-string path also returns the offsets the first filter rebuilt.
 pub(crate) fn unfilter_chunks(
     s: &ChunkSettings<'_>,
     filtered: &[u8],
     threads: usize,
-) -> Result<Vec<u8>> {
+) -> Result<(Vec<u8>, Option<Vec<u64>>)> {
     let table = tile_format::parse(filtered)?;
     if table.tile_size != filtered.len() {
         return Err(Error::corrupt(format!(
@@ -161,8 +169,23 @@ pub(crate) fn unfilter_chunks(
         windows.push(w);
         rest = r;
     }
+    if s.rebuild_offsets {
+        // TileDB writes these tiles as one chunk (chunking is disabled on this path).
+        if table.chunks.len() != 1 {
+            return Err(Error::corrupt(format!(
+                "a string tile with offsets folded into the data has {} chunks, not 1",
+                table.chunks.len()
+            )));
+        }
+        let mut offsets = Vec::new();
+        with_scratch(|scratch| {
+            unfilter_chunk(s, &table.chunks[0], &mut out, Some(&mut offsets), scratch)
+        })
+        .map_err(|e| e.context("chunk 0"))?;
+        return Ok((out, Some(offsets)));
+    }
     let run = |(i, (chunk, window)): (usize, (&ChunkRef<'_>, &mut &mut [u8]))| {
-        with_scratch(|scratch| unfilter_chunk(s, chunk, window, scratch))
+        with_scratch(|scratch| unfilter_chunk(s, chunk, window, None, scratch))
             .map_err(|e| e.context(format!("chunk {i}")))
     };
     if threads <= 1 || table.chunks.len() <= 1 {
@@ -184,5 +207,5 @@ pub(crate) fn unfilter_chunks(
         });
         results.into_iter().collect::<Result<()>>()?;
     }
-    Ok(out)
+    Ok((out, None))
 }

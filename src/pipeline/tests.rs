@@ -237,42 +237,33 @@ fn serialization_matches_tiledb_vectors() {
 
 #[test]
 fn deserialization_reads_every_filters_options_and_versions() {
-    // Filters implemented later still parse, and are refused as unsupported by name.
-    let later: &[(&str, &str)] = &[
-        (
-            "BIT_WIDTH_REDUCTION",
-            "00000100 01000000 07 04000000 80000000",
-        ),
-        ("POSITIVE_DELTA", "00000100 01000000 0a 04000000 00040000"),
-        (
-            "DOUBLE_DELTA",
-            "00000100 01000000 06 06000000 06 ffffffff 00",
-        ),
-        ("DELTA", "00000100 01000000 13 06000000 08 ffffffff 11"),
-        (
-            "DICTIONARY_ENCODING",
-            "00000100 01000000 0e 05000000 07 ffffffff",
-        ),
-        (
-            "SCALE_FLOAT",
-            "00000100 01000000 0f 18000000 000000000000e03f 0000000000002440 0200000000000000",
-        ),
-        ("XOR", "00000100 01000000 10 00000000"),
-        ("RLE", "00000100 01000000 04 05000000 04 ffffffff"),
-        (
-            "WEBP",
-            "00000100 01000000 12 0c000000 0000c842 01 01 2000 2001 0000",
-        ),
+    // Every filter's options parse and re-serialize to TileDB's bytes (FORMAT.md §9.1).
+    let vectors: &[&str] = &[
+        "00000100 01000000 07 04000000 80000000",
+        "00000100 01000000 0a 04000000 00040000",
+        "00000100 01000000 06 06000000 06 ffffffff 00",
+        "00000100 01000000 13 06000000 08 ffffffff 11",
+        "00000100 01000000 0e 05000000 07 ffffffff",
+        "00000100 01000000 0f 18000000 000000000000e03f 0000000000002440 0200000000000000",
+        "00000100 05000000 0c 00000000 0d 00000000 10 00000000 00 00000000 08 00000000",
+        "00000100 03000000 03 05000000 03 ffffffff 05 05000000 05 ffffffff 04 05000000 04 ffffffff",
+        "00000100 01000000 12 0c000000 0000c842 01 01 2000 2001 0000",
     ];
-    for (name, bytes) in later {
-        let e = Pipeline::deserialize(&hex(bytes), 22).unwrap_err();
-        assert!(matches!(e, Error::Unsupported(_)), "{name}: {e:?}");
-        assert!(e.message().contains(name), "{name}: {e}");
+    for bytes in vectors {
+        let p = Pipeline::deserialize(&hex(bytes), 22).unwrap();
+        assert_eq!(p.serialize(), hex(bytes), "{bytes}");
     }
+    let p = Pipeline::deserialize(&hex(vectors[2]), 22).unwrap();
+    assert_eq!(
+        p.filters()[0].get_option(FilterOption::CompressionReinterpretDatatype),
+        Ok(OptionValue::U8(0))
+    );
     // DOUBLE_DELTA before version 20 has no reinterpret byte.
-    let e =
-        Pipeline::deserialize(&hex("00000100 01000000 06 05000000 06 ffffffff"), 19).unwrap_err();
-    assert!(matches!(e, Error::Unsupported(_)));
+    let p = Pipeline::deserialize(&hex("00000100 01000000 06 05000000 06 ffffffff"), 19).unwrap();
+    assert_eq!(
+        p.filters()[0].get_option(FilterOption::CompressionReinterpretDatatype),
+        Ok(OptionValue::U8(Datatype::Any as u8))
+    );
     let e =
         Pipeline::deserialize(&hex("00000100 01000000 06 05000000 06 ffffffff"), 22).unwrap_err();
     assert!(matches!(e, Error::CorruptData(_)), "{e:?}");
@@ -418,23 +409,8 @@ fn corrupt_tiles_never_panic_or_overallocate() {
 }
 
 #[test]
-fn unsupported_and_invalid_filters_are_refused() {
+fn invalid_filters_and_indices_are_refused() {
     let mut p = Pipeline::new();
-    for t in [
-        FilterType::Rle,
-        FilterType::DoubleDelta,
-        FilterType::BitWidthReduction,
-        FilterType::PositiveDelta,
-        FilterType::Dictionary,
-        FilterType::ScaleFloat,
-        FilterType::Xor,
-        FilterType::Webp,
-        FilterType::Delta,
-    ] {
-        let e = p.add_filter(t).unwrap_err();
-        assert!(matches!(e, Error::Unsupported(_)), "{t}");
-        assert!(e.message().contains(t.name()), "{e}");
-    }
     assert!(matches!(
         p.add_filter(FilterType::Aes256Gcm),
         Err(Error::InvalidArgument(_))
@@ -451,6 +427,68 @@ fn unsupported_and_invalid_filters_are_refused() {
             .unwrap()
             .get_option(FilterOption::CompressionLevel),
         Ok(OptionValue::I32(5))
+    );
+}
+
+#[test]
+fn schema_type_rules_are_enforced_on_write_only() {
+    let floats = Tile::new(Datatype::Float64, 8, vec![0; 64]).unwrap();
+    for s in [
+        "double_delta",
+        "delta",
+        "bit_width_reduction",
+        "positive_delta",
+    ] {
+        let p = spec::parse(s).unwrap();
+        let e = p.filter_tile(&floats).unwrap_err();
+        assert!(matches!(e, Error::Unsupported(_)), "{s}: {e:?}");
+        assert!(e.message().contains("FLOAT64"), "{e}");
+    }
+    // A delta filter with an integer reinterpret type accepts floats.
+    let p = spec::parse("delta:reinterpret=int64").unwrap();
+    assert!(p.filter_tile(&floats).is_ok());
+    let p = spec::parse("double_delta:reinterpret=int32,zstd").unwrap();
+    assert!(p.filter_tile(&floats).is_ok());
+    // A reinterpret size that does not divide the type size.
+    let p = spec::parse("delta:reinterpret=int64").unwrap();
+    let ints = Tile::new(Datatype::Int32, 4, vec![0; 64]).unwrap();
+    assert!(matches!(p.filter_tile(&ints), Err(Error::Unsupported(_))));
+    // SCALE_FLOAT needs 4- or 8-byte input; WEBP needs UINT8; XOR's output feeds the next stage.
+    let bytes = Tile::new(Datatype::Int16, 2, vec![0; 64]).unwrap();
+    assert!(
+        spec::parse("scale_float")
+            .unwrap()
+            .filter_tile(&bytes)
+            .is_err()
+    );
+    assert!(spec::parse("webp").unwrap().filter_tile(&bytes).is_err());
+    // scale_float then xor: INT64 into XOR, accepted; then double_delta on INT64, accepted.
+    assert!(
+        spec::parse("scale_float,xor,double_delta")
+            .unwrap()
+            .check_types(Datatype::Float64, false)
+            .is_ok()
+    );
+    // Var-size strings: RLE and DICTIONARY must come first when there are several filters.
+    let p = spec::parse("zstd,rle").unwrap();
+    assert!(p.check_types(Datatype::StringAscii, true).is_err());
+    assert!(p.check_types(Datatype::StringAscii, false).is_ok());
+    assert!(
+        spec::parse("dictionary,zstd")
+            .unwrap()
+            .check_types(Datatype::StringUtf8, true)
+            .is_ok()
+    );
+    // Reading applies no schema rules: older TileDB wrote pass-through BWR on floats.
+    let p = spec::parse("bit_width_reduction").unwrap();
+    let mut legacy = 1u64.to_le_bytes().to_vec();
+    crate::tile_format::write_chunk_header(&mut legacy, 8, 8, 0);
+    legacy.extend_from_slice(&1.5f64.to_le_bytes());
+    assert_eq!(
+        p.unfilter_tile(&legacy, Datatype::Float64, 8)
+            .unwrap()
+            .data(),
+        &1.5f64.to_le_bytes()
     );
 }
 

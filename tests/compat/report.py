@@ -66,7 +66,7 @@ def failure_lines(results, limit: int = 60, width: int = 600) -> list[str]:
     return out
 
 
-def print_report(results, pipelines, dtypes, header_lines=()):
+def print_report(results, pipelines, dtypes, header_lines=(), final_line=True):
     for line in header_lines:
         print(line)
     print()
@@ -95,8 +95,9 @@ def print_report(results, pipelines, dtypes, header_lines=()):
         print()
         print("\n".join(fl))
     passed, failed = counts(results)
-    print()
-    print(f"{passed} passed, {failed} failed")
+    if final_line:
+        print()
+        print(f"{passed} passed, {failed} failed")
     return passed, failed
 
 

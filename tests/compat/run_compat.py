@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """TileDB 2.30 compatibility harness for libtdbfilter.
 
-Writes dense arrays with TileDB-Py (one attribute per filter pipeline), then
-checks the library against TileDB's tiles and schema (see checks.py for the
-check letters). Exit status: 0 if nothing failed, 1 otherwise, 2 on usage or
+Writes arrays with TileDB-Py, then checks the library against TileDB's tiles
+and schema (see checks.py and fieldcheck.py for the check letters). Suites:
+``base`` (fixed-size attributes x shuffles/checksums/compressors, arraygen.py)
+and the extended ``fixed2``, ``var``, ``nullable``, ``sparse``, ``webp``
+(suites.py). Exit status: 0 if nothing failed, 1 otherwise, 2 on usage or
 setup errors.
 
     .venv/bin/python tests/compat/run_compat.py [--lib PATH] [--quick] [--json OUT]
+    .venv/bin/python tests/compat/run_compat.py --suites var,sparse   # a subset of suites
     .venv/bin/python tests/compat/run_compat.py --no-lib     # harness/spec checks only
 """
 
@@ -24,8 +27,12 @@ sys.path.insert(0, HERE)
 
 import arraygen  # noqa: E402
 import checks  # noqa: E402
+import extended  # noqa: E402
 import refdecode  # noqa: E402
+import refdecode_ext  # noqa: E402
 import report  # noqa: E402
+import report_ext  # noqa: E402
+import suites  # noqa: E402
 from tdbfilter_ctypes import Library, check_header, default_library_path  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -57,6 +64,8 @@ def parse_args(argv):
     ap.add_argument("--shapes", help="comma-separated shape subset: " + ",".join(arraygen.SHAPES))
     ap.add_argument("--tiles", help="comma-separated tile config subset: " +
                     ",".join(t.name for t in arraygen.TILE_CONFIGS))
+    ap.add_argument("--suites", help="comma-separated suites (default all): base," + ",".join(suites.SUITES) +
+                    "; --dtypes/--shapes/--tiles select within base")
     return ap.parse_args(argv)
 
 
@@ -79,6 +88,8 @@ def self_tests(lib_path):
 
     errs = refdecode.check_spec_vectors()
     add("fail" if errs else "pass", "; ".join(errs) or "FORMAT.md §9.2 vectors decode")
+    errs = refdecode_ext.check_spec_vectors()
+    add("fail" if errs else "pass", "; ".join(errs) or "FORMAT.md §9.2 vectors of the extended decoder decode")
     header = os.path.join(REPO, "include", "tdbfilter.h")
     if lib_path and os.path.exists(header):
         probs = check_header(header)
@@ -93,11 +104,13 @@ def main(argv=None):
     dtypes = _subset(args.dtypes, all_dt, all_dt, "datatype")
     shapes = _subset(args.shapes, arraygen.SHAPES, arraygen.SHAPES, "shape")
     tiles = _subset(args.tiles, all_tc, all_tc, "tile config")
-    combos = [(t, s, d) for t in tiles for d in dtypes for s in shapes]
+    chosen = _subset(args.suites, ["base"] + suites.SUITES, ["base"] + suites.SUITES, "suite")
+    combos = [(t, s, d) for t in tiles for d in dtypes for s in shapes] if "base" in chosen else []
     if args.quick:
         quick = {(t, s, d) for t, ss, ds in QUICK for s in ss for d in (ds or all_dt)}
         combos = [c for c in combos if c in quick]
-    if not combos:
+    ext_jobs = suites.jobs([x for x in suites.SUITES if x in chosen], args.quick)
+    if not combos and not ext_jobs:
         raise SystemExit("the selection is empty")
 
     lib_path = None
@@ -108,7 +121,8 @@ def main(argv=None):
             print(f"library not found: {lib_path} (build it, pass --lib, or use --no-lib)", file=sys.stderr)
             return 2
         lib = Library(lib_path)  # fail early on missing symbols
-        header_lines.append(f"library: {lib_path} (tdb_version {lib.version()!r})")
+        header_lines.append(f"library: {lib_path} (tdb_version {lib.version()!r})" +
+                            (f"; missing var-size API: {', '.join(lib.missing)}" if lib.missing else ""))
     else:
         header_lines.append("library: not used (--no-lib): only harness checks P")
     import tiledb
@@ -121,17 +135,31 @@ def main(argv=None):
     # Largest arrays first so the pool's tail is short.
     size_of = {t.name: t.extent * t.tiles for t in arraygen.TILE_CONFIGS}
     cell = {d.name: d.cell_size for d in arraygen.DATATYPES}
-    jobs.sort(key=lambda j: -size_of[j["tiles"]] * cell[j["dtype"]])
-    header_lines.append(f"{len(jobs)} arrays x {len(arraygen.PIPELINES)} pipelines "
-                        f"({len({c[2] for c in combos})} datatypes, shapes {sorted({c[1] for c in combos})}, "
-                        f"tiles {sorted({c[0] for c in combos})}{', quick' if args.quick else ''}), "
-                        f"{args.jobs} workers, workdir {workdir}")
+    for j in jobs:
+        j["weight"] = size_of[j["tiles"]] * cell[j["dtype"]] * 2
+    if combos:
+        header_lines.append(f"base: {len(jobs)} arrays x {len(arraygen.PIPELINES)} pipelines "
+                            f"({len({c[2] for c in combos})} datatypes, shapes {sorted({c[1] for c in combos})}, "
+                            f"tiles {sorted({c[0] for c in combos})}{', quick' if args.quick else ''})")
+    ext_dir = extended.workdir_for(workdir)
+    for ej in ext_jobs:
+        jobs.append({"job": ej, "lib": lib_path, "workdir": ext_dir, "keep": args.keep,
+                     "weight": extended.job_weight(ej)})
+    if ext_jobs:
+        counts = {}
+        for sname, _ in ext_jobs:
+            counts[sname] = counts.get(sname, 0) + 1
+        header_lines.append("extended: " + ", ".join(f"{k} {v} arrays" for k, v in counts.items()) +
+                            (" (quick)" if args.quick else ""))
+    header_lines.append(f"{args.jobs} workers, workdir {workdir}; WebP reference decoder: "
+                        f"{refdecode_ext.webp_decoder_name() or 'none'}")
+    jobs.sort(key=lambda j: -j["weight"])
 
     t0 = time.time()
     results = self_tests(lib_path)
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(max(1, args.jobs), maxtasksperchild=8) as pool:
-        for res in pool.imap_unordered(checks.run_job, jobs):
+        for res in pool.imap_unordered(extended.dispatch, jobs):
             results.extend(res)
     header_lines.append(f"elapsed {time.time() - t0:.1f} s")
     if not args.keep and not args.workdir:
@@ -139,11 +167,29 @@ def main(argv=None):
         shutil.rmtree(workdir, ignore_errors=True)
 
     pipelines = [p.name for p in arraygen.PIPELINES]
-    passed, failed = report.print_report(results, pipelines, dtypes, header_lines)
+    base = [r for r in results if report_ext.suite_of(r) == "base"]
+    ext = [r for r in results if report_ext.suite_of(r) != "base"]
+    if combos:
+        report.print_report(base, pipelines, dtypes, header_lines, final_line=False)
+    else:
+        for line in header_lines:
+            print(line)
+        fl = report.failure_lines(base)
+        if fl:
+            print("\n".join(fl))
+    report_ext.print_suites(ext)
+    fl = report_ext.failure_lines(ext)
+    if fl:
+        print()
+        print("\n".join(fl))
+    passed, failed = report.counts(results)
+    print()
+    print(f"{passed} passed, {failed} failed")
     if args.json:
         report.write_json(args.json, results, {
             "library": lib_path, "tiledb_py": tiledb.__version__,
             "arrays": [{"tiles": t, "shape": s, "dtype": d} for t, s, d in combos], "quick": args.quick,
+            "extended_jobs": [list(map(str, j)) for j in ext_jobs],
         })
     return 1 if failed else 0
 

@@ -68,10 +68,30 @@ DATATYPES = {
     "UINT16": 8,
     "UINT32": 9,
     "UINT64": 10,
+    "STRING_ASCII": 11,
+    "STRING_UTF8": 12,
+    "ANY": 17,
+    "DATETIME_DAY": 21,
     "DATETIME_NS": 27,
+    "BLOB": 40,
+    "BOOL": 41,
 }
 
-FILTER_OPTIONS = {"COMPRESSION_LEVEL": 0}
+FILTER_OPTIONS = {
+    "COMPRESSION_LEVEL": 0,
+    "BIT_WIDTH_MAX_WINDOW": 1,
+    "POSITIVE_DELTA_MAX_WINDOW": 2,
+    "SCALE_FLOAT_BYTEWIDTH": 3,
+    "SCALE_FLOAT_FACTOR": 4,
+    "SCALE_FLOAT_OFFSET": 5,
+    "WEBP_QUALITY": 6,
+    "WEBP_INPUT_FORMAT": 7,
+    "WEBP_LOSSLESS": 8,
+    "COMPRESSION_REINTERPRET_DATATYPE": 9,
+}
+
+# The C value type of each option (tdb_pipeline_set_option reads exactly this), as struct codes.
+OPTION_CTYPES = {0: "i", 1: "I", 2: "I", 3: "Q", 4: "d", 5: "d", 6: "f", 7: "B", 8: "B", 9: "B"}
 
 FORMAT_VERSION = 22
 
@@ -153,6 +173,25 @@ class Library:
             fn = getattr(d, name)  # AttributeError names the missing symbol
             fn.restype = restype
             fn.argtypes = argtypes
+        # Var-size tiles (newer libraries); `has_var_api` tells whether they are present.
+        optional = {
+            "tdb_tile_create_var": (c_int, [c_uint32, POINTER(c_uint64), c_size_t, c_void_p, c_size_t,
+                                            POINTER(c_void_p), perr]),
+            "tdb_tile_offsets": (c_int, [c_void_p, POINTER(POINTER(c_uint64)), POINTER(c_size_t)]),
+            "tdb_pipeline_filter_var": (c_int, [c_void_p, c_void_p, c_void_p, POINTER(c_void_p),
+                                                POINTER(c_void_p), perr]),
+            "tdb_pipeline_unfilter_var": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t, c_void_p, c_size_t,
+                                                  c_uint32, POINTER(c_void_p), perr]),
+        }
+        self.missing = []
+        for name, (restype, argtypes) in optional.items():
+            fn = getattr(d, name, None)
+            if fn is None:
+                self.missing.append(name)
+                continue
+            fn.restype = restype
+            fn.argtypes = argtypes
+        self.has_var_api = not self.missing
 
     def _check(self, func: str, status: int, err: c_void_p):
         """Raise TdbError for a non-OK status; always frees the error object."""
@@ -206,6 +245,17 @@ class Library:
         self._check("tdb_filtered_tile_size", st, err)
         return out.value
 
+    def create_var_tile(self, datatype: int, offsets, data) -> "Tile":
+        """A var-size tile: `offsets` are the cells' u64 start offsets (first 0, no extra element)."""
+        import numpy as np
+        offs = np.ascontiguousarray(np.asarray(offsets, dtype=np.uint64))
+        optr = offs.ctypes.data_as(POINTER(c_uint64)) if len(offs) else None
+        buf, n, _keep = _as_buffer(data)
+        ptr, err = c_void_p(), c_void_p()
+        st = self._dll.tdb_tile_create_var(datatype, optr, len(offs), buf, n, byref(ptr), byref(err))
+        self._check("tdb_tile_create_var", st, err)
+        return Tile(self, ptr)
+
     def create_tile(self, datatype: int, cell_size: int, data) -> "Tile":
         buf, n, _keep = _as_buffer(data)
         ptr, err = c_void_p(), c_void_p()
@@ -251,6 +301,17 @@ class Tile(_Handle):
             return b""
         return ctypes.string_at(p.value, n.value)
 
+    def offsets(self):
+        """The var-size tile's offsets as a numpy uint64 array (a copy)."""
+        import numpy as np
+        p, n = POINTER(c_uint64)(), c_size_t()
+        st = self.lib._dll.tdb_tile_offsets(self.ptr, byref(p), byref(n))
+        if st != TDB_OK:
+            raise TdbError("tdb_tile_offsets", st, "(tdb_tile_offsets has no error object)")
+        if n.value == 0:
+            return np.zeros(0, dtype=np.uint64)
+        return np.ctypeslib.as_array(p, shape=(n.value,)).copy()
+
 
 class Pipeline(_Handle):
     _free_name = "tdb_pipeline_free"
@@ -266,6 +327,16 @@ class Pipeline(_Handle):
         st = self.lib._dll.tdb_pipeline_set_option(
             self.ptr, index, FILTER_OPTIONS["COMPRESSION_LEVEL"], ctypes.cast(byref(value), c_void_p),
             byref(err))
+        self.lib._check("tdb_pipeline_set_option", st, err)
+
+    def set_option(self, index: int, option: int, value):
+        """tdb_pipeline_set_option with `value` packed as the option's C type."""
+        import struct
+        code = OPTION_CTYPES[option]
+        raw = (ctypes.c_ubyte * struct.calcsize(code)).from_buffer_copy(struct.pack("<" + code, value))
+        err = c_void_p()
+        st = self.lib._dll.tdb_pipeline_set_option(self.ptr, index, option, ctypes.cast(raw, c_void_p),
+                                                   byref(err))
         self.lib._check("tdb_pipeline_set_option", st, err)
 
     def serialize(self) -> bytes:
@@ -310,6 +381,28 @@ class Pipeline(_Handle):
         self.lib._check("tdb_pipeline_unfilter", st, err)
         with Tile(self.lib, out) as t:
             return t.data()
+
+
+    def filter_var(self, offsets_pipeline: "Pipeline", datatype: int, offsets, data) -> tuple[bytes, bytes]:
+        """tdb_pipeline_filter_var: returns (filtered offsets tile, filtered data tile)."""
+        with self.lib.create_var_tile(datatype, offsets, data) as tile:
+            fo, fd, err = c_void_p(), c_void_p(), c_void_p()
+            st = self.lib._dll.tdb_pipeline_filter_var(self.ptr, offsets_pipeline.ptr, tile.ptr, byref(fo),
+                                                       byref(fd), byref(err))
+            self.lib._check("tdb_pipeline_filter_var", st, err)
+        with Tile(self.lib, fo) as a, Tile(self.lib, fd) as b:
+            return a.data(), b.data()
+
+    def unfilter_var(self, offsets_pipeline: "Pipeline", filtered_offsets, filtered_data, datatype: int):
+        """tdb_pipeline_unfilter_var: returns (offsets as numpy uint64, data bytes)."""
+        ob, on, _k1 = _as_buffer(filtered_offsets)
+        db, dn, _k2 = _as_buffer(filtered_data)
+        out, err = c_void_p(), c_void_p()
+        st = self.lib._dll.tdb_pipeline_unfilter_var(self.ptr, offsets_pipeline.ptr, ob, on, db, dn, datatype,
+                                                     byref(out), byref(err))
+        self.lib._check("tdb_pipeline_unfilter_var", st, err)
+        with Tile(self.lib, out) as t:
+            return t.offsets(), t.data()
 
 
 def check_header(path: str) -> list[str]:

@@ -1,0 +1,136 @@
+//! Test helpers: run one filter stage on given parts, forward and reverse.
+
+use crate::datatype::Datatype;
+use crate::error::Result;
+use crate::filter::Filter;
+use crate::parts::{PartList, Parts};
+use crate::stage::{DataFlow, DataSink, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::thread_scratch::CodecContexts;
+
+/// The output of one forward stage: metadata parts and data parts (None when forwarded).
+#[derive(Debug)]
+pub struct Forwarded {
+    /// Metadata parts, concatenated.
+    pub md: Vec<u8>,
+    /// Length of each metadata part.
+    pub md_lens: Vec<usize>,
+    /// Data parts, concatenated (the input's bytes when the filter forwarded them).
+    pub data: Vec<u8>,
+    /// Length of each data part.
+    pub data_lens: Vec<usize>,
+    /// Whether the filter forwarded its data input.
+    pub flow: DataFlow,
+}
+
+/// Runs `filter` forward as a first stage on one data part `data` of `datatype` with tile
+/// cell size `cell_size` (and the tile's cell offsets for the var-string path).
+pub fn forward_one(
+    filter: &Filter,
+    datatype: Datatype,
+    cell_size: u64,
+    offsets: Option<&[u64]>,
+    data: &[u8],
+) -> Result<Forwarded> {
+    let lens = [data.len()];
+    forward_parts(
+        filter,
+        datatype,
+        cell_size,
+        offsets,
+        Parts::EMPTY,
+        Parts::new(data, &lens),
+    )
+}
+
+/// Runs `filter` forward on arbitrary metadata and data parts.
+pub fn forward_parts(
+    filter: &Filter,
+    datatype: Datatype,
+    cell_size: u64,
+    offsets: Option<&[u64]>,
+    md: Parts<'_>,
+    data: Parts<'_>,
+) -> Result<Forwarded> {
+    let mut codecs = CodecContexts::default();
+    let mut ctx = StageCtx::new(datatype, cell_size, &mut codecs);
+    ctx.offsets = offsets;
+    let (mut out_md, mut out_data) = (PartList::default(), PartList::default());
+    let flow = crate::filters::forward(
+        filter,
+        &mut ctx,
+        FwdIn { md, data },
+        FwdOut {
+            md: &mut out_md,
+            data: &mut out_data,
+        },
+    )?;
+    let (data_bytes, data_lens) = match flow {
+        DataFlow::Written => (
+            out_data.as_parts().bytes().to_vec(),
+            out_data.as_parts().lens().to_vec(),
+        ),
+        DataFlow::Forwarded => (
+            data.forwarded().bytes().to_vec(),
+            data.forwarded().lens().to_vec(),
+        ),
+    };
+    Ok(Forwarded {
+        md: out_md.as_parts().bytes().to_vec(),
+        md_lens: out_md.as_parts().lens().to_vec(),
+        data: data_bytes,
+        data_lens,
+        flow,
+    })
+}
+
+/// The output of one reverse stage.
+#[derive(Debug)]
+pub struct Reversed {
+    /// Metadata left for the previous stage.
+    pub md: Vec<u8>,
+    /// Restored data.
+    pub data: Vec<u8>,
+    /// Offsets rebuilt by the var-string path (when requested).
+    pub offsets: Vec<u64>,
+}
+
+/// Runs `filter` in reverse as the first stage, into a window of exactly `original_len` bytes.
+/// With `rebuild_offsets`, the var-string path's offsets are collected.
+pub fn reverse_one(
+    filter: &Filter,
+    datatype: Datatype,
+    cell_size: u64,
+    md: &[u8],
+    data: &[u8],
+    original_len: usize,
+    rebuild_offsets: bool,
+) -> Result<Reversed> {
+    let mut codecs = CodecContexts::default();
+    let mut ctx = StageCtx::new(datatype, cell_size, &mut codecs);
+    let mut out_md = Vec::new();
+    let mut window = vec![0u8; original_len];
+    let mut offsets = Vec::new();
+    let (md_flow, data_flow) = crate::filters::reverse(
+        filter,
+        &mut ctx,
+        RevIn { md, data },
+        RevOut {
+            md: &mut out_md,
+            data: DataSink::Window(&mut window),
+            offsets: rebuild_offsets.then_some(&mut offsets),
+        },
+    )?;
+    let md_left = match md_flow {
+        MdFlow::Rest(n) => md[n..].to_vec(),
+        MdFlow::Written => out_md,
+    };
+    let data_out = match data_flow {
+        DataFlow::Written => window,
+        DataFlow::Forwarded => data.to_vec(),
+    };
+    Ok(Reversed {
+        md: md_left,
+        data: data_out,
+        offsets,
+    })
+}
