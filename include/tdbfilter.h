@@ -629,6 +629,17 @@ tdb_status_t tdb_pipeline_set_webp_extents(tdb_pipeline_t *pipeline,
                                            tdb_error_t **error);
 
 /**
+ * Sets the pipeline's AES-256-GCM key (`key_len` must be 32). As in TileDB, the encryption
+ * filter is then appended to every filter and unfilter call (never serialized); each part gets
+ * a fresh random IV. The key is copied, zeroed when the pipeline is freed, and never appears
+ * in messages. Set the key on the offsets and validity pipelines too for encrypted arrays.
+ */
+tdb_status_t tdb_pipeline_set_encryption_key(tdb_pipeline_t *pipeline,
+                                             const uint8_t *key,
+                                             size_t key_len,
+                                             tdb_error_t **error);
+
+/**
  * Creates a tile by copying `size` bytes of `datatype` cells of `cell_size` bytes
  * (cell_val_num × datatype size).
  */

@@ -20,6 +20,7 @@
 pub mod byte_reader;
 pub mod chunking;
 pub mod datatype;
+pub mod encryption_key;
 pub mod error;
 pub mod filter;
 pub mod filter_type;

@@ -21,6 +21,8 @@ pub struct StageCtx<'a> {
     /// Forward only: the cell start offsets (tile-relative) of the var-size data tile being
     /// filtered; RLE and DICTIONARY on STRING_ASCII/UTF8 use them (§5.8). `None` otherwise.
     pub offsets: Option<&'a [u64]>,
+    /// The pipeline's AES-256-GCM cipher, when an encryption key is set.
+    pub cipher: Option<&'a aes_gcm::Aes256Gcm>,
 }
 
 impl<'a> StageCtx<'a> {
@@ -33,6 +35,7 @@ impl<'a> StageCtx<'a> {
             skip_checksum_validation: false,
             codecs,
             offsets: None,
+            cipher: None,
         }
     }
 }

@@ -380,7 +380,10 @@ fn bad_input_gives_exit_1_and_a_message() {
     };
     assert_fails_with(&filter("zstd,foo", "int32"), "unknown filter 'foo'");
     assert_fails_with(&filter("gzip:12", "int32"), "invalid compression level");
-    assert_fails_with(&filter("double_delta", "float64"), "does not accept input type FLOAT64");
+    assert_fails_with(
+        &filter("double_delta", "float64"),
+        "does not accept input type FLOAT64",
+    );
     assert_fails_with(&filter("zstd", "int33"), "unknown datatype 'int33'");
     let odd = dir.join("odd.bin");
     std::fs::write(&odd, [0u8; 10]).expect("write input");

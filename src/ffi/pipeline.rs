@@ -364,3 +364,24 @@ pub unsafe extern "C" fn tdb_pipeline_set_webp_extents(
             .set_webp_extents(y_extent, x_extent)
     })
 }
+
+/// Sets the pipeline's AES-256-GCM key (`key_len` must be 32). As in TileDB, the encryption
+/// filter is then appended to every filter and unfilter call (never serialized); each part gets
+/// a fresh random IV. The key is copied, zeroed when the pipeline is freed, and never appears
+/// in messages. Set the key on the offsets and validity pipelines too for encrypted arrays.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_set_encryption_key(
+    pipeline: *mut tdb_pipeline_t,
+    key: *const u8,
+    key_len: usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg_mut(pipeline, "pipeline")?;
+        if key.is_null() {
+            return Err(Error::invalid("key is NULL"));
+        }
+        p.inner
+            .set_encryption_key(guard::bytes(key, key_len, "key")?)
+    })
+}

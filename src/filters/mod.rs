@@ -1,6 +1,7 @@
 //! One module per filter, each with its forward (write) and reverse (read) code and tests.
 //! This module dispatches a configured [`Filter`] to its implementation.
 
+pub mod aes256gcm;
 pub mod bit_width_reduction;
 pub mod bitshuffle;
 pub mod byteshuffle;
@@ -31,22 +32,15 @@ use crate::filter_type::{Compressor, FilterType};
 use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use var_string::VarStringCodec;
 
-/// True when this build implements the filter type.
+/// True when this build implements the filter type (every TileDB 2.30 filter).
 pub fn is_implemented(t: FilterType) -> bool {
-    t != FilterType::Aes256Gcm
+    FilterType::ALL.contains(&t)
 }
 
 /// True for the string types whose var-size tiles RLE and DICTIONARY encode with offsets
 /// folded into the data (§5.8).
 pub fn is_var_string_type(t: Datatype) -> bool {
     matches!(t, Datatype::StringAscii | Datatype::StringUtf8)
-}
-
-fn unsupported(filter: &Filter) -> Error {
-    Error::Unsupported(format!(
-        "filter {} is not supported by this version of tdbfilter",
-        filter.name()
-    ))
 }
 
 /// Runs one filter forward on one chunk's stage input.
@@ -85,7 +79,7 @@ pub fn forward(
         Filter::Xor => xor::forward(ctx, input, out),
         Filter::ScaleFloat(o) => scale_float::forward(o, ctx, input, out),
         Filter::Webp(o) => webp::forward(o, ctx, input, out),
-        Filter::Aes256Gcm => Err(unsupported(filter)),
+        Filter::Aes256Gcm => aes256gcm::forward(ctx, input, out),
     }
 }
 
@@ -121,7 +115,7 @@ pub fn reverse(
         Filter::Xor => xor::reverse(ctx, input, out),
         Filter::ScaleFloat(o) => scale_float::reverse(o, ctx, input, out),
         Filter::Webp(o) => webp::reverse(o, ctx, input, out),
-        Filter::Aes256Gcm => Err(unsupported(filter)),
+        Filter::Aes256Gcm => aes256gcm::reverse(ctx, input, out),
     }
 }
 

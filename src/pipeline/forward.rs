@@ -57,6 +57,7 @@ pub(crate) fn filter_chunk(
             skip_checksum_validation: s.skip_checksum_validation,
             codecs,
             offsets: s.offsets,
+            cipher: s.cipher,
         };
         let flow = filters::forward(
             filter,

@@ -10,6 +10,7 @@ pub use serialize::FORMAT_VERSION;
 
 use crate::chunking;
 use crate::datatype::Datatype;
+use crate::encryption_key::EncryptionKey;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::filter_type::FilterType;
@@ -17,7 +18,7 @@ use crate::filters;
 use crate::tile::Tile;
 
 /// The settings every chunk needs, fixed for one tile.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub(crate) struct ChunkSettings<'a> {
     pub filters: &'a [Filter],
     /// Filter data type of each stage (§4.8).
@@ -29,6 +30,8 @@ pub(crate) struct ChunkSettings<'a> {
     pub offsets: Option<&'a [u64]>,
     /// Reverse, var-string path: the first filter rebuilds the offsets from the data.
     pub rebuild_offsets: bool,
+    /// The AES-256-GCM cipher when an encryption key is set.
+    pub cipher: Option<&'a aes_gcm::Aes256Gcm>,
 }
 
 /// An ordered list of filters with TileDB's pipeline settings.
@@ -39,6 +42,7 @@ pub struct Pipeline {
     threads: usize,
     skip_checksum_validation: bool,
     format_version: u32,
+    encryption_key: Option<EncryptionKey>,
 }
 
 impl Default for Pipeline {
@@ -56,6 +60,7 @@ impl Pipeline {
             threads: 0,
             skip_checksum_validation: false,
             format_version: FORMAT_VERSION,
+            encryption_key: None,
         }
     }
 
@@ -64,8 +69,8 @@ impl Pipeline {
         self.push(Filter::new(t))
     }
 
-    /// Appends a configured filter. Filters this build does not implement are refused with
-    /// `Unsupported`; the internal AES filter with `InvalidArgument`.
+    /// Appends a configured filter. The internal AES filter is refused with `InvalidArgument`:
+    /// set an encryption key instead.
     pub fn push(&mut self, filter: Filter) -> Result<()> {
         check_filter(&filter)?;
         self.filters.push(filter);
@@ -127,15 +132,67 @@ impl Pipeline {
         self.skip_checksum_validation = skip;
     }
 
+    /// Sets the AES-256-GCM key (32 bytes). As in TileDB, the encryption filter is then
+    /// appended at run time to every filter and unfilter call and is never serialized.
+    pub fn set_encryption_key(&mut self, key: &[u8]) -> Result<()> {
+        self.encryption_key = Some(EncryptionKey::new(key)?);
+        Ok(())
+    }
+
+    /// Removes the encryption key (its bytes are zeroed).
+    pub fn clear_encryption_key(&mut self) {
+        self.encryption_key = None;
+    }
+
+    /// Whether an encryption key is set.
+    pub fn has_encryption_key(&self) -> bool {
+        self.encryption_key.is_some()
+    }
+
+    /// The filters that run: the stored ones, plus the AES filter when a key is set and the
+    /// pipeline does not already end with it (generic-tile pipelines store it).
+    fn run_filters(&self) -> std::borrow::Cow<'_, [Filter]> {
+        if self.encryption_key.is_some() && self.filters.last() != Some(&Filter::Aes256Gcm) {
+            let mut v = self.filters.clone();
+            v.push(Filter::Aes256Gcm);
+            std::borrow::Cow::Owned(v)
+        } else {
+            std::borrow::Cow::Borrowed(&self.filters)
+        }
+    }
+
     /// The format version of the tiles this pipeline reads and writes.
     pub fn format_version(&self) -> u32 {
         self.format_version
     }
 
-    /// The filter data type of every stage for a tile of `base` type (§4.8).
+    /// The filter data type of every stored filter's stage for a tile of `base` type (§4.8).
     pub fn stage_datatypes(&self, base: Datatype) -> Vec<Datatype> {
+        Pipeline::types_of(&self.filters, base)
+    }
+
+    fn settings<'a>(
+        &'a self,
+        filters: &'a [Filter],
+        types: &'a [Datatype],
+        cell_size: u64,
+    ) -> ChunkSettings<'a> {
+        ChunkSettings {
+            filters,
+            types,
+            cell_size,
+            version: self.format_version,
+            skip_checksum_validation: self.skip_checksum_validation,
+            offsets: None,
+            rebuild_offsets: false,
+            cipher: self.encryption_key.as_ref().map(|k| k.cipher()),
+        }
+    }
+
+    /// The filter data type of each stage of `filters` for a tile of `base` type.
+    fn types_of(filters: &[Filter], base: Datatype) -> Vec<Datatype> {
         let mut t = base;
-        self.filters
+        filters
             .iter()
             .map(|f| {
                 let this = t;
@@ -143,18 +200,6 @@ impl Pipeline {
                 this
             })
             .collect()
-    }
-
-    fn settings<'a>(&'a self, types: &'a [Datatype], cell_size: u64) -> ChunkSettings<'a> {
-        ChunkSettings {
-            filters: &self.filters,
-            types,
-            cell_size,
-            version: self.format_version,
-            skip_checksum_validation: self.skip_checksum_validation,
-            offsets: None,
-            rebuild_offsets: false,
-        }
     }
 
     fn has(&self, t: FilterType) -> bool {
@@ -234,9 +279,10 @@ impl Pipeline {
         self.check_types(tile.datatype(), false)?;
         let chunking = self.uses_tile_chunking(false, tile.datatype());
         let chunks = chunking::fixed_chunks(tile.data().len(), tile.cell_size(), chunking)?;
-        let types = self.stage_datatypes(tile.datatype());
+        let run = self.run_filters();
+        let types = Pipeline::types_of(&run, tile.datatype());
         forward::filter_chunks(
-            &self.settings(&types, tile.cell_size()),
+            &self.settings(&run, &types, tile.cell_size()),
             tile.data(),
             &chunks,
             threads::effective_threads(self.threads),
@@ -257,9 +303,10 @@ impl Pipeline {
             .ok_or_else(|| Error::invalid("tile is not var-size"))?;
         let dt = tile.datatype();
         self.check_types(dt, true)?;
-        let types = self.stage_datatypes(dt);
+        let run = self.run_filters();
+        let types = Pipeline::types_of(&run, dt);
         let cell_size = dt.size() as u64;
-        let mut settings = self.settings(&types, cell_size);
+        let mut settings = self.settings(&run, &types, cell_size);
         let skip = self.skips_offsets(dt);
         let chunking = self.uses_tile_chunking(true, dt);
         let mut chunks = chunking::var_chunks(tile.data().len(), cell_size, offsets, chunking)?;
@@ -293,9 +340,10 @@ impl Pipeline {
         filtered_data: &[u8],
         datatype: Datatype,
     ) -> Result<Tile> {
-        let types = self.stage_datatypes(datatype);
+        let run = self.run_filters();
+        let types = Pipeline::types_of(&run, datatype);
         let cell_size = datatype.size() as u64;
-        let mut settings = self.settings(&types, cell_size);
+        let mut settings = self.settings(&run, &types, cell_size);
         let threads = threads::effective_threads(self.threads);
         if self.skips_offsets(datatype) {
             // The offsets tile is only a marker; the offsets come from the data tile.
@@ -342,9 +390,10 @@ impl Pipeline {
         cell_size: u64,
     ) -> Result<Tile> {
         crate::tile::check_cell_size(datatype, cell_size)?;
-        let types = self.stage_datatypes(datatype);
+        let run = self.run_filters();
+        let types = Pipeline::types_of(&run, datatype);
         let (data, _) = reverse::unfilter_chunks(
-            &self.settings(&types, cell_size),
+            &self.settings(&run, &types, cell_size),
             filtered,
             threads::effective_threads(self.threads),
         )?;

@@ -80,6 +80,7 @@ pub(crate) fn unfilter_chunk(
             skip_checksum_validation: s.skip_checksum_validation,
             codecs,
             offsets: None,
+            cipher: s.cipher,
         };
         let (md_flow, data_flow) = filters::reverse(
             filter,
