@@ -640,6 +640,43 @@ tdb_status_t tdb_pipeline_set_encryption_key(tdb_pipeline_t *pipeline,
                                              tdb_error_t **error);
 
 /**
+ * An upper bound on the filtered size of a fixed-size tile of `size` bytes through this
+ * pipeline (whatever the datatype and contents): a `tdb_pipeline_filter_into` buffer of this
+ * size always suffices.
+ */
+tdb_status_t tdb_pipeline_filtered_size_bound(const tdb_pipeline_t *pipeline,
+                                              size_t size,
+                                              size_t *bound,
+                                              tdb_error_t **error);
+
+/**
+ * Filters a fixed-size tile into the caller's buffer `out` of `capacity` bytes; `*written`
+ * receives the filtered tile's size. Too small: `TDB_ERR_BUFFER_TOO_SMALL` with `*written` set
+ * to a size that suffices (`tdb_pipeline_filtered_size_bound`).
+ */
+tdb_status_t tdb_pipeline_filter_into(const tdb_pipeline_t *pipeline,
+                                      const tdb_tile_t *tile,
+                                      uint8_t *out,
+                                      size_t capacity,
+                                      size_t *written,
+                                      tdb_error_t **error);
+
+/**
+ * Unfilters one filtered tile of `size` bytes into the caller's buffer `out` of `capacity`
+ * bytes; `*written` receives the unfiltered size. Too small: `TDB_ERR_BUFFER_TOO_SMALL` with
+ * `*written` set to the exact size needed, before any decoding.
+ */
+tdb_status_t tdb_pipeline_unfilter_into(const tdb_pipeline_t *pipeline,
+                                        const uint8_t *filtered,
+                                        size_t size,
+                                        tdb_datatype_t datatype,
+                                        uint64_t cell_size,
+                                        void *out,
+                                        size_t capacity,
+                                        size_t *written,
+                                        tdb_error_t **error);
+
+/**
  * Creates a tile by copying `size` bytes of `datatype` cells of `cell_size` bytes
  * (cell_val_num × datatype size).
  */

@@ -25,6 +25,7 @@ pub mod error;
 pub mod filter;
 pub mod filter_type;
 pub mod filters;
+pub mod generic_tile;
 pub mod parts;
 pub mod pipeline;
 pub mod spec;

@@ -82,24 +82,26 @@ impl<'a> Iterator for PartsIter<'a> {
     }
 }
 
-/// An owned, reusable list of parts (cleared, not freed, between chunks).
+/// An owned, reusable list of parts (cleared, not freed, between chunks). Its byte buffer
+/// never shrinks, so steady-state writes neither allocate nor zero memory.
 #[derive(Clone, Debug, Default)]
 pub struct PartList {
+    /// Initialized storage; only `bytes[..len]` belongs to the list.
     bytes: Vec<u8>,
+    len: usize,
     lens: Vec<usize>,
 }
 
 impl PartList {
     /// Removes every part, keeping the allocation.
     pub fn clear(&mut self) {
-        self.bytes.clear();
+        self.len = 0;
         self.lens.clear();
     }
 
     /// Appends one part holding a copy of `bytes`.
     pub fn push(&mut self, bytes: &[u8]) {
-        self.bytes.extend_from_slice(bytes);
-        self.lens.push(bytes.len());
+        self.push_uninit(bytes.len()).copy_from_slice(bytes);
     }
 
     /// Appends one part written by `write`, which appends to the given vector.
@@ -107,37 +109,68 @@ impl PartList {
         &mut self,
         write: impl FnOnce(&mut Vec<u8>) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
-        let start = self.bytes.len();
+        self.bytes.truncate(self.len);
+        let start = self.len;
         let result = write(&mut self.bytes);
         if result.is_err() {
             self.bytes.truncate(start);
             return result;
         }
-        self.lens.push(self.bytes.len() - start);
+        self.len = self.bytes.len();
+        self.lens.push(self.len - start);
         Ok(())
     }
 
-    /// Appends one part of `len` bytes and returns it for writing (its old contents are unspecified).
+    /// Appends one part of `len` bytes and returns it for writing (its old contents are
+    /// unspecified: every byte must be written).
     pub fn push_uninit(&mut self, len: usize) -> &mut [u8] {
-        let start = self.bytes.len();
-        self.bytes.resize(start + len, 0);
+        let start = self.len;
+        if self.bytes.len() < start + len {
+            self.bytes.resize(start + len, 0);
+        }
+        self.len = start + len;
         self.lens.push(len);
-        &mut self.bytes[start..]
+        &mut self.bytes[start..start + len]
     }
 
     /// Appends the parts of `parts` as TileDB forwards a list (see [`Parts::forwarded`]).
     pub fn extend_forwarded(&mut self, parts: Parts<'_>) {
         let fwd = parts.forwarded();
-        self.bytes.extend_from_slice(fwd.bytes);
-        self.lens.extend_from_slice(fwd.lens);
+        for part in fwd.iter() {
+            self.push(part);
+        }
     }
 
     /// A borrowed view of the list.
     pub fn as_parts(&self) -> Parts<'_> {
         Parts {
-            bytes: &self.bytes,
+            bytes: &self.bytes[..self.len],
             lens: &self.lens,
         }
+    }
+}
+
+/// A reusable byte buffer with a logical length; it never shrinks, so steady-state use
+/// neither allocates nor zeroes memory.
+#[derive(Clone, Debug, Default)]
+pub struct ScratchBuf {
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl ScratchBuf {
+    /// Sets the length to `len` and returns the buffer (old contents unspecified).
+    pub fn alloc(&mut self, len: usize) -> &mut [u8] {
+        if self.bytes.len() < len {
+            self.bytes.resize(len, 0);
+        }
+        self.len = len;
+        &mut self.bytes[..len]
+    }
+
+    /// The current contents.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len]
     }
 }
 

@@ -3,7 +3,7 @@
 
 use crate::datatype::Datatype;
 use crate::error::{Error, Result};
-use crate::parts::{PartList, Parts};
+use crate::parts::{PartList, Parts, ScratchBuf};
 use crate::thread_scratch::CodecContexts;
 
 /// Per-stage context: the filter data type and the tile facts some filters need.
@@ -100,7 +100,7 @@ pub enum DataSink<'a> {
     /// A reusable scratch buffer, with the most bytes this stage may legitimately produce.
     Scratch {
         /// The buffer.
-        buf: &'a mut Vec<u8>,
+        buf: &'a mut ScratchBuf,
         /// Upper bound on the output size, derived from the chunk's original length.
         limit: usize,
     },
@@ -135,14 +135,7 @@ impl DataSink<'_> {
     pub fn alloc(&mut self, len: usize) -> Result<&mut [u8]> {
         self.check_len(len)?;
         match self {
-            DataSink::Scratch { buf, .. } => {
-                if buf.len() > len {
-                    buf.truncate(len);
-                } else {
-                    buf.resize(len, 0);
-                }
-                Ok(&mut buf[..])
-            }
+            DataSink::Scratch { buf, .. } => Ok(buf.alloc(len)),
             DataSink::Window(w) => Ok(&mut w[..]),
         }
     }

@@ -2,7 +2,7 @@
 //! Chunks run on many threads; each thread reuses its own copy across chunks and tiles.
 
 use crate::filters::{gzip::GzipContexts, zstd::ZstdContexts};
-use crate::parts::PartList;
+use crate::parts::{PartList, ScratchBuf};
 use std::cell::RefCell;
 
 /// Codec contexts of one thread.
@@ -26,7 +26,7 @@ pub struct ThreadScratch {
     /// Reverse ping-pong buffers: metadata streams.
     pub rev_md: [Vec<u8>; 2],
     /// Reverse ping-pong buffers: data streams.
-    pub rev_data: [Vec<u8>; 2],
+    pub rev_data: [ScratchBuf; 2],
 }
 
 thread_local! {

@@ -62,6 +62,21 @@ pub(crate) fn bytes<'a>(ptr: *const u8, len: usize, name: &str) -> Result<&'a [u
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
+/// A writable byte slice from a caller pointer and capacity (NULL allowed only with 0).
+pub(crate) fn bytes_mut<'a>(ptr: *mut u8, len: usize, name: &str) -> Result<&'a mut [u8]> {
+    if ptr.is_null() {
+        if len == 0 {
+            return Ok(&mut []);
+        }
+        return Err(Error::invalid(format!(
+            "{name} is NULL but its capacity is {len}"
+        )));
+    }
+    // SAFETY: the caller guarantees `ptr` points to `len` writable bytes that nothing else
+    // accesses during the call (the C API contract).
+    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
+}
+
 /// A slice of `len` items from a caller pointer (NULL allowed only with length 0).
 pub(crate) fn slice<'a, T>(ptr: *const T, len: usize, name: &str) -> Result<&'a [T]> {
     if ptr.is_null() {

@@ -385,3 +385,85 @@ pub unsafe extern "C" fn tdb_pipeline_set_encryption_key(
             .set_encryption_key(guard::bytes(key, key_len, "key")?)
     })
 }
+
+/// An upper bound on the filtered size of a fixed-size tile of `size` bytes through this
+/// pipeline (whatever the datatype and contents): a `tdb_pipeline_filter_into` buffer of this
+/// size always suffices.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_filtered_size_bound(
+    pipeline: *const tdb_pipeline_t,
+    size: usize,
+    bound: *mut usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg(pipeline, "pipeline")?;
+        Out::new(bound, "bound")?.set(p.inner.filtered_size_bound(size));
+        Ok(())
+    })
+}
+
+/// Writes `result`'s needed size to `written` when the buffer was too small.
+fn report_needed(result: crate::Result<usize>, written: Out<usize>) -> crate::Result<()> {
+    match result {
+        Ok(n) => {
+            written.set(n);
+            Ok(())
+        }
+        Err(e) => {
+            if let Error::BufferTooSmall { needed, .. } = &e {
+                written.set(*needed);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Filters a fixed-size tile into the caller's buffer `out` of `capacity` bytes; `*written`
+/// receives the filtered tile's size. Too small: `TDB_ERR_BUFFER_TOO_SMALL` with `*written` set
+/// to a size that suffices (`tdb_pipeline_filtered_size_bound`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_filter_into(
+    pipeline: *const tdb_pipeline_t,
+    tile: *const tdb_tile_t,
+    out: *mut u8,
+    capacity: usize,
+    written: *mut usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg(pipeline, "pipeline")?;
+        let t = arg(tile, "tile")?;
+        let written = Out::new(written, "written")?;
+        let buf = guard::bytes_mut(out, capacity, "out")?;
+        report_needed(p.inner.filter_tile_into(t.tile(), buf), written)
+    })
+}
+
+/// Unfilters one filtered tile of `size` bytes into the caller's buffer `out` of `capacity`
+/// bytes; `*written` receives the unfiltered size. Too small: `TDB_ERR_BUFFER_TOO_SMALL` with
+/// `*written` set to the exact size needed, before any decoding.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_unfilter_into(
+    pipeline: *const tdb_pipeline_t,
+    filtered: *const u8,
+    size: usize,
+    datatype: tdb_datatype_t,
+    cell_size: u64,
+    out: *mut c_void,
+    capacity: usize,
+    written: *mut usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg(pipeline, "pipeline")?;
+        let written = Out::new(written, "written")?;
+        let input = guard::bytes(filtered, size, "filtered")?;
+        let datatype = Datatype::try_from_u32(datatype)?;
+        let buf = guard::bytes_mut(out.cast(), capacity, "out")?;
+        report_needed(
+            p.inner.unfilter_tile_into(input, datatype, cell_size, buf),
+            written,
+        )
+    })
+}

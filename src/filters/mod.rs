@@ -125,21 +125,37 @@ pub fn encodes_empty_part(filter: &Filter) -> bool {
     !matches!(filter, Filter::Compression(c) if c.compressor == Compressor::Delta)
 }
 
-/// An upper bound on a filter's forward output (metadata + data) for `n` input bytes.
-/// Used to bound what a reverse stage may produce from untrusted input.
+/// An upper bound on a filter's forward output (metadata + data) for `n` input bytes of one
+/// chunk. Used to bound what a reverse stage may produce from untrusted input. The var-string
+/// path of RLE and DICTIONARY has no bound in bytes (many empty strings encode to runs).
 pub fn forward_bound(filter: &Filter, n: usize) -> usize {
+    match filter {
+        Filter::Compression(c)
+            if matches!(c.compressor, Compressor::Rle | Compressor::Dictionary) =>
+        {
+            usize::MAX
+        }
+        _ => fixed_tile_bound(filter, n),
+    }
+}
+
+/// An upper bound on a filter's forward output (metadata + data) for `n` input bytes of one
+/// chunk of a fixed-size tile.
+pub fn fixed_tile_bound(filter: &Filter, n: usize) -> usize {
     let slack = 4096usize;
-    let f = match filter {
-        Filter::None => 1,
-        Filter::Compression(c) => match c.compressor {
-            Compressor::Rle | Compressor::Dictionary => 3,
-            _ => 2,
-        },
-        Filter::BitWidthReduction { .. } | Filter::PositiveDelta { .. } => 8,
-        Filter::ScaleFloat(_) | Filter::Webp(_) => 2,
-        _ => 1,
+    let grown = match filter {
+        // Fixed RLE with 1-byte cells: every byte a run of its own plus a u16 length.
+        Filter::Compression(c) if c.compressor == Compressor::Rle => n.saturating_mul(3),
+        // Compressors stay within n + n/16 (zlib, zstd, lz4, bzip2 worst cases are smaller).
+        Filter::Compression(_) => n.saturating_add(n / 16),
+        // Windows of one element: a header of up to 13 bytes per 2-byte element.
+        Filter::BitWidthReduction { .. } | Filter::PositiveDelta { .. } => n.saturating_mul(8),
+        // 4-byte floats to 8-byte integers.
+        Filter::ScaleFloat(_) => n.saturating_mul(2),
+        Filter::Webp(_) => n.saturating_add(n / 4),
+        _ => n,
     };
-    n.saturating_mul(f).saturating_add(slack)
+    grown.saturating_add(slack)
 }
 
 /// An upper bound on how many times larger a filter's reverse output can be than its input.

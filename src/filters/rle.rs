@@ -627,7 +627,7 @@ mod tests {
         // Reverse ZSTD (into scratch) then RLE.
         let mut codecs = crate::thread_scratch::CodecContexts::default();
         let mut ctx = crate::stage::StageCtx::new(Datatype::StringAscii, 1, &mut codecs);
-        let (mut out_md, mut buf) = (Vec::new(), Vec::new());
+        let (mut out_md, mut buf) = (Vec::new(), crate::parts::ScratchBuf::default());
         crate::filters::reverse(
             &zstd,
             &mut ctx,
@@ -645,7 +645,16 @@ mod tests {
             },
         )
         .unwrap();
-        let r = reverse_one(&rle(), Datatype::StringAscii, 1, &out_md, &buf, orig, true).unwrap();
+        let r = reverse_one(
+            &rle(),
+            Datatype::StringAscii,
+            1,
+            &out_md,
+            buf.as_slice(),
+            orig,
+            true,
+        )
+        .unwrap();
         assert_eq!(r.data, b"aaaabccccccccc");
     }
 

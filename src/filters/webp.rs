@@ -703,7 +703,7 @@ mod tests {
         let out = forward_one(&f, Datatype::Uint8, 1, None, &img).unwrap();
         let mut codecs = crate::thread_scratch::CodecContexts::default();
         let mut ctx = StageCtx::new(Datatype::Uint8, 1, &mut codecs);
-        let (mut md, mut buf) = (Vec::new(), Vec::new());
+        let (mut md, mut buf) = (Vec::new(), crate::parts::ScratchBuf::default());
         let e = reverse(
             &WebpOptions {
                 quality: 100.0,

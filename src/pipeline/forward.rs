@@ -12,12 +12,54 @@ use crate::tile_format::write_chunk_header;
 use rayon::prelude::*;
 use std::ops::Range;
 
+/// Where filtered chunks go: a growing vector, or a caller's fixed buffer.
+pub(crate) trait ChunkSink {
+    /// Appends `bytes`, or fails when a fixed buffer is full.
+    fn put(&mut self, bytes: &[u8]) -> Result<()>;
+}
+
+impl ChunkSink for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        self.extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
+/// A caller-owned output buffer filled from the front.
+pub(crate) struct SliceSink<'a> {
+    /// The buffer.
+    pub buf: &'a mut [u8],
+    /// Bytes written so far.
+    pub pos: usize,
+    /// A size that always suffices, reported when the buffer is too small.
+    pub bound: usize,
+}
+
+impl ChunkSink for SliceSink<'_> {
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        let end = self.pos + bytes.len();
+        if end > self.buf.len() {
+            return Err(Error::BufferTooSmall {
+                needed: self.bound.max(end),
+                message: format!(
+                    "output buffer of {} bytes is too small (at most {} bytes are needed)",
+                    self.buf.len(),
+                    self.bound.max(end)
+                ),
+            });
+        }
+        self.buf[self.pos..end].copy_from_slice(bytes);
+        self.pos = end;
+        Ok(())
+    }
+}
+
 /// Runs one chunk through the pipeline and appends its header, metadata and data to `out`.
 pub(crate) fn filter_chunk(
     s: &ChunkSettings<'_>,
     chunk: &[u8],
     scratch: &mut ThreadScratch,
-    out: &mut Vec<u8>,
+    out: &mut impl ChunkSink,
 ) -> Result<()> {
     let ThreadScratch {
         codecs,
@@ -90,10 +132,11 @@ pub(crate) fn filter_chunk(
     let too_big = |what: &str| Error::invalid(format!("filtered chunk {what} exceeds 4 GiB"));
     let md_len = u32::try_from(md.len()).map_err(|_| too_big("metadata"))?;
     let data_len = u32::try_from(data.len()).map_err(|_| too_big("data"))?;
-    write_chunk_header(out, chunk.len() as u32, data_len, md_len);
-    out.extend_from_slice(md);
-    out.extend_from_slice(data);
-    Ok(())
+    let mut header = Vec::with_capacity(12);
+    write_chunk_header(&mut header, chunk.len() as u32, data_len, md_len);
+    out.put(&header)?;
+    out.put(md)?;
+    out.put(data)
 }
 
 fn filter_range(
@@ -101,7 +144,7 @@ fn filter_range(
     tile: &[u8],
     chunks: &[Range<usize>],
     first_index: usize,
-    out: &mut Vec<u8>,
+    out: &mut impl ChunkSink,
 ) -> Result<()> {
     with_scratch(|scratch| {
         for (i, r) in chunks.iter().enumerate() {
@@ -112,18 +155,17 @@ fn filter_range(
     })
 }
 
-/// Filters every chunk of `tile` and returns the filtered tile.
+/// Filters every chunk of `tile` into `out` as one filtered tile.
 pub(crate) fn filter_chunks(
     s: &ChunkSettings<'_>,
     tile: &[u8],
     chunks: &[Range<usize>],
     threads: usize,
-) -> Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(8 + tile.len() + tile.len() / 8 + 64 * chunks.len());
-    out.extend_from_slice(&(chunks.len() as u64).to_le_bytes());
+    out: &mut impl ChunkSink,
+) -> Result<()> {
+    out.put(&(chunks.len() as u64).to_le_bytes())?;
     if threads <= 1 || chunks.len() <= 1 {
-        filter_range(s, tile, chunks, 0, &mut out)?;
-        return Ok(out);
+        return filter_range(s, tile, chunks, 0, out);
     }
     // Several contiguous groups per thread so that uneven chunks still balance.
     let groups = (threads * 4).min(chunks.len());
@@ -142,7 +184,7 @@ pub(crate) fn filter_chunks(
             .collect()
     });
     for p in parts {
-        out.extend_from_slice(&p?);
+        out.put(&p?)?;
     }
-    Ok(out)
+    Ok(())
 }

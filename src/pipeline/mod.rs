@@ -271,6 +271,44 @@ impl Pipeline {
     /// Filters a fixed-size tile into TileDB's filtered tile bytes (§4.1). Also used for
     /// offsets tiles (UINT64, cell size 8) and validity tiles (UINT8, cell size 1).
     pub fn filter_tile(&self, tile: &Tile) -> Result<Vec<u8>> {
+        let n = tile.data().len();
+        let mut out = Vec::with_capacity(8 + n + n / 8 + 64 * (n / 32768 + 2));
+        self.filter_fixed(tile, &mut out)?;
+        Ok(out)
+    }
+
+    /// Filters a fixed-size tile into a caller's buffer; returns the bytes written. A buffer of
+    /// [`Pipeline::filtered_size_bound`] bytes always suffices; a smaller one that turns out too
+    /// small gives `BufferTooSmall` (with that bound as the needed size).
+    pub fn filter_tile_into(&self, tile: &Tile, out: &mut [u8]) -> Result<usize> {
+        let mut sink = forward::SliceSink {
+            buf: out,
+            pos: 0,
+            bound: self.filtered_size_bound(tile.data().len()),
+        };
+        self.filter_fixed(tile, &mut sink)?;
+        Ok(sink.pos)
+    }
+
+    /// An upper bound on the filtered size of a fixed-size tile of `size` bytes, whatever its
+    /// datatype and contents.
+    pub fn filtered_size_bound(&self, size: usize) -> usize {
+        // Every chunk but the last holds at least 32769 bytes (§4.3).
+        let chunks = size / 32769 + 2;
+        let per_chunk_slack = self
+            .run_filters()
+            .iter()
+            .fold(0usize, |acc, f| filters::fixed_tile_bound(f, acc));
+        let body = self
+            .run_filters()
+            .iter()
+            .fold(size, |acc, f| filters::fixed_tile_bound(f, acc));
+        8usize
+            .saturating_add(chunks.saturating_mul(12 + per_chunk_slack))
+            .saturating_add(body)
+    }
+
+    fn filter_fixed(&self, tile: &Tile, out: &mut impl forward::ChunkSink) -> Result<()> {
         if tile.offsets().is_some() {
             return Err(Error::invalid(
                 "tile is var-size: filter it with a data and an offsets pipeline",
@@ -286,7 +324,41 @@ impl Pipeline {
             tile.data(),
             &chunks,
             threads::effective_threads(self.threads),
+            out,
         )
+    }
+
+    /// Unfilters one filtered tile into a caller's buffer; returns the bytes written (the sum of
+    /// the chunks' original lengths). A buffer that is too small gives `BufferTooSmall` with the
+    /// exact size needed, before any decoding.
+    pub fn unfilter_tile_into(
+        &self,
+        filtered: &[u8],
+        datatype: Datatype,
+        cell_size: u64,
+        out: &mut [u8],
+    ) -> Result<usize> {
+        crate::tile::check_cell_size(datatype, cell_size)?;
+        let run = self.run_filters();
+        let types = Pipeline::types_of(&run, datatype);
+        let settings = self.settings(&run, &types, cell_size);
+        let (chunks, total) = reverse::parse_tile(&settings, filtered)?;
+        if total > out.len() {
+            return Err(Error::BufferTooSmall {
+                needed: total,
+                message: format!(
+                    "the tile unfilters to {total} bytes, the buffer holds {}",
+                    out.len()
+                ),
+            });
+        }
+        reverse::unfilter_chunks_into(
+            &settings,
+            &chunks,
+            threads::effective_threads(self.threads),
+            &mut out[..total],
+        )?;
+        Ok(total)
     }
 
     /// Filters a var-size tile: returns (filtered offsets tile, filtered data tile). The data
@@ -320,7 +392,8 @@ impl Pipeline {
             chunks.retain(|c| !c.is_empty());
         }
         let threads = threads::effective_threads(self.threads);
-        let data = forward::filter_chunks(&settings, tile.data(), &chunks, threads)?;
+        let mut data = Vec::with_capacity(tile.data().len() + 64 * chunks.len() + 8);
+        forward::filter_chunks(&settings, tile.data(), &chunks, threads, &mut data)?;
         let offsets_tile = if skip {
             0u64.to_le_bytes().to_vec()
         } else {

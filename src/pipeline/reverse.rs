@@ -63,7 +63,7 @@ pub(crate) fn unfilter_chunk(
         };
         let data = match data_at {
             None => chunk.data,
-            Some(_) => &data_read[..],
+            Some(_) => data_read.as_slice(),
         };
         let sink = if k == 0 {
             DataSink::Window(&mut *window)
@@ -125,13 +125,12 @@ fn copy_into_window(data: &[u8], window: &mut [u8]) -> Result<()> {
     Ok(())
 }
 
-/// Parses and unfilters a whole filtered tile (which must span all of `filtered`). On the
-/// var-string path also returns the offsets the first filter rebuilt.
-pub(crate) fn unfilter_chunks(
+/// Parses and validates a whole filtered tile (which must span all of `filtered`); returns
+/// the chunk table and the unfiltered size.
+pub(crate) fn parse_tile<'a>(
     s: &ChunkSettings<'_>,
-    filtered: &[u8],
-    threads: usize,
-) -> Result<(Vec<u8>, Option<Vec<u64>>)> {
+    filtered: &'a [u8],
+) -> Result<(Vec<ChunkRef<'a>>, usize)> {
     let table = tile_format::parse(filtered)?;
     if table.tile_size != filtered.len() {
         return Err(Error::corrupt(format!(
@@ -156,50 +155,50 @@ pub(crate) fn unfilter_chunks(
     }
     let total = usize::try_from(table.unfiltered_size)
         .map_err(|_| Error::corrupt("unfiltered tile size overflows"))?;
-    let mut out = Vec::new();
-    out.try_reserve_exact(total).map_err(|_| {
-        Error::OutOfMemory(format!(
-            "cannot allocate {total} bytes for the unfiltered tile"
-        ))
-    })?;
-    out.resize(total, 0);
-    let mut windows = Vec::with_capacity(table.chunks.len());
-    let mut rest = &mut out[..];
-    for c in &table.chunks {
-        let (w, r) = rest.split_at_mut(c.original_length as usize);
-        windows.push(w);
-        rest = r;
-    }
+    Ok((table.chunks, total))
+}
+
+/// Unfilters parsed chunks into `out` (exactly the unfiltered size). On the var-string path
+/// also returns the offsets the first filter rebuilt.
+pub(crate) fn unfilter_chunks_into(
+    s: &ChunkSettings<'_>,
+    chunks: &[ChunkRef<'_>],
+    threads: usize,
+    out: &mut [u8],
+) -> Result<Option<Vec<u64>>> {
     if s.rebuild_offsets {
         // TileDB writes these tiles as one chunk (chunking is disabled on this path).
-        if table.chunks.len() != 1 {
+        if chunks.len() != 1 {
             return Err(Error::corrupt(format!(
                 "a string tile with offsets folded into the data has {} chunks, not 1",
-                table.chunks.len()
+                chunks.len()
             )));
         }
         let mut offsets = Vec::new();
-        with_scratch(|scratch| {
-            unfilter_chunk(s, &table.chunks[0], &mut out, Some(&mut offsets), scratch)
-        })
-        .map_err(|e| e.context("chunk 0"))?;
-        return Ok((out, Some(offsets)));
+        with_scratch(|scratch| unfilter_chunk(s, &chunks[0], out, Some(&mut offsets), scratch))
+            .map_err(|e| e.context("chunk 0"))?;
+        return Ok(Some(offsets));
+    }
+    let mut windows = Vec::with_capacity(chunks.len());
+    let mut rest = out;
+    for c in chunks {
+        let (w, r) = rest.split_at_mut(c.original_length as usize);
+        windows.push(w);
+        rest = r;
     }
     let run = |(i, (chunk, window)): (usize, (&ChunkRef<'_>, &mut &mut [u8]))| {
         with_scratch(|scratch| unfilter_chunk(s, chunk, window, None, scratch))
             .map_err(|e| e.context(format!("chunk {i}")))
     };
-    if threads <= 1 || table.chunks.len() <= 1 {
-        table
-            .chunks
+    if threads <= 1 || chunks.len() <= 1 {
+        chunks
             .iter()
             .zip(windows.iter_mut())
             .enumerate()
             .try_for_each(run)?;
     } else {
         let results: Vec<Result<()>> = threads::pool(threads)?.install(|| {
-            table
-                .chunks
+            chunks
                 .par_iter()
                 .zip(windows.par_iter_mut())
                 .enumerate()
@@ -208,5 +207,23 @@ pub(crate) fn unfilter_chunks(
         });
         results.into_iter().collect::<Result<()>>()?;
     }
-    Ok((out, None))
+    Ok(None)
+}
+
+/// Parses and unfilters a whole filtered tile into a new buffer.
+pub(crate) fn unfilter_chunks(
+    s: &ChunkSettings<'_>,
+    filtered: &[u8],
+    threads: usize,
+) -> Result<(Vec<u8>, Option<Vec<u64>>)> {
+    let (chunks, total) = parse_tile(s, filtered)?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(total).map_err(|_| {
+        Error::OutOfMemory(format!(
+            "cannot allocate {total} bytes for the unfiltered tile"
+        ))
+    })?;
+    out.resize(total, 0);
+    let offsets = unfilter_chunks_into(s, &chunks, threads, &mut out)?;
+    Ok((out, offsets))
 }

@@ -513,3 +513,66 @@ fn trailing_bytes_and_impossible_lengths_are_corrupt() {
         Err(Error::InvalidArgument(_))
     ));
 }
+
+#[test]
+fn into_buffers_match_allocating_calls() {
+    let mut rng = Rng(99);
+    let data: Vec<u8> = (0..300_000)
+        .map(|i| (i / 11) as u8 ^ (rng.next() as u8 & 1))
+        .collect();
+    for s in SPECS
+        .iter()
+        .chain(&["rle", "double_delta", "bit_width_reduction,lz4", "xor,zstd"])
+    {
+        let p = spec::parse(s).unwrap();
+        let tile = Tile::new(Datatype::Int32, 4, data.clone()).unwrap();
+        let want = p.filter_tile(&tile).unwrap();
+        let bound = p.filtered_size_bound(data.len());
+        assert!(bound >= want.len(), "{s}: bound {bound} < {}", want.len());
+        let mut buf = vec![0u8; bound];
+        let n = p.filter_tile_into(&tile, &mut buf).unwrap();
+        assert_eq!(&buf[..n], &want[..], "{s}");
+        // Too small: BufferTooSmall with a size that suffices.
+        match p.filter_tile_into(&tile, &mut buf[..want.len() - 1]) {
+            Err(Error::BufferTooSmall { needed, .. }) => assert!(needed >= want.len()),
+            other => panic!("{s}: {other:?}"),
+        }
+        let mut out = vec![0u8; data.len() + 10];
+        let n = p
+            .unfilter_tile_into(&want, Datatype::Int32, 4, &mut out)
+            .unwrap();
+        assert_eq!(&out[..n], &data[..], "{s}");
+        match p.unfilter_tile_into(&want, Datatype::Int32, 4, &mut out[..data.len() - 1]) {
+            Err(Error::BufferTooSmall { needed, .. }) => assert_eq!(needed, data.len()),
+            other => panic!("{s}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn filtered_size_bound_holds_for_incompressible_and_tiny_tiles() {
+    let mut rng = Rng(5);
+    for s in [
+        "rle",
+        "bit_width_reduction:window=2",
+        "positive_delta:window=1",
+        "gzip:9",
+        "bzip2",
+    ] {
+        let p = spec::parse(s).unwrap();
+        for len in [0usize, 1, 2, 100, 65536, 65537, 131_073] {
+            let mut data = rng.bytes(len & !1);
+            if s.starts_with("positive") {
+                data.sort();
+                // POSITIVE_DELTA needs non-decreasing u16 values; sorting bytes pairs is not
+                // enough, so use a ramp.
+                data = (0..data.len() / 2)
+                    .flat_map(|i| (i as u16).to_le_bytes())
+                    .collect();
+            }
+            let tile = Tile::new(Datatype::Uint16, 2, data.clone()).unwrap();
+            let f = p.filter_tile(&tile).unwrap();
+            assert!(f.len() <= p.filtered_size_bound(data.len()), "{s} {len}");
+        }
+    }
+}
