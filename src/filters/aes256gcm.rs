@@ -98,8 +98,7 @@ pub fn reverse(
             "decrypted metadata of {md_total} bytes exceeds the {limit} bytes possible"
         )));
     }
-    let decrypt = |k: usize, what: &str, src: &[u8], dst: &mut [u8]| -> Result<()> {
-        let e = entries[k];
+    let decrypt = |e: &[u8], what: String, src: &[u8], dst: &mut [u8]| -> Result<()> {
         dst.copy_from_slice(src);
         cipher
             .decrypt_in_place_detached(
@@ -118,27 +117,19 @@ pub fn reverse(
     out.md.resize(md_total, 0);
     let mut src = 0;
     let mut pos = 0;
-    for k in 0..n_md {
-        let len = plain(entries[k]);
-        decrypt(
-            k,
-            &format!("metadata part {k}"),
-            &input.data[src..src + len],
-            &mut out.md[pos..pos + len],
-        )?;
+    for (k, e) in entries[..n_md].iter().enumerate() {
+        let len = plain(e);
+        let what = format!("metadata part {k}");
+        decrypt(e, what, &input.data[src..src + len], &mut out.md[pos..pos + len])?;
         src += len;
         pos += len;
     }
     let dst = out.data.alloc(data_total)?;
     let mut pos = 0;
-    for k in n_md..n_md + n_data {
-        let len = plain(entries[k]);
-        decrypt(
-            k,
-            &format!("data part {}", k - n_md),
-            &input.data[src..src + len],
-            &mut dst[pos..pos + len],
-        )?;
+    for (k, e) in entries[n_md..].iter().enumerate() {
+        let len = plain(e);
+        let what = format!("data part {k}");
+        decrypt(e, what, &input.data[src..src + len], &mut dst[pos..pos + len])?;
         src += len;
         pos += len;
     }
