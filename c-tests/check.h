@@ -207,12 +207,15 @@ static inline size_t hex_decode(const char *hex, uint8_t *out, size_t cap) {
   int hi = -1;
   for (; *hex; hex++) {
     char c = *hex;
-    int v;
+    int v = 0;
     if (c == ' ' || c == '|' || c == '\n') continue;
     if (c >= '0' && c <= '9') v = c - '0';
     else if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
     else if (c >= 'A' && c <= 'F') v = c - 'A' + 10;
-    else check_fail_(__FILE__, __LINE__, "hex_decode: bad hex digit");
+    else {
+      check_fail_(__FILE__, __LINE__, "hex_decode: bad hex digit");
+      continue;
+    }
     if (hi < 0) {
       hi = v;
     } else {

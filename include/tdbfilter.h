@@ -24,6 +24,11 @@
 #define TDB_FORMAT_VERSION 22
 
 /**
+ * Bytes of the fixed part of a generic-tile header (before the serialized pipeline).
+ */
+#define TDB_GENERIC_TILE_HEADER_BASE_SIZE 34
+
+/**
  * Result of every fallible call.
  */
 typedef enum {
@@ -82,6 +87,59 @@ typedef struct tdb_pipeline_t tdb_pipeline_t;
 typedef struct tdb_tile_t tdb_tile_t;
 
 /**
+ * A TileDB datatype (`tiledb_datatype_t` values).
+ */
+typedef uint32_t tdb_datatype_t;
+
+/**
+ * A TileDB encryption type (`tiledb_encryption_type_t` values), as stored in a generic-tile
+ * header.
+ */
+typedef uint32_t tdb_encryption_type_t;
+
+/**
+ * The header of a generic tile: every stored field, plus the derived sizes.
+ */
+typedef struct {
+  /**
+   * Format version of the header and its pipeline (22 for TileDB 2.30).
+   */
+  uint32_t version;
+  /**
+   * Bytes of the filtered tile that follows the pipeline.
+   */
+  uint64_t persisted_size;
+  /**
+   * Bytes of the unfiltered tile.
+   */
+  uint64_t tile_size;
+  /**
+   * Datatype of the tile's cells (TileDB writes `TDB_CHAR`).
+   */
+  tdb_datatype_t datatype;
+  /**
+   * Bytes per cell (TileDB writes 1).
+   */
+  uint64_t cell_size;
+  /**
+   * `TDB_NO_ENCRYPTION` or `TDB_AES_256_GCM`.
+   */
+  tdb_encryption_type_t encryption_type;
+  /**
+   * Bytes of the serialized pipeline.
+   */
+  uint32_t filter_pipeline_size;
+  /**
+   * Bytes before the filtered tile: 34 + `filter_pipeline_size`.
+   */
+  uint64_t header_size;
+  /**
+   * Bytes of the whole generic tile: `header_size + persisted_size`.
+   */
+  uint64_t total_size;
+} tdb_generic_tile_header_t;
+
+/**
  * A TileDB filter type (`tiledb_filter_type_t` values).
  */
 typedef uint32_t tdb_filter_type_t;
@@ -90,11 +148,6 @@ typedef uint32_t tdb_filter_type_t;
  * A filter option (`tiledb_filter_option_t` values); the comment gives the C value type.
  */
 typedef uint32_t tdb_filter_option_t;
-
-/**
- * A TileDB datatype (`tiledb_datatype_t` values).
- */
-typedef uint32_t tdb_datatype_t;
 
 /**
  * No-op filter.
@@ -456,6 +509,23 @@ typedef uint32_t tdb_datatype_t;
  */
 #define TDB_COMPRESSION_REINTERPRET_DATATYPE 9
 
+/**
+ * Not encrypted.
+ */
+#define TDB_NO_ENCRYPTION 0
+
+/**
+ * AES-256-GCM (32-byte key).
+ */
+#define TDB_AES_256_GCM 1
+
+/**
+ * TileDB's internal AES-256-GCM filter type. It cannot be added to a pipeline (set a key
+ * with `tdb_pipeline_set_encryption_key` instead), but it is the last filter of the pipeline
+ * of an encrypted generic tile, as returned by `tdb_generic_tile_pipeline`.
+ */
+#define TDB_FILTER_AES_256_GCM 11
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -474,6 +544,66 @@ const char *tdb_error_message(const tdb_error_t *error);
  * Frees an error. NULL is a no-op.
  */
 void tdb_error_free(tdb_error_t *error);
+
+/**
+ * Reads the generic tile at the start of `bytes` (`size` bytes; bytes after the tile are
+ * ignored) and unfilters it into a new tile of the header's datatype and cell size.
+ * `*consumed` receives the bytes the generic tile occupies, so consecutive generic tiles
+ * (e.g. the sections of a `__fragment_metadata.tdb`) can be walked.
+ *
+ * `key` is NULL (with `key_len` 0) for an unencrypted tile, or the 32-byte AES-256-GCM key
+ * of an encrypted one (TileDB's `sm.encryption_key` string is used as raw bytes).
+ * Errors: truncated or inconsistent bytes are `TDB_ERR_CORRUPT_DATA`; an encrypted tile
+ * without a key, a wrong key or tampered ciphertext are `TDB_ERR_DECRYPTION_FAILED`; a key
+ * for an unencrypted tile or a key that is not 32 bytes is `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_generic_tile_read(const uint8_t *bytes,
+                                   size_t size,
+                                   const uint8_t *key,
+                                   size_t key_len,
+                                   tdb_tile_t **tile,
+                                   uint64_t *consumed,
+                                   tdb_error_t **error);
+
+/**
+ * Parses and validates the header of the generic tile at the start of `bytes` without
+ * unfiltering it (no key needed): the fields, the pipeline, the filtered tile's chunk table
+ * against `persisted_size` and `tile_size`. Malformed bytes are `TDB_ERR_CORRUPT_DATA`.
+ */
+tdb_status_t tdb_generic_tile_header(const uint8_t *bytes,
+                                     size_t size,
+                                     tdb_generic_tile_header_t *header,
+                                     tdb_error_t **error);
+
+/**
+ * The pipeline stored in the header of the generic tile at the start of `bytes`, as a new
+ * pipeline. An encrypted tile's pipeline ends with `TDB_FILTER_AES_256_GCM`; set the key
+ * on it to write generic tiles with the same header.
+ */
+tdb_status_t tdb_generic_tile_pipeline(const uint8_t *bytes,
+                                       size_t size,
+                                       tdb_pipeline_t **pipeline,
+                                       tdb_error_t **error);
+
+/**
+ * Writes the fixed-size `tile` as a generic tile through `pipeline`; `*generic` receives the
+ * generic tile's bytes as a new tile (read them with `tdb_tile_data`). The header gets
+ * format version 22 and the tile's datatype and cell size (TileDB writes `TDB_CHAR` and 1;
+ * the cell size drives chunking). With an encryption key set on the pipeline the tile is
+ * encrypted and the header stores the pipeline with `TDB_FILTER_AES_256_GCM` appended and
+ * encryption type `TDB_AES_256_GCM`. For TileDB's own generic tiles use
+ * `tdb_generic_tile_default_pipeline`.
+ */
+tdb_status_t tdb_generic_tile_write(const tdb_pipeline_t *pipeline,
+                                    const tdb_tile_t *tile,
+                                    tdb_tile_t **generic,
+                                    tdb_error_t **error);
+
+/**
+ * Creates TileDB's generic-tile pipeline: [GZIP level 1], max chunk size 65536. Set an
+ * encryption key on it for TileDB's encrypted generic tiles ([GZIP level 1, AES-256-GCM]).
+ */
+tdb_status_t tdb_generic_tile_default_pipeline(tdb_pipeline_t **pipeline, tdb_error_t **error);
 
 /**
  * Creates an empty pipeline (no filters, max chunk size 65536, all cores).

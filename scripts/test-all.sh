@@ -9,7 +9,7 @@ root=$(pwd)
 
 step() { printf '\n==> %s\n' "$*"; }
 
-step "Python environment (.venv: tiledb 2.30, numpy, lz4, cmake)"
+step "Python environment (.venv: tiledb 2.30, numpy, lz4, cryptography, cmake)"
 if [ ! -x .venv/bin/python ]; then
   if ! python3 -m venv .venv 2>/dev/null; then
     # Debian's python3 needs the venv module as a separate package.
@@ -20,7 +20,8 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
   fi
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -r tests/compat/requirements.txt cmake
+.venv/bin/python -m pip install -q --disable-pip-version-check \
+  -r tests/compat/requirements.txt -r tests/compat/requirements-encryption.txt cmake
 export PATH="$root/.venv/bin:$PATH"
 
 step "cargo fmt --check"
@@ -48,6 +49,12 @@ ctest --test-dir build --output-on-failure
 
 step "Compatibility tests against TileDB 2.30"
 .venv/bin/python tests/compat/run_compat.py --lib "$root/target/release/libtdbfilter.so"
+
+step "Encryption and generic-tile compatibility tests against TileDB 2.30"
+.venv/bin/python tests/compat/run_encryption.py --lib "$root/target/release/libtdbfilter.so"
+
+step "Benchmark smoke run against TileDB 2.30 (bench/compare_tiledb.py --quick: sizes and round trips)"
+.venv/bin/python bench/compare_tiledb.py --quick --check --tdbf "$root/target/release/tdbf"
 
 echo
 echo "All tests passed."

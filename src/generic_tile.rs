@@ -164,8 +164,8 @@ fn read_header_inner(bytes: &[u8]) -> Result<GenericTileHeader> {
     let encryption_type = EncryptionType::from_u8(encryption_byte)
         .ok_or_else(|| Error::corrupt(format!("unknown encryption type {encryption_byte}")))?;
     let pipeline_bytes = r.take(filter_pipeline_size as usize)?;
-    let pipeline = Pipeline::deserialize(pipeline_bytes, version)
-        .map_err(|e| e.context("header pipeline"))?;
+    let pipeline =
+        Pipeline::deserialize(pipeline_bytes, version).map_err(|e| e.context("header pipeline"))?;
     check_aes_filter(&pipeline, encryption_type)?;
     let persisted = usize::try_from(persisted_size)
         .ok()
@@ -354,7 +354,10 @@ pub fn write_payload(payload: &[u8], key: Option<&[u8]>) -> Result<Vec<u8>> {
         Some(k) => encrypted_pipeline(k)?,
         None => default_pipeline(),
     };
-    write(&pipeline, &Tile::new(DATATYPE, CELL_SIZE, payload.to_vec())?)
+    write(
+        &pipeline,
+        &Tile::new(DATATYPE, CELL_SIZE, payload.to_vec())?,
+    )
 }
 
 /// A generic tile found by [`scan`].

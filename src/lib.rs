@@ -25,6 +25,8 @@ pub mod error;
 pub mod filter;
 pub mod filter_type;
 pub mod filters;
+#[allow(unsafe_code)]
+pub mod kernels;
 pub mod generic_tile;
 pub mod parts;
 pub mod pipeline;

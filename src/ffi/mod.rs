@@ -10,11 +10,13 @@
 
 mod constants;
 mod error;
+mod generic_tile;
 mod guard;
 mod pipeline;
 mod tile;
 
 pub use constants::*;
 pub use error::*;
+pub use generic_tile::*;
 pub use pipeline::*;
 pub use tile::*;

@@ -16,6 +16,16 @@ pub struct tdb_pipeline_t {
     inner: Pipeline,
 }
 
+impl tdb_pipeline_t {
+    pub(crate) fn new_raw(inner: Pipeline) -> *mut tdb_pipeline_t {
+        Box::into_raw(Box::new(tdb_pipeline_t { inner }))
+    }
+
+    pub(crate) fn pipeline(&self) -> &Pipeline {
+        &self.inner
+    }
+}
+
 /// Creates an empty pipeline (no filters, max chunk size 65536, all cores).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_pipeline_create(

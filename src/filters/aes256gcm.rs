@@ -209,7 +209,15 @@ mod tests {
             p.unfilter_tile(&bad, Datatype::Uint8, 1),
             Err(Error::DecryptionFailed(_))
         ));
-        // Reading an encrypted tile without a key is not silently wrong.
+        // Reading an encrypted tile without a key is not silently wrong, even with no filters
+        // left to run: the AES metadata belongs to no filter of the keyless pipeline.
+        let plain = keyed("none", 1).filter_tile(&tile).unwrap();
+        let e = spec::parse("none")
+            .unwrap()
+            .unfilter_tile(&plain, Datatype::Uint8, 1)
+            .unwrap_err();
+        assert!(matches!(e, Error::CorruptData(_)), "{e:?}");
+        assert!(e.message().contains("belong to no filter"), "{e}");
         assert!(spec::parse("zstd,aes_256_gcm").is_err());
         let unkeyed = spec::parse("zstd").unwrap();
         assert!(unkeyed.unfilter_tile(&f, Datatype::Uint8, 1).is_err());

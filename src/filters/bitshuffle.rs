@@ -12,56 +12,16 @@ use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 /// Bytes per bitshuffle block, as in TileDB's use of blosc2.
 pub const BLOCK_SIZE: usize = 8192;
 
-/// Transposes the 8×8 bit matrix held in `x` (byte j = row j): bit `8j+k` ↔ bit `8k+j`.
-#[inline]
-fn transpose8(mut x: u64) -> u64 {
-    let t = (x ^ (x >> 7)) & 0x00AA_00AA_00AA_00AA;
-    x = x ^ t ^ (t << 7);
-    let t = (x ^ (x >> 14)) & 0x0000_CCCC_0000_CCCC;
-    x = x ^ t ^ (t << 14);
-    let t = (x ^ (x >> 28)) & 0x0000_0000_F0F0_F0F0;
-    x ^ t ^ (t << 28)
-}
-
 /// blosc2_bitshuffle of one block: the first `N` elements (N = ⌊len/t⌋ rounded down to a
-/// multiple of 8) are bit-transposed, the remaining bytes copied.
+/// multiple of 8) are bit-transposed, the remaining bytes copied. Runs the best SIMD kernel of
+/// this CPU ([`crate::kernels`]).
 pub fn bitshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
-    assert_eq!(src.len(), dst.len());
-    let n = (src.len() / t) & !7;
-    let r = n / 8;
-    for b in 0..t {
-        for g in 0..r {
-            let mut x = 0u64;
-            for j in 0..8 {
-                x |= (src[(8 * g + j) * t + b] as u64) << (8 * j);
-            }
-            let y = transpose8(x).to_le_bytes();
-            for k in 0..8 {
-                dst[(8 * b + k) * r + g] = y[k];
-            }
-        }
-    }
-    dst[n * t..].copy_from_slice(&src[n * t..]);
+    crate::kernels::bitshuffle_block(t, src, dst);
 }
 
 /// Reverses [`bitshuffle_block`].
 pub fn bitunshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
-    assert_eq!(src.len(), dst.len());
-    let n = (src.len() / t) & !7;
-    let r = n / 8;
-    for b in 0..t {
-        for g in 0..r {
-            let mut x = 0u64;
-            for k in 0..8 {
-                x |= (src[(8 * b + k) * r + g] as u64) << (8 * k);
-            }
-            let y = transpose8(x).to_le_bytes();
-            for j in 0..8 {
-                dst[(8 * g + j) * t + b] = y[j];
-            }
-        }
-    }
-    dst[n * t..].copy_from_slice(&src[n * t..]);
+    crate::kernels::bitunshuffle_block(t, src, dst);
 }
 
 /// Processes one sub-part: transposed block by block when it is a multiple of 8 and of `t`.

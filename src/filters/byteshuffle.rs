@@ -8,73 +8,15 @@ use crate::byte_reader::ByteReader;
 use crate::error::{Error, Result};
 use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 
-/// Shuffles `src` into `dst` (same length) with element size `t`.
+/// Shuffles `src` into `dst` (same length) with element size `t`, with the best SIMD kernel
+/// of this CPU ([`crate::kernels`]).
 pub fn shuffle(t: usize, src: &[u8], dst: &mut [u8]) {
-    assert_eq!(src.len(), dst.len());
-    let n = if t > 1 { src.len() / t } else { 0 };
-    if n == 0 {
-        dst.copy_from_slice(src);
-        return;
-    }
-    let body = n * t;
-    match t {
-        2 => shuffle_fixed::<2>(&src[..body], &mut dst[..body]),
-        4 => shuffle_fixed::<4>(&src[..body], &mut dst[..body]),
-        8 => shuffle_fixed::<8>(&src[..body], &mut dst[..body]),
-        _ => {
-            for (i, elem) in src[..body].chunks_exact(t).enumerate() {
-                for (j, &b) in elem.iter().enumerate() {
-                    dst[j * n + i] = b;
-                }
-            }
-        }
-    }
-    dst[body..].copy_from_slice(&src[body..]);
+    crate::kernels::shuffle(t, src, dst);
 }
 
 /// Reverses [`shuffle`].
 pub fn unshuffle(t: usize, src: &[u8], dst: &mut [u8]) {
-    assert_eq!(src.len(), dst.len());
-    let n = if t > 1 { src.len() / t } else { 0 };
-    if n == 0 {
-        dst.copy_from_slice(src);
-        return;
-    }
-    let body = n * t;
-    match t {
-        2 => unshuffle_fixed::<2>(&src[..body], &mut dst[..body]),
-        4 => unshuffle_fixed::<4>(&src[..body], &mut dst[..body]),
-        8 => unshuffle_fixed::<8>(&src[..body], &mut dst[..body]),
-        _ => {
-            for (i, elem) in dst[..body].chunks_exact_mut(t).enumerate() {
-                for (j, b) in elem.iter_mut().enumerate() {
-                    *b = src[j * n + i];
-                }
-            }
-        }
-    }
-    dst[body..].copy_from_slice(&src[body..]);
-}
-
-fn shuffle_fixed<const T: usize>(src: &[u8], dst: &mut [u8]) {
-    let n = src.len() / T;
-    for j in 0..T {
-        let row = &mut dst[j * n..(j + 1) * n];
-        for (d, elem) in row.iter_mut().zip(src.chunks_exact(T)) {
-            *d = elem[j];
-        }
-    }
-}
-
-fn unshuffle_fixed<const T: usize>(src: &[u8], dst: &mut [u8]) {
-    let n = src.len() / T;
-    for (i, elem) in dst.chunks_exact_mut(T).enumerate() {
-        let mut e = [0u8; T];
-        for (j, b) in e.iter_mut().enumerate() {
-            *b = src[j * n + i];
-        }
-        elem.copy_from_slice(&e);
-    }
+    crate::kernels::unshuffle(t, src, dst);
 }
 
 /// Forward: own block of part lengths; one output part, the shuffled parts concatenated.

@@ -7,7 +7,10 @@ const PIPELINE_PLAIN: &str = "000001000100000001050000000101000000";
 const PIPELINE_AES: &str = "0000010002000000010500000001010000000b00000000";
 
 fn hex(s: &str) -> Vec<u8> {
-    let s: String = s.chars().filter(|c| !c.is_whitespace() && *c != '|').collect();
+    let s: String = s
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '|')
+        .collect();
     (0..s.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
@@ -80,7 +83,11 @@ fn round_trips_plain_and_encrypted() {
 
         let enc = write_payload(&data, Some(KEY)).unwrap();
         assert_eq!(&enc[34..57], &hex(PIPELINE_AES)[..]);
-        assert_eq!((enc[29], enc[30]), (1, 23), "encryption type, pipeline size");
+        assert_eq!(
+            (enc[29], enc[30]),
+            (1, 23),
+            "encryption type, pipeline size"
+        );
         let (h, t, used) = read(&enc, Some(KEY)).unwrap();
         assert_eq!((t.data(), used), (&data[..], enc.len()), "n={n}");
         assert_eq!(h.encryption_type, EncryptionType::Aes256Gcm);
@@ -119,10 +126,13 @@ fn other_pipelines_datatypes_and_cell_sizes() {
     let (h, t, _) = read(&bytes, None).unwrap();
     assert_eq!((h.datatype, h.cell_size), (Datatype::Int32, 8));
     assert_eq!(h.pipeline.max_chunk_size(), 0);
-    assert_eq!(&h.pipeline.filters()[..], p.filters());
+    assert_eq!(h.pipeline.filters(), p.filters());
     assert_eq!(t, tile);
     // max_chunk_size 0: one chunk.
-    assert_eq!(u64::from_le_bytes(bytes[h.header_size()..][..8].try_into().unwrap()), 1);
+    assert_eq!(
+        u64::from_le_bytes(bytes[h.header_size()..][..8].try_into().unwrap()),
+        1
+    );
 }
 
 #[test]
@@ -181,7 +191,10 @@ fn header_fields_are_validated() {
     );
     corrupt(&|b| b[12] += 1, "tile_size");
     corrupt(&|b| b[20] = 44, "unknown datatype 44");
-    corrupt(&|b| b[21..29].copy_from_slice(&0u64.to_le_bytes()), "cell size");
+    corrupt(
+        &|b| b[21..29].copy_from_slice(&0u64.to_le_bytes()),
+        "cell size",
+    );
     corrupt(
         &|b| {
             b[20] = Datatype::Int32 as u8;
@@ -224,7 +237,10 @@ fn aes_filter_placement_is_validated() {
     let mut b = write_payload(b"hello", Some(KEY)).unwrap();
     b[29] = 0;
     let e = read(&b, None).unwrap_err();
-    assert!(is_corrupt(&e) && e.message().contains("AES_256_GCM filter"), "{e:?}");
+    assert!(
+        is_corrupt(&e) && e.message().contains("AES_256_GCM filter"),
+        "{e:?}"
+    );
     // AES first: [AES, GZIP] (valid for TileDB, not written by it).
     let mut b = write_payload(b"hello", Some(KEY)).unwrap();
     b[42..52].copy_from_slice(&hex("0b00000000 0105000000"));
@@ -237,7 +253,10 @@ fn aes_filter_placement_is_validated() {
     b[52..57].copy_from_slice(&hex("0b00000000"));
     b[38] = 3;
     let e = read(&b, Some(KEY)).unwrap_err();
-    assert!(is_corrupt(&e) && e.message().contains("more than one"), "{e:?}");
+    assert!(
+        is_corrupt(&e) && e.message().contains("more than one"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -280,12 +299,12 @@ fn wrong_key_and_tampering_fail_decryption() {
     // per part: lengths, 12-byte IV, 16-byte tag), then the ciphertext.
     let chunk0 = start + 8;
     for pos in [
-        chunk0 + 12 + 8 + 8,       // IV of the GZIP-metadata part
-        chunk0 + 12 + 8 + 20,      // its tag
-        chunk0 + 12 + 44 + 8,      // IV of the data part
-        chunk0 + 12 + 80,          // first ciphertext byte
-        chunk0 + 12 + 80 + 30,     // a data ciphertext byte
-        enc.len() - 1,             // last ciphertext byte of the last chunk
+        chunk0 + 12 + 8 + 8,   // IV of the GZIP-metadata part
+        chunk0 + 12 + 8 + 20,  // its tag
+        chunk0 + 12 + 44 + 8,  // IV of the data part
+        chunk0 + 12 + 80,      // first ciphertext byte
+        chunk0 + 12 + 80 + 30, // a data ciphertext byte
+        enc.len() - 1,         // last ciphertext byte of the last chunk
     ] {
         let mut t = enc.clone();
         t[pos] ^= 0x40;
@@ -335,7 +354,10 @@ fn scan_and_read_all_stop_at_the_first_non_generic_tile() {
     assert_eq!(all.tiles[1].offset, a.len());
 
     let whole = read_all(&file[..s.end], None).unwrap();
-    assert_eq!((whole.tiles.len(), whole.end, whole.stop_reason), (2, s.end, None));
+    assert_eq!(
+        (whole.tiles.len(), whole.end, whole.stop_reason),
+        (2, s.end, None)
+    );
     let empty = read_all(&[], None).unwrap();
     assert_eq!((empty.tiles.len(), empty.end), (0, 0));
     let junk = scan(b"not a generic tile");

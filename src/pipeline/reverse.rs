@@ -25,6 +25,7 @@ pub(crate) fn unfilter_chunk(
         if offsets.is_some() {
             return Err(Error::Internal("offsets rebuilt without a filter".into()));
         }
+        check_no_metadata_left(chunk.metadata.len())?;
         return copy_into_window(chunk.data, window);
     }
     // limits[k]: the most bytes reverse stage k may produce (the forward input of stage k).
@@ -94,6 +95,13 @@ pub(crate) fn unfilter_chunk(
         )
         .map_err(|e| e.context(filter.name()))?;
         if k == 0 {
+            // The first stage's input had no metadata, so nothing may be left over (a tile
+            // encrypted by a filter this pipeline lacks, for example).
+            let left = match md_flow {
+                MdFlow::Rest(used) => md.len() - used,
+                MdFlow::Written => md_write.len(),
+            };
+            check_no_metadata_left(left)?;
             if data_flow == DataFlow::Forwarded {
                 copy_into_window(data, window).map_err(|e| e.context(filter.name()))?;
             }
@@ -109,6 +117,16 @@ pub(crate) fn unfilter_chunk(
         if data_flow == DataFlow::Written {
             data_at = Some(w_data);
         }
+    }
+    Ok(())
+}
+
+fn check_no_metadata_left(left: usize) -> Result<()> {
+    if left != 0 {
+        return Err(Error::corrupt(format!(
+            "{left} bytes of chunk metadata belong to no filter of this pipeline \
+             (was the tile written with other filters, or encrypted?)"
+        )));
     }
     Ok(())
 }

@@ -344,6 +344,28 @@ def empty_part_defect(fx: FieldExpect, filters) -> tuple[str, str]:
     return "", ""
 
 
+def predict_defects(fx: FieldExpect, filters) -> bool:
+    """Set fx.unwritable / crash / unreadable from the var-size predictors; returns whether the
+    array should be written in a child process."""
+    isolate = False
+    kind, why = empty_part_defect(fx, filters)
+    if kind == "crash":
+        fx.unwritable, fx.crash = why, True
+    elif kind == "unreadable":
+        fx.unreadable = {j: why for j, t in enumerate(fx.tiles) if 0 in data_chunk_sizes(fx, filters, t)}
+        isolate = True
+    if fx.var and fx.datatype in (11, 12) and any(f.type == fs.RLE for f in filters):
+        bad = {j: rle_string_defect(t) for j, t in enumerate(fx.tiles)}
+        bad = {j: w for j, w in bad.items() if w}
+        if bad:
+            fx.unreadable = bad
+    if fx.var and fx.datatype not in (11, 12) and any(f.type == fs.DICTIONARY for f in filters):
+        fx.unwritable = "DICTIONARY applies to var STRING_ASCII/UTF8 only (FORMAT.md §5.9)"
+    if not fx.unwritable:
+        fx.unwritable = dd_defect(fx, filters)
+    return isolate
+
+
 def bytesize(x: int) -> int:
     return 1 if x <= 0xFF else 2 if x <= 0xFFFF else 4 if x <= 0xFFFFFFFF else 8
 
@@ -389,27 +411,42 @@ def double_delta_overflow(values: np.ndarray, elem) -> bool:
     return False
 
 
-def fixed_dd_defect(fx: FieldExpect, filters) -> str:
-    """DOUBLE_DELTA range error on any chunk of a fixed field whose DD input is the raw cells."""
+def dd_defect(fx: FieldExpect, filters) -> str:
+    """DOUBLE_DELTA range error (§5.10) on any part it compresses, for pipelines where only
+    checksums (and NONE) precede it: the data part is the chunk, the metadata parts are the
+    checksums' own blocks (§5.16), which DOUBLE_DELTA compresses too."""
+    import hashlib
+    import struct
     import refdecode_ext as rx
-    from tiledb_format import expected_fixed_chunks
     types = fs.stage_types(filters, fx.datatype)
-    for f, t in zip(filters, types):
-        if f.type == fs.DOUBLE_DELTA:
-            elem = rx.delta_elem(f, t)
-            for ti, tile in enumerate(fx.tiles):
-                pos = 0
-                for n in expected_fixed_chunks(len(tile.data), fx.cell_size):
-                    chunk = tile.data[pos:pos + n]
-                    pos += n
-                    k = len(chunk) // np.dtype(elem).itemsize
-                    if double_delta_overflow(np.frombuffer(chunk[:k * np.dtype(elem).itemsize], dtype=elem),
-                                             elem):
-                        return (f"tile {ti}: a delta or double delta exceeds int64 (FORMAT.md §5.10: "
-                                f"TileDB fails the write)")
-            return ""
-        if f.type not in (fs.MD5, fs.SHA256, fs.NONE):
+    for j, (f, t) in enumerate(zip(filters, types)):
+        if f.type != fs.DOUBLE_DELTA:
+            continue
+        if any(g.type not in (fs.MD5, fs.SHA256, fs.NONE) for g in filters[:j]):
             return ""  # DD after a transform: not modelled (the suites do not need it)
+        elem = rx.delta_elem(f, t)
+        size = np.dtype(elem).itemsize
+        for ti, tile in enumerate(fx.tiles):
+            pos = 0
+            for n in data_chunk_sizes(fx, filters, tile):
+                chunk = tile.data[pos:pos + n]
+                pos += n
+                parts = [chunk]
+                md = []
+                for g in filters[:j]:
+                    if g.type in (fs.MD5, fs.SHA256):
+                        algo = hashlib.md5 if g.type == fs.MD5 else hashlib.sha256
+                        own = struct.pack("<II", len(md), 1)  # an empty chunk still counts (§5.16)
+                        for p in md + [chunk]:
+                            own += struct.pack("<Q", len(p)) + algo(p).digest()
+                        md = [own] + md
+                for p in md + parts:
+                    k = len(p) // size
+                    if double_delta_overflow(np.frombuffer(p[:k * size], dtype=elem), elem):
+                        where = "a checksum metadata part" if p is not chunk else "the data"
+                        return (f"tile {ti}: a delta or double delta of {where} exceeds int64 (FORMAT.md "
+                                f"§5.10: TileDB fails the write)")
+        return ""
     return ""
 
 

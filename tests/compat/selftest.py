@@ -203,6 +203,8 @@ def main():
             test_detects_bad_encode(root, lib_path)
         else:
             print(f"skip detection test with the library: {lib_path} not built")
+        import selftest_ext
+        selftest_ext.run(root, lib_path if os.path.exists(lib_path) else None, expect)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(f"\n{len(FAILURES)} self-test failure(s)")

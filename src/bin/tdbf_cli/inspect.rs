@@ -1,15 +1,16 @@
-//! `tdbf inspect`: walks a TileDB data file tile by tile and reports its chunk tables, and
+//! `tdbf inspect`: walks a TileDB file tile by tile and reports its chunk tables, and
 //! optionally unfilters every tile.
 //!
-//! The file layout handled today is a data file (`a0.tdb`, `d0.tdb`, …): a plain
-//! concatenation of filtered tiles (FORMAT.md §4.1). Generic tiles (§6: a 34-byte header and a
-//! serialized pipeline before one filtered tile) can be added as another [`Layout`]: the
-//! per-tile reporting ([`TileReporter`]) takes any filtered tile bytes.
+//! Two layouts ([`Layout`]): a data file (`a0.tdb`, `d0.tdb`, …), a plain concatenation of
+//! filtered tiles (FORMAT.md §4.1), reported by [`TileReporter`]; and a file of generic tiles
+//! (§6: schemas, fragment metadata, array metadata), reported by [`generic`].
 
 use crate::common::{
     CliResult, Failure, OptionalPipeline, describe_pipeline, parse_datatype, ratio, read_input,
 };
 use crate::tiles::{TileSpan, Tiles};
+#[path = "inspect_generic.rs"]
+mod generic;
 use clap::Args;
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -36,6 +37,11 @@ pub struct InspectArgs {
     /// Also list every chunk: original, metadata and data lengths.
     #[arg(long, short)]
     pub verbose: bool,
+    /// AES-256-GCM key of an encrypted array: the 32-character key string (TileDB's
+    /// `sm.encryption_key`, used as raw bytes) or `hex:` and 64 hex digits. Decrypts generic
+    /// tiles, or data tiles unfiltered with --pipeline.
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
 }
 
 /// How the bytes of an inspected file are organised.
@@ -43,19 +49,27 @@ pub struct InspectArgs {
 enum Layout {
     /// A concatenation of filtered tiles (fragment data files).
     DataTiles,
+    /// Generic tiles (schemas, fragment metadata sections, array metadata), possibly followed
+    /// by a fragment metadata footer.
+    GenericTiles,
 }
 
 impl Layout {
-    /// Decides the layout of `file`. Only data files are recognised so far; the generic-tile
-    /// check (version and sizes of the §6 header) belongs here.
-    fn detect(_file: &[u8]) -> Layout {
-        Layout::DataTiles
+    /// Decides the layout of `file`: generic tiles when it starts with a generic-tile header
+    /// (§6), otherwise a data file.
+    fn detect(file: &[u8]) -> Layout {
+        if generic::looks_generic(file) {
+            Layout::GenericTiles
+        } else {
+            Layout::DataTiles
+        }
     }
 
     /// A description for the report header.
     fn describe(self) -> &'static str {
         match self {
             Layout::DataTiles => "data file (concatenated filtered tiles)",
+            Layout::GenericTiles => "generic tiles (schema, fragment metadata or metadata)",
         }
     }
 }
@@ -202,6 +216,7 @@ impl<W: Write> TileReporter<'_, W> {
 
 /// Runs `tdbf inspect`.
 pub fn run(args: &InspectArgs) -> CliResult<()> {
+    let key = args.key.as_deref().map(generic::parse_key).transpose()?;
     let unfilter = match args.pipeline.load()? {
         None => None,
         Some(mut pipeline) => {
@@ -213,6 +228,11 @@ pub fn run(args: &InspectArgs) -> CliResult<()> {
             tdbfilter::tile::check_cell_size(datatype, cell_size)
                 .map_err(|e| Failure::from(e).context("--cell-size"))?;
             pipeline.set_threads(args.threads);
+            if let Some(key) = &key {
+                pipeline
+                    .set_encryption_key(key)
+                    .map_err(|e| Failure::from(e).context("--key"))?;
+            }
             Some(Unfilter {
                 pipeline,
                 datatype,
@@ -222,6 +242,21 @@ pub fn run(args: &InspectArgs) -> CliResult<()> {
     };
     let data = read_input(&args.file)?;
     let layout = Layout::detect(&data);
+    match layout {
+        Layout::GenericTiles if unfilter.is_some() || args.datatype.is_some() => {
+            return Err(Failure::new(format!(
+                "{}: generic tiles carry their own pipeline, datatype and cell size; \
+                 --pipeline, --pipeline-file and --type apply to data files only",
+                args.file.display()
+            )));
+        }
+        Layout::DataTiles if key.is_some() && unfilter.is_none() => {
+            return Err(Failure::new(
+                "--key: a data file is decrypted while unfiltering: give --pipeline and --type",
+            ));
+        }
+        _ => {}
+    }
     let stdout = io::stdout();
     let mut reporter = TileReporter {
         out: stdout.lock(),
@@ -236,14 +271,20 @@ pub fn run(args: &InspectArgs) -> CliResult<()> {
         data.len(),
         layout.describe()
     );
+    if layout == Layout::GenericTiles {
+        let name = args.file.display().to_string();
+        return generic::run(
+            &mut reporter.out,
+            &name,
+            &data,
+            key.as_deref().map(|k| &k[..]),
+            args.verbose,
+        );
+    }
     reporter.header()?;
-    match layout {
-        Layout::DataTiles => {
-            for span in Tiles::new(&data) {
-                let span = span.map_err(|e| e.context(args.file.display()))?;
-                reporter.tile(&span)?;
-            }
-        }
+    for span in Tiles::new(&data) {
+        let span = span.map_err(|e| e.context(args.file.display()))?;
+        reporter.tile(&span)?;
     }
     reporter.summary()?;
     let failed = reporter.totals.unfilter_failed;

@@ -1,0 +1,224 @@
+//! SIMD kernels of the BYTESHUFFLE and BITSHUFFLE filters, chosen once at run time from the
+//! CPU's features.
+//!
+//! Four kernels — [`shuffle`], [`unshuffle`] (FORMAT.md §5.15) and [`bitshuffle_block`],
+//! [`bitunshuffle_block`] (§5.14) — exist at each [`Level`]: portable [`scalar`] code, SSE2
+//! and AVX2 (x86 and x86-64 only). Every level produces exactly the bytes of the scalar code,
+//! for every element size and length; the SIMD kernels fall back to narrower ones (and
+//! finally to scalar) for sizes and lengths they do not handle.
+//!
+//! The best level the CPU supports is detected on first use (`is_x86_feature_detected!`) and
+//! its [`Kernels`] table cached for the life of the process; the free functions here call
+//! through that table. The environment variable `TDBFILTER_SIMD` (`scalar`, `sse2` or `avx2`),
+//! read at that moment, caps the level — for benchmarking and for ruling out a SIMD bug.
+//!
+//! AVX-512 is not used: its intrinsics need Rust 1.89, above this crate's MSRV (1.85).
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod bitshuffle_x86;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod byteshuffle_x86;
+pub mod scalar;
+#[cfg(test)]
+mod tests;
+
+use std::sync::OnceLock;
+
+/// A kernel as stored in a table: `(element size, source, destination)`, the slices of equal
+/// length. `unsafe` because SIMD kernels require CPU features; a [`Kernels`] table exists only
+/// for a level whose features were detected, which makes calling through it sound.
+type RawKernel = unsafe fn(usize, &[u8], &mut [u8]);
+
+/// An instruction-set level of the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    /// Portable Rust, every target.
+    Scalar,
+    /// x86 SSE2 (always present on x86-64).
+    Sse2,
+    /// x86 AVX2 (with SSE2).
+    Avx2,
+}
+
+impl Level {
+    /// Every level, narrowest first.
+    pub const ALL: [Level; 3] = [Level::Scalar, Level::Sse2, Level::Avx2];
+
+    /// The lower-case name (`"scalar"`, `"sse2"`, `"avx2"`), as accepted by `TDBFILTER_SIMD`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Scalar => "scalar",
+            Level::Sse2 => "sse2",
+            Level::Avx2 => "avx2",
+        }
+    }
+
+    /// The level named `name` (case-insensitive), if any.
+    pub fn from_name(name: &str) -> Option<Level> {
+        Level::ALL
+            .into_iter()
+            .find(|l| l.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// Whether this CPU (and target) supports the level.
+    pub fn is_supported(self) -> bool {
+        match self {
+            Level::Scalar => true,
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            Level::Sse2 => std::is_x86_feature_detected!("sse2"),
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            Level::Avx2 => {
+                std::is_x86_feature_detected!("sse2") && std::is_x86_feature_detected!("avx2")
+            }
+            #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+            _ => false,
+        }
+    }
+}
+
+/// The four kernels of one [`Level`]. Obtainable only for supported levels, through
+/// [`Kernels::for_level`] and [`Kernels::best`].
+#[derive(Debug)]
+pub struct Kernels {
+    level: Level,
+    shuffle: RawKernel,
+    unshuffle: RawKernel,
+    bitshuffle: RawKernel,
+    bitunshuffle: RawKernel,
+}
+
+static SCALAR: Kernels = Kernels {
+    level: Level::Scalar,
+    shuffle: scalar::shuffle,
+    unshuffle: scalar::unshuffle,
+    bitshuffle: scalar::bitshuffle_block,
+    bitunshuffle: scalar::bitunshuffle_block,
+};
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+static SSE2: Kernels = Kernels {
+    level: Level::Sse2,
+    shuffle: byteshuffle_x86::shuffle_sse2,
+    unshuffle: byteshuffle_x86::unshuffle_sse2,
+    bitshuffle: bitshuffle_x86::bitshuffle_sse2,
+    bitunshuffle: bitshuffle_x86::bitunshuffle_sse2,
+};
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+static AVX2: Kernels = Kernels {
+    level: Level::Avx2,
+    shuffle: byteshuffle_x86::shuffle_avx2,
+    unshuffle: byteshuffle_x86::unshuffle_avx2,
+    bitshuffle: bitshuffle_x86::bitshuffle_avx2,
+    bitunshuffle: bitshuffle_x86::bitunshuffle_avx2,
+};
+
+static BEST: OnceLock<&'static Kernels> = OnceLock::new();
+
+impl Kernels {
+    /// The kernels of `level`, or `None` when this CPU or target does not support it.
+    pub fn for_level(level: Level) -> Option<&'static Kernels> {
+        if !level.is_supported() {
+            return None;
+        }
+        match level {
+            Level::Scalar => Some(&SCALAR),
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            Level::Sse2 => Some(&SSE2),
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            Level::Avx2 => Some(&AVX2),
+            #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+            _ => None,
+        }
+    }
+
+    /// The widest supported level's kernels (capped by `TDBFILTER_SIMD`), detected once.
+    pub fn best() -> &'static Kernels {
+        BEST.get_or_init(|| {
+            let cap = std::env::var("TDBFILTER_SIMD")
+                .ok()
+                .and_then(|v| Level::from_name(&v))
+                .unwrap_or(Level::Avx2);
+            Level::ALL
+                .into_iter()
+                .rev()
+                .filter(|&l| l <= cap)
+                .find_map(Kernels::for_level)
+                .unwrap_or(&SCALAR)
+        })
+    }
+
+    /// The level of these kernels.
+    pub fn level(&self) -> Level {
+        self.level
+    }
+
+    /// [`scalar::shuffle`] at this level.
+    #[inline]
+    pub fn shuffle(&self, t: usize, src: &[u8], dst: &mut [u8]) {
+        // SAFETY: a `Kernels` value exists only for a level whose CPU features were detected
+        // (`for_level`), which is the whole contract of the kernel.
+        unsafe { (self.shuffle)(t, src, dst) }
+    }
+
+    /// [`scalar::unshuffle`] at this level.
+    #[inline]
+    pub fn unshuffle(&self, t: usize, src: &[u8], dst: &mut [u8]) {
+        // SAFETY: as in `shuffle`: the level's features were detected.
+        unsafe { (self.unshuffle)(t, src, dst) }
+    }
+
+    /// [`scalar::bitshuffle_block`] at this level.
+    #[inline]
+    pub fn bitshuffle_block(&self, t: usize, src: &[u8], dst: &mut [u8]) {
+        // SAFETY: as in `shuffle`: the level's features were detected.
+        unsafe { (self.bitshuffle)(t, src, dst) }
+    }
+
+    /// [`scalar::bitunshuffle_block`] at this level.
+    #[inline]
+    pub fn bitunshuffle_block(&self, t: usize, src: &[u8], dst: &mut [u8]) {
+        // SAFETY: as in `shuffle`: the level's features were detected.
+        unsafe { (self.bitunshuffle)(t, src, dst) }
+    }
+}
+
+/// Byte shuffle with element size `t` at the best level ([`scalar::shuffle`] semantics).
+///
+/// # Panics
+///
+/// If `src` and `dst` differ in length.
+#[inline]
+pub fn shuffle(t: usize, src: &[u8], dst: &mut [u8]) {
+    Kernels::best().shuffle(t, src, dst)
+}
+
+/// Reverses [`shuffle`], at the best level.
+///
+/// # Panics
+///
+/// If `src` and `dst` differ in length.
+#[inline]
+pub fn unshuffle(t: usize, src: &[u8], dst: &mut [u8]) {
+    Kernels::best().unshuffle(t, src, dst)
+}
+
+/// Bit transposition of one block at the best level ([`scalar::bitshuffle_block`] semantics).
+///
+/// # Panics
+///
+/// If `src` and `dst` differ in length, or if `t == 0`.
+#[inline]
+pub fn bitshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
+    Kernels::best().bitshuffle_block(t, src, dst)
+}
+
+/// Reverses [`bitshuffle_block`], at the best level.
+///
+/// # Panics
+///
+/// If `src` and `dst` differ in length, or if `t == 0`.
+#[inline]
+pub fn bitunshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
+    Kernels::best().bitunshuffle_block(t, src, dst)
+}

@@ -1,0 +1,412 @@
+//! Every kernel at every supported level against the scalar code, bit for bit.
+
+use super::{Kernels, Level, scalar};
+
+/// Lengths checked for every element size: all of 0..=300, then sizes around blocks and parts.
+fn lengths() -> impl Iterator<Item = usize> {
+    (0..=300).chain([1000, 4096, 8191, 8192, 65535, 65536, 65537])
+}
+
+/// A small deterministic PRNG (SplitMix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn bytes(&mut self, len: usize) -> Vec<u8> {
+        (0..len).map(|_| self.next() as u8).collect()
+    }
+}
+
+/// The SIMD levels this machine supports (never the scalar one).
+fn simd_levels() -> Vec<&'static Kernels> {
+    Level::ALL
+        .into_iter()
+        .filter(|&l| l != Level::Scalar)
+        .filter_map(Kernels::for_level)
+        .collect()
+}
+
+/// The kernels of `level`, or `None` with a note when the CPU lacks it.
+fn level_or_skip(level: Level) -> Option<&'static Kernels> {
+    let k = Kernels::for_level(level);
+    if k.is_none() {
+        eprintln!("skipped: this CPU does not support {}", level.name());
+    }
+    k
+}
+
+type Kernel = fn(&Kernels, usize, &[u8], &mut [u8]);
+
+/// `kernel` at `k`'s level equals `reference` on `src`, into a destination full of garbage (so
+/// that every byte must be written), and on copies of `src` and `dst` shifted by 1..3 bytes
+/// (unaligned) when `unaligned` is set.
+fn check_one(
+    k: &Kernels,
+    kernel: Kernel,
+    reference: fn(usize, &[u8], &mut [u8]),
+    t: usize,
+    src: &[u8],
+    rng: &mut Rng,
+    unaligned: bool,
+) -> Vec<u8> {
+    let len = src.len();
+    let mut want = vec![0u8; len];
+    reference(t, src, &mut want);
+    let mut got = rng.bytes(len);
+    kernel(k, t, src, &mut got);
+    assert!(
+        got == want,
+        "{:?} t={t} len={len}: first difference at byte {:?}",
+        k.level(),
+        got.iter().zip(&want).position(|(a, b)| a != b)
+    );
+    if unaligned {
+        for shift in 1..4 {
+            let mut s = vec![0u8; len + shift];
+            s[shift..].copy_from_slice(src);
+            let mut d = rng.bytes(len + 2 * shift);
+            kernel(
+                k,
+                t,
+                &s[shift..],
+                &mut d[2 * shift - 1..2 * shift - 1 + len],
+            );
+            assert!(
+                d[2 * shift - 1..2 * shift - 1 + len] == want[..],
+                "{:?} t={t} len={len} shift={shift}",
+                k.level()
+            );
+        }
+    }
+    want
+}
+
+fn check_byteshuffle_level(k: &Kernels) {
+    let mut rng = Rng(0x5348_5546 ^ k.level() as u64);
+    let sizes = (1..=16).chain([17, 24, 31, 32, 33, 48, 100]);
+    for t in sizes {
+        for len in lengths() {
+            let unaligned = len % 37 == 0 || len > 300;
+            let src = rng.bytes(len);
+            let shuffled = check_one(
+                k,
+                Kernels::shuffle,
+                scalar::shuffle,
+                t,
+                &src,
+                &mut rng,
+                unaligned,
+            );
+            // The unshuffle of arbitrary bytes, and of the shuffle (round trip).
+            check_one(
+                k,
+                Kernels::unshuffle,
+                scalar::unshuffle,
+                t,
+                &src,
+                &mut rng,
+                unaligned,
+            );
+            let back = check_one(
+                k,
+                Kernels::unshuffle,
+                scalar::unshuffle,
+                t,
+                &shuffled,
+                &mut rng,
+                false,
+            );
+            assert_eq!(back, src, "{:?} t={t} len={len}: round trip", k.level());
+        }
+    }
+}
+
+fn check_bitshuffle_level(k: &Kernels) {
+    let mut rng = Rng(0x4249_5453 ^ k.level() as u64);
+    // 1, 2, 4 and 8 are transposed with SIMD; the others fall back to scalar.
+    for t in [1usize, 2, 4, 8, 3, 5, 6, 7, 16] {
+        for len in lengths() {
+            let unaligned = len % 37 == 0 || len > 300;
+            let src = rng.bytes(len);
+            let shuffled = check_one(
+                k,
+                Kernels::bitshuffle_block,
+                scalar::bitshuffle_block,
+                t,
+                &src,
+                &mut rng,
+                unaligned,
+            );
+            check_one(
+                k,
+                Kernels::bitunshuffle_block,
+                scalar::bitunshuffle_block,
+                t,
+                &src,
+                &mut rng,
+                unaligned,
+            );
+            let back = check_one(
+                k,
+                Kernels::bitunshuffle_block,
+                scalar::bitunshuffle_block,
+                t,
+                &shuffled,
+                &mut rng,
+                false,
+            );
+            assert_eq!(back, src, "{:?} t={t} len={len}: round trip", k.level());
+        }
+    }
+}
+
+/// Random element sizes, lengths and contents (including runs of equal bytes).
+fn check_random(k: &Kernels, iterations: usize) {
+    let mut rng = Rng(0x5241_4E44 ^ k.level() as u64);
+    for _ in 0..iterations {
+        let t = 1 + rng.below(20);
+        let len = match rng.below(3) {
+            0 => rng.below(512),
+            1 => rng.below(9000),
+            _ => 32 * t * (1 + rng.below(40)) + rng.below(3 * t),
+        };
+        let src: Vec<u8> = if rng.below(4) == 0 {
+            let v = rng.next() as u8;
+            (0..len).map(|i| if i % 7 == 0 { !v } else { v }).collect()
+        } else {
+            rng.bytes(len)
+        };
+        check_one(
+            k,
+            Kernels::shuffle,
+            scalar::shuffle,
+            t,
+            &src,
+            &mut rng,
+            false,
+        );
+        check_one(
+            k,
+            Kernels::unshuffle,
+            scalar::unshuffle,
+            t,
+            &src,
+            &mut rng,
+            false,
+        );
+        let bt = [1, 2, 4, 8, 1 + rng.below(12)][rng.below(5)];
+        check_one(
+            k,
+            Kernels::bitshuffle_block,
+            scalar::bitshuffle_block,
+            bt,
+            &src,
+            &mut rng,
+            false,
+        );
+        check_one(
+            k,
+            Kernels::bitunshuffle_block,
+            scalar::bitunshuffle_block,
+            bt,
+            &src,
+            &mut rng,
+            false,
+        );
+    }
+}
+
+#[test]
+fn sse2_byteshuffle_matches_scalar() {
+    if let Some(k) = level_or_skip(Level::Sse2) {
+        check_byteshuffle_level(k);
+    }
+}
+
+#[test]
+fn avx2_byteshuffle_matches_scalar() {
+    if let Some(k) = level_or_skip(Level::Avx2) {
+        check_byteshuffle_level(k);
+    }
+}
+
+#[test]
+fn sse2_bitshuffle_matches_scalar() {
+    if let Some(k) = level_or_skip(Level::Sse2) {
+        check_bitshuffle_level(k);
+    }
+}
+
+#[test]
+fn avx2_bitshuffle_matches_scalar() {
+    if let Some(k) = level_or_skip(Level::Avx2) {
+        check_bitshuffle_level(k);
+    }
+}
+
+#[test]
+fn sse2_random_inputs_match_scalar() {
+    if let Some(k) = level_or_skip(Level::Sse2) {
+        check_random(k, 1500);
+    }
+}
+
+#[test]
+fn avx2_random_inputs_match_scalar() {
+    if let Some(k) = level_or_skip(Level::Avx2) {
+        check_random(k, 1500);
+    }
+}
+
+#[test]
+fn scalar_level_is_the_scalar_code() {
+    let k = Kernels::for_level(Level::Scalar).expect("scalar is always supported");
+    assert_eq!(k.level(), Level::Scalar);
+    let mut rng = Rng(1);
+    for (t, len) in [(1, 10), (2, 33), (4, 1000), (8, 8192), (3, 301)] {
+        let src = rng.bytes(len);
+        check_one(
+            k,
+            Kernels::shuffle,
+            scalar::shuffle,
+            t,
+            &src,
+            &mut rng,
+            false,
+        );
+        check_one(
+            k,
+            Kernels::bitshuffle_block,
+            scalar::bitshuffle_block,
+            t,
+            &src,
+            &mut rng,
+            false,
+        );
+    }
+}
+
+#[test]
+fn dispatched_functions_match_scalar() {
+    let mut rng = Rng(2);
+    for t in [1usize, 2, 3, 4, 8, 16] {
+        for len in [0usize, 7, 64, 255, 4096, 8192, 65537] {
+            let src = rng.bytes(len);
+            let mut want = vec![0u8; len];
+            let mut got = vec![0u8; len];
+            scalar::shuffle(t, &src, &mut want);
+            super::shuffle(t, &src, &mut got);
+            assert_eq!(got, want);
+            scalar::unshuffle(t, &src, &mut want);
+            super::unshuffle(t, &src, &mut got);
+            assert_eq!(got, want);
+            scalar::bitshuffle_block(t, &src, &mut want);
+            super::bitshuffle_block(t, &src, &mut got);
+            assert_eq!(got, want);
+            scalar::bitunshuffle_block(t, &src, &mut want);
+            super::bitunshuffle_block(t, &src, &mut got);
+            assert_eq!(got, want);
+        }
+    }
+}
+
+#[test]
+fn best_level_is_the_widest_supported() {
+    let best = Kernels::best().level();
+    assert!(best.is_supported());
+    if std::env::var_os("TDBFILTER_SIMD").is_none() {
+        let widest = Level::ALL.into_iter().rev().find(|l| l.is_supported());
+        assert_eq!(Some(best), widest);
+    }
+    #[cfg(target_arch = "x86_64")]
+    assert!(Level::Sse2.is_supported(), "SSE2 is part of x86-64");
+    assert_eq!(Level::from_name(" AVX2 "), Some(Level::Avx2));
+    assert_eq!(Level::from_name("sse2"), Some(Level::Sse2));
+    assert_eq!(Level::from_name("scalar"), Some(Level::Scalar));
+    assert_eq!(Level::from_name("avx512"), None);
+}
+
+#[test]
+fn every_level_rejects_mismatched_lengths() {
+    let kernels: [Kernel; 4] = [
+        Kernels::shuffle,
+        Kernels::unshuffle,
+        Kernels::bitshuffle_block,
+        Kernels::bitunshuffle_block,
+    ];
+    for k in Level::ALL.into_iter().filter_map(Kernels::for_level) {
+        for kernel in kernels {
+            let r = std::panic::catch_unwind(|| {
+                let mut dst = vec![0u8; 255];
+                kernel(k, 2, &[0u8; 256], &mut dst);
+            });
+            assert!(r.is_err(), "{:?} accepted a shorter destination", k.level());
+        }
+    }
+}
+
+#[test]
+fn simd_levels_listed() {
+    // On x86-64, SSE2 is always present: the SIMD tests above never all skip.
+    #[cfg(target_arch = "x86_64")]
+    assert!(!simd_levels().is_empty());
+    for k in simd_levels() {
+        assert!(k.level().is_supported());
+    }
+}
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[test]
+fn row_pass_splitting_matches_scalar() {
+    use super::byteshuffle_x86::row_passes;
+    // 64 KiB of 8-byte elements: all 8 rows in one L1 set → 2 passes; 16-byte elements with
+    // rows 2048 apart → 2 passes, 4096 apart → 4 passes; offsets of a line or more → 1 pass.
+    assert_eq!(row_passes(8, 8192), 2);
+    assert_eq!(row_passes(8, 4096 + 8), 2);
+    assert_eq!(row_passes(8, 8192 + 64), 1);
+    assert_eq!(row_passes(8, 1024), 1);
+    assert_eq!(row_passes(16, 2048), 2);
+    assert_eq!(row_passes(16, 4096), 4);
+    assert_eq!(row_passes(16, 4095), 4);
+    assert_eq!(row_passes(16, 1000), 1);
+    assert_eq!(row_passes(4, 16384), 1);
+    let mut rng = Rng(3);
+    for k in simd_levels() {
+        for t in [8usize, 16] {
+            for n in [2048usize, 2049, 4096, 4100, 6144, 8192, 8200, 12288] {
+                for extra in [0, 1, t - 1] {
+                    let src = rng.bytes(n * t + extra);
+                    check_one(
+                        k,
+                        Kernels::shuffle,
+                        scalar::shuffle,
+                        t,
+                        &src,
+                        &mut rng,
+                        false,
+                    );
+                    check_one(
+                        k,
+                        Kernels::unshuffle,
+                        scalar::unshuffle,
+                        t,
+                        &src,
+                        &mut rng,
+                        false,
+                    );
+                }
+            }
+        }
+    }
+}
