@@ -36,6 +36,7 @@ import suites  # noqa: E402
 from tdbfilter_ctypes import Library, check_header, default_library_path  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
+JOB_TIMEOUT = 600  # seconds without any job finishing before the run is declared hung
 
 # --quick: (tile config, shapes, datatypes or None for all) groups, about a fifth of the full
 # matrix; still every pipeline x datatype, multi-chunk tiles, 65532-byte chunks and 3392-byte tails.
@@ -159,8 +160,18 @@ def main(argv=None):
     results = self_tests(lib_path)
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(max(1, args.jobs), maxtasksperchild=8) as pool:
-        for res in pool.imap_unordered(extended.dispatch, jobs):
-            results.extend(res)
+        it = pool.imap_unordered(extended.dispatch, jobs)
+        for done in range(len(jobs)):
+            try:
+                results.extend(it.next(timeout=JOB_TIMEOUT))
+            except multiprocessing.TimeoutError:
+                # A worker killed by a crash (TileDB or the library) loses its job and the pool
+                # would wait for ever: report it and stop.
+                results.append(checks.Result("(harness)", "-", "-", "-", "P", "fail",
+                                             f"no job finished within {JOB_TIMEOUT} s: a worker crashed or "
+                                             f"hung; {len(jobs) - done} job(s) did not report").to_dict())
+                pool.terminate()
+                break
     header_lines.append(f"elapsed {time.time() - t0:.1f} s")
     if not args.keep and not args.workdir:
         import shutil
