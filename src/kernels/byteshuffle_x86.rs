@@ -12,10 +12,14 @@
 //!
 //! AVX2 runs the same network on 256-bit registers: `unpack*_epi8` works within each 128-bit
 //! lane, so the low lanes hold elements `0..16` of the block and the high lanes elements
-//! `16..32` (split 128-bit loads on the element side, full 256-bit accesses on the byte-row
-//! side, where each row of 32 bytes is already contiguous).
+//! `16..32` (one lane permute per vector on the element side; on the byte-row side each row's
+//! 32 bytes are already split that way).
 //!
-//! Element sizes 2, 4, 8 and 16 use that network directly. Other sizes are transposed in tiles
+//! Element sizes 2, 4, 8 and 16 use that network directly. When the row stride makes more
+//! than 4 of the rows share an L1 set (64 KiB parts of 8- or 16-byte elements: n = 8192 or
+//! 4096), the shuffle makes 2 or 4 passes, each writing only some rows ([`row_passes`]); the
+//! AVX2 one also writes 64 bytes of each row per step. This doubles the speed of 8-byte
+//! elements on TileDB's default 64 KiB chunks. Other sizes are transposed in tiles
 //! of `E` elements × 16 bytes (16×16 byte transposes, 4 rounds over 16 vectors); columns past
 //! the element (t < 16) are discarded on the way out, and for t > 16 the last column tile
 //! overlaps the previous one. The elements left over at the end of a part are done by the
@@ -329,7 +333,7 @@ unsafe fn shuffle_step_sse2<const T: usize, const J0: usize, const G: usize>(
 ///
 /// The CPU supports SSE2; `n ≥ 16`; `src` and `dst` hold at least `n·T` bytes.
 #[target_feature(enable = "sse2")]
-unsafe fn unshuffle_pow2_sse2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn unshuffle_pow2_sse2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
     debug_assert!(n >= 16 && src.len() >= n * T && dst.len() >= n * T);
     let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
     let mut i = 0;
@@ -630,7 +634,7 @@ unsafe fn shuffle_step64_avx2<const T: usize, const J0: usize, const G: usize>(
 ///
 /// The CPU supports AVX2; `n ≥ 32`; `src` and `dst` hold at least `n·T` bytes.
 #[target_feature(enable = "avx2")]
-unsafe fn unshuffle_pow2_avx2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn unshuffle_pow2_avx2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
     debug_assert!(n >= 32 && src.len() >= n * T && dst.len() >= n * T);
     let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
     let mut i = 0;
