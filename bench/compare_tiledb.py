@@ -543,7 +543,7 @@ def main():
                 m = tdbf_bench(
                     tdbf,
                     ["--memcpy", "--threads", str(t), "--tile-bytes", str(TILE_BYTES),
-                     "--repeat", str(max(args.repeat, 5)), path],
+                     "--repeat", str(max(args.repeat, 5)), "--outputs", args.ours_outputs, path],
                     args.stat,
                 )
                 memcpy[t] = m.get("memcpy_mib_s")

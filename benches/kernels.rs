@@ -124,7 +124,7 @@ fn compressors(c: &mut Criterion) {
     g.bench_function("gzip_6/compress", |b| {
         b.iter(|| {
             out.clear();
-            gzip::compress(&mut gctx, -1, black_box(&src), &mut out).expect("gzip");
+            gzip::compress(&mut gctx, -1, true, black_box(&src), &mut out).expect("gzip");
         })
     });
     let mut packed = Vec::new();

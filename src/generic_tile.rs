@@ -119,7 +119,8 @@ impl GenericTileHeader {
     }
 }
 
-/// TileDB's generic-tile pipeline: [GZIP level 1], `max_chunk_size` 65536.
+/// TileDB's generic-tile pipeline: [GZIP level 1], `max_chunk_size` 65536, writing zlib's
+/// exact bytes.
 pub fn default_pipeline() -> Pipeline {
     let mut p = Pipeline::new();
     p.push(Filter::compression(FilterType::Gzip, COMPRESSION_LEVEL))

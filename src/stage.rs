@@ -23,6 +23,8 @@ pub struct StageCtx<'a> {
     pub offsets: Option<&'a [u64]>,
     /// The pipeline's AES-256-GCM cipher, when an encryption key is set.
     pub cipher: Option<&'a aes_gcm::Aes256Gcm>,
+    /// Write GZIP with zlib, byte-identical to TileDB, instead of libdeflate.
+    pub gzip_identical: bool,
 }
 
 impl<'a> StageCtx<'a> {
@@ -36,6 +38,7 @@ impl<'a> StageCtx<'a> {
             codecs,
             offsets: None,
             cipher: None,
+            gzip_identical: false,
         }
     }
 }

@@ -245,6 +245,36 @@ fn memcpy_baseline_reports_bandwidth() {
             "1",
             "--json",
         ][..],
+        &[
+            "--memcpy",
+            "--outputs",
+            "into",
+            "--threads",
+            "2",
+            "--repeat",
+            "2",
+            "--json",
+        ][..],
+        &[
+            "--memcpy",
+            "--outputs",
+            "retained",
+            "--threads",
+            "1",
+            "--repeat",
+            "2",
+            "--json",
+        ][..],
+        &[
+            "--memcpy",
+            "--outputs",
+            "retained",
+            "--threads",
+            "2",
+            "--tile-bytes",
+            "16M",
+            "--json",
+        ][..],
     ] {
         let v = json_of(&bench(args, &file));
         assert_eq!(str_field(&v, "baseline"), "memcpy");

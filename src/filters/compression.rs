@@ -28,7 +28,9 @@ fn compress_part(
     out: &mut Vec<u8>,
 ) -> Result<()> {
     match c.compressor {
-        Compressor::Gzip => super::gzip::compress(&mut ctx.codecs.gzip, c.level, src, out),
+        Compressor::Gzip => {
+            super::gzip::compress(&mut ctx.codecs.gzip, c.level, ctx.gzip_identical, src, out)
+        }
         Compressor::Zstd => super::zstd::compress(&mut ctx.codecs.zstd, c.level, src, out),
         Compressor::Lz4 => super::lz4::compress(src, out),
         Compressor::Bzip2 => super::bzip2::compress(c.level, src, out),

@@ -1,14 +1,20 @@
-//! GZIP (1): each part is one zlib stream (RFC 1950) made by a single `deflate(Z_FINISH)`
-//! call of real zlib, so the bytes match TileDB's (FORMAT.md §5.3).
+//! GZIP (1): each part is one zlib stream (RFC 1950) (FORMAT.md §5.3).
+//!
+//! Two writers: zlib 1.3.1 called as TileDB calls it — one `deflate(Z_FINISH)` — whose bytes
+//! equal TileDB's (the default), and libdeflate (`Pipeline::set_gzip_identical(false)`: 2-5x
+//! faster, valid zlib streams TileDB's inflate reads, sometimes a few percent larger).
+//! Reading uses libdeflate, which decodes any zlib stream and checks its Adler-32.
 
 use crate::error::{Error, Result};
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
-/// Reusable zlib contexts of one thread.
+/// Reusable deflate contexts of one thread.
 #[derive(Default)]
 pub struct GzipContexts {
     compress: Option<(u32, Compress)>,
     decompress: Option<Decompress>,
+    fast: Option<(u32, libdeflater::Compressor)>,
+    inflate: Option<libdeflater::Decompressor>,
 }
 
 /// Maps a stored level to zlib's: below 0 → 6 (zlib's default), 0–9 as is, above 9 an error.
@@ -28,8 +34,42 @@ fn bound(n: usize) -> usize {
     fixed.max(stored) + 6 + 64
 }
 
-/// Appends the zlib stream of `src` to `out`.
-pub fn compress(ctxs: &mut GzipContexts, level: i32, src: &[u8], out: &mut Vec<u8>) -> Result<()> {
+/// Appends the zlib stream of `src` to `out`: zlib's exact bytes when `identical`, else
+/// libdeflate's.
+pub fn compress(
+    ctxs: &mut GzipContexts,
+    level: i32,
+    identical: bool,
+    src: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    if identical {
+        compress_zlib(ctxs, level, src, out)
+    } else {
+        compress_fast(ctxs, level, src, out)
+    }
+}
+
+fn compress_fast(ctxs: &mut GzipContexts, level: i32, src: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    let level = effective_level(level)?;
+    let c = match &mut ctxs.fast {
+        Some((l, c)) if *l == level => c,
+        slot => {
+            let lvl = libdeflater::CompressionLvl::new(level as i32)
+                .map_err(|_| Error::invalid(format!("invalid compression level {level}")))?;
+            &mut slot.insert((level, libdeflater::Compressor::new(lvl))).1
+        }
+    };
+    let start = out.len();
+    out.resize(start + c.zlib_compress_bound(src.len()), 0);
+    let n = c
+        .zlib_compress(src, &mut out[start..])
+        .map_err(|e| Error::Internal(format!("libdeflate failed: {e:?}")))?;
+    out.truncate(start + n);
+    Ok(())
+}
+
+fn compress_zlib(ctxs: &mut GzipContexts, level: i32, src: &[u8], out: &mut Vec<u8>) -> Result<()> {
     let level = effective_level(level)?;
     let c = match &mut ctxs.compress {
         Some((l, c)) if *l == level => {
@@ -55,6 +95,32 @@ pub fn compress(ctxs: &mut GzipContexts, level: i32, src: &[u8], out: &mut Vec<u
 
 /// Inflates the zlib stream `src` into exactly `dst.len()` bytes.
 pub fn decompress(ctxs: &mut GzipContexts, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    let d = ctxs
+        .inflate
+        .get_or_insert_with(libdeflater::Decompressor::new);
+    let n = d.zlib_decompress(src, dst).map_err(|e| {
+        let what = match e {
+            libdeflater::DecompressionError::InsufficientSpace => {
+                format!(
+                    "zlib stream holds more than the expected {} bytes",
+                    dst.len()
+                )
+            }
+            libdeflater::DecompressionError::BadData => "zlib stream is corrupt".to_string(),
+        };
+        Error::corrupt(what)
+    })?;
+    if n != dst.len() {
+        return Err(Error::corrupt(format!(
+            "zlib stream holds {n} bytes, expected {}",
+            dst.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Inflates with zlib itself (the reference reader, used in tests).
+pub fn decompress_zlib(ctxs: &mut GzipContexts, src: &[u8], dst: &mut [u8]) -> Result<()> {
     let d = ctxs.decompress.get_or_insert_with(|| Decompress::new(true));
     d.reset(true);
     let status = d
@@ -80,14 +146,25 @@ pub fn decompress(ctxs: &mut GzipContexts, src: &[u8], dst: &mut [u8]) -> Result
 mod tests {
     use super::*;
 
+    /// Round trip through both writers and both readers; returns zlib's (TileDB's) bytes.
     fn roundtrip(level: i32, data: &[u8]) -> Vec<u8> {
         let mut ctxs = GzipContexts::default();
-        let mut z = Vec::new();
-        compress(&mut ctxs, level, data, &mut z).unwrap();
-        let mut back = vec![0u8; data.len()];
-        decompress(&mut ctxs, &z, &mut back).unwrap();
-        assert_eq!(back, data);
-        z
+        let mut exact = Vec::new();
+        compress(&mut ctxs, level, true, data, &mut exact).unwrap();
+        let mut fast = Vec::new();
+        compress(&mut ctxs, level, false, data, &mut fast).unwrap();
+        for z in [&exact, &fast] {
+            let mut back = vec![0u8; data.len()];
+            decompress(&mut ctxs, z, &mut back).unwrap();
+            assert_eq!(back, data);
+            let mut back = vec![0u8; data.len()];
+            decompress_zlib(&mut ctxs, z, &mut back).unwrap();
+            assert_eq!(
+                back, data,
+                "zlib (TileDB's reader) reads libdeflate's stream"
+            );
+        }
+        exact
     }
 
     #[test]
@@ -116,7 +193,7 @@ mod tests {
     fn corrupt_and_short_streams_fail() {
         let mut ctxs = GzipContexts::default();
         let mut z = Vec::new();
-        compress(&mut ctxs, 6, &[5u8; 1000], &mut z).unwrap();
+        compress(&mut ctxs, 6, false, &[5u8; 1000], &mut z).unwrap();
         let mut out = vec![0u8; 999];
         assert!(decompress(&mut ctxs, &z, &mut out).is_err());
         let mut out = vec![0u8; 1001];

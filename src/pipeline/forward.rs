@@ -100,6 +100,7 @@ pub(crate) fn filter_chunk(
             codecs,
             offsets: s.offsets,
             cipher: s.cipher,
+            gzip_identical: s.gzip_identical,
         };
         let flow = filters::forward(
             filter,

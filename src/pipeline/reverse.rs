@@ -82,6 +82,7 @@ pub(crate) fn unfilter_chunk(
             codecs,
             offsets: None,
             cipher: s.cipher,
+            gzip_identical: s.gzip_identical,
         };
         let (md_flow, data_flow) = filters::reverse(
             filter,

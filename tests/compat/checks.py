@@ -25,6 +25,7 @@ passed), ``fail``, ``skip`` (not applicable; not counted).
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import traceback
@@ -227,14 +228,42 @@ class ArrayChecker:
                     self.substitutions.append((path, off, ours, attr.name, pc, i))
             if pos != len(data):
                 d_problems.append(f"tiles end at {pos}, file has {len(data)} bytes")
+        fast_info = self.check_fast_gzip(pc, attr, tiles, cells, tile_bytes, e_problems)
         self.add(pc, "D", "fail" if d_problems else "pass", "; ".join(d_problems))
-        info = {"tiles_identical": identical, "tiles_differing": differing}
+        info = {"tiles_identical": identical, "tiles_differing": differing, **fast_info}
         if pc.has_lz4:
             info["lz4_parts_checked_with_python_lz4"] = lz4_parts
         if e_problems:
             self.add(pc, "E", "fail", "; ".join(e_problems), **info)
         else:
             self.add(pc, "E", "pass", "", **info)
+
+    def check_fast_gzip(self, pc, attr, tiles, cells, tile_bytes, e_problems) -> dict:
+        """GZIP's opt-in fast writer (libdeflate) must produce tiles that decode to the cells
+        with the library AND with Python's zlib (TileDB's reader). Its sizes are reported (it
+        may be a few percent larger than zlib's; the default writer is byte-identical)."""
+        from tdbfilter_ctypes import TdbError
+        if not any(t == 1 for t, _ in pc.filters) or not self.lib.has_gzip_switch:
+            return {}
+        dt = self.w.dtype
+        pipe = self.lib.deserialize_pipeline(attr.pipeline_bytes, FORMAT_VERSION)
+        ours_total = theirs_total = 0
+        with pipe:
+            err = ctypes.c_void_p()
+            self.lib._dll.tdb_pipeline_set_gzip_identical(pipe.ptr, False, ctypes.byref(err))
+            for i, (off, size) in enumerate(tiles):
+                want = cells[i * tile_bytes:(i + 1) * tile_bytes]
+                try:
+                    fast = pipe.filter_bytes(dt.tiledb_type, dt.cell_size, want)
+                except TdbError as e:
+                    e_problems.append(f"tile {i}: fast GZIP writer: {e}")
+                    continue
+                why = self.validate_ours(pipe, attr, fast, want)
+                if why:
+                    e_problems.append(f"tile {i}: fast GZIP writer's tile invalid: {why}")
+                ours_total += len(fast)
+                theirs_total += size
+        return {"fast_gzip_bytes": ours_total, "tiledb_gzip_bytes": theirs_total}
 
     def validate_ours(self, pipe, attr, ours: bytes, want: bytes) -> str:
         """Empty string if our filtered tile decodes to `want` both ways, else the reason."""

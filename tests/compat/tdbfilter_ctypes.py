@@ -141,10 +141,13 @@ def _as_buffer(data, offset: int = 0):
 class Library:
     """Loaded libtdbfilter with typed function prototypes."""
 
-    def __init__(self, path: str | None = None):
+    def __init__(self, path: str | None = None, gzip_identical: bool = True):
         self.path = path or default_library_path()
         self._dll = ctypes.CDLL(self.path)
         self._declare()
+        # Pipelines write GZIP with zlib (TileDB's exact bytes) unless told otherwise; the
+        # library's default writer is libdeflate.
+        self.gzip_identical = gzip_identical
 
     # -- prototypes ---------------------------------------------------------
     def _declare(self):
@@ -183,6 +186,7 @@ class Library:
             "tdb_pipeline_unfilter_var": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t, c_void_p, c_size_t,
                                                   c_uint32, POINTER(c_void_p), perr]),
         }
+        optional["tdb_pipeline_set_gzip_identical"] = (c_int, [c_void_p, ctypes.c_bool, perr])
         self.missing = []
         for name, (restype, argtypes) in optional.items():
             fn = getattr(d, name, None)
@@ -191,7 +195,8 @@ class Library:
                 continue
             fn.restype = restype
             fn.argtypes = argtypes
-        self.has_var_api = not self.missing
+        self.has_var_api = not [m for m in self.missing if "var" in m or "offsets" in m]
+        self.has_gzip_switch = "tdb_pipeline_set_gzip_identical" not in self.missing
 
     def _check(self, func: str, status: int, err: c_void_p):
         """Raise TdbError for a non-OK status; always frees the error object."""
@@ -215,7 +220,14 @@ class Library:
     def create_pipeline(self) -> "Pipeline":
         ptr, err = c_void_p(), c_void_p()
         self._check("tdb_pipeline_create", self._dll.tdb_pipeline_create(byref(ptr), byref(err)), err)
-        return Pipeline(self, ptr)
+        return self._configured(Pipeline(self, ptr))
+
+    def _configured(self, p: "Pipeline") -> "Pipeline":
+        if self.has_gzip_switch:
+            err = c_void_p()
+            st = self._dll.tdb_pipeline_set_gzip_identical(p.ptr, self.gzip_identical, byref(err))
+            self._check("tdb_pipeline_set_gzip_identical", st, err)
+        return p
 
     def build_pipeline(self, filters) -> "Pipeline":
         """filters: iterable of (filter_type_id, compression_level or None)."""
@@ -235,7 +247,7 @@ class Library:
         buf, n, _keep = _as_buffer(data)
         st = self._dll.tdb_pipeline_deserialize(buf, n, format_version, byref(ptr), byref(err))
         self._check("tdb_pipeline_deserialize", st, err)
-        return Pipeline(self, ptr)
+        return self._configured(Pipeline(self, ptr))
 
     def filtered_tile_size(self, data, offset: int = 0) -> int:
         """Size of the self-delimiting filtered tile starting at data[offset:]."""

@@ -422,8 +422,8 @@ struct Measured {
     unfilter_times: Vec<Duration>,
     /// Whether this is the memcpy baseline.
     memcpy: bool,
-    /// What the timed runs did with their outputs (`None` for memcpy).
-    outputs: Option<Outputs>,
+    /// What the timed runs did with their outputs.
+    outputs: Outputs,
 }
 
 /// Runs `tdbf bench`.
@@ -554,11 +554,46 @@ fn bench_pipeline(
         filter_times,
         unfilter_times,
         memcpy: false,
-        outputs: Some(args.outputs),
+        outputs: args.outputs,
     })
 }
 
-/// Copies every tile into a preallocated buffer: one warm-up, then `repeat` timed runs.
+thread_local! {
+    /// The reused destination of a thread's streamed copies (`--memcpy --outputs streamed`).
+    static COPY_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Copies `src` into the calling thread's reused buffer.
+fn copy_to_thread_buffer(src: &[u8]) {
+    COPY_BUFFER.with(|b| {
+        let mut b = b.borrow_mut();
+        if b.len() < src.len() {
+            b.resize(src.len(), 0);
+        }
+        b[..src.len()].copy_from_slice(src);
+        std::hint::black_box(&b[..src.len()]);
+    });
+}
+
+/// Copies `src` into `dst` (same length), in pieces on `pool` when given.
+fn copy_split(pool: Option<&ThreadPool>, threads: usize, dst: &mut [u8], src: &[u8]) {
+    match pool {
+        Some(pool) => {
+            let piece = src.len().div_ceil(threads).max(1);
+            pool.install(|| {
+                dst.par_chunks_mut(piece)
+                    .zip(src.par_chunks(piece))
+                    .for_each(|(d, s)| d.copy_from_slice(s));
+            });
+        }
+        None => dst.copy_from_slice(src),
+    }
+}
+
+/// Copies every tile, the counterpart of each `--outputs` mode: streamed, into one reused
+/// tile-sized buffer per thread; into, into one buffer per tile allocated once; retained,
+/// into a fresh buffer per tile, all kept until the run ends. One warm-up, then `repeat`
+/// timed runs.
 fn bench_memcpy(
     args: &BenchArgs,
     tiles: &[Tile],
@@ -572,39 +607,75 @@ fn bench_memcpy(
     } else {
         Some(build_pool(threads)?)
     };
-    let mut dst: Vec<Vec<u8>> = tiles.iter().map(|t| vec![0u8; t.data().len()]).collect();
-    let copy_all = |dst: &mut Vec<Vec<u8>>| match (&pool, mode) {
-        (Some(pool), Mode::Tiles) => pool.install(|| {
-            dst.par_iter_mut()
-                .zip(tiles.par_iter())
-                .for_each(|(d, t)| d.copy_from_slice(t.data()));
-        }),
-        (Some(pool), Mode::Chunks) => {
-            for (d, t) in dst.iter_mut().zip(tiles) {
-                let piece = t.data().len().div_ceil(threads).max(1);
+    let split_pool = if mode == Mode::Chunks {
+        pool.as_ref()
+    } else {
+        None
+    };
+    let longest = tiles.iter().map(|t| t.data().len()).max().unwrap_or(0);
+    let mut one = vec![0u8; longest];
+    let mut per_tile: Vec<Vec<u8>> = if args.outputs == Outputs::Into {
+        tiles.iter().map(|t| vec![0u8; t.data().len()]).collect()
+    } else {
+        Vec::new()
+    };
+    let run = |one: &mut Vec<u8>, per_tile: &mut Vec<Vec<u8>>| -> Vec<Vec<u8>> {
+        match (args.outputs, &pool, mode) {
+            (Outputs::Streamed, Some(pool), Mode::Tiles) => {
                 pool.install(|| {
-                    d.par_chunks_mut(piece)
-                        .zip(t.data().par_chunks(piece))
-                        .for_each(|(d, s)| d.copy_from_slice(s));
+                    tiles
+                        .par_iter()
+                        .for_each(|t| copy_to_thread_buffer(t.data()))
                 });
+                Vec::new()
             }
-        }
-        _ => {
-            for (d, t) in dst.iter_mut().zip(tiles) {
-                d.copy_from_slice(t.data());
+            (Outputs::Streamed, _, _) => {
+                for t in tiles {
+                    let n = t.data().len();
+                    copy_split(split_pool, threads, &mut one[..n], t.data());
+                    std::hint::black_box(&one[..n]);
+                }
+                Vec::new()
             }
+            (Outputs::Into, Some(pool), Mode::Tiles) => {
+                pool.install(|| {
+                    per_tile
+                        .par_iter_mut()
+                        .zip(tiles.par_iter())
+                        .for_each(|(d, t)| d.copy_from_slice(t.data()))
+                });
+                Vec::new()
+            }
+            (Outputs::Into, _, _) => {
+                for (d, t) in per_tile.iter_mut().zip(tiles) {
+                    copy_split(split_pool, threads, d, t.data());
+                }
+                std::hint::black_box(&per_tile);
+                Vec::new()
+            }
+            (Outputs::Retained, Some(pool), Mode::Tiles) => {
+                pool.install(|| tiles.par_iter().map(|t| t.data().to_vec()).collect())
+            }
+            (Outputs::Retained, _, _) => tiles
+                .iter()
+                .map(|t| {
+                    let mut d = vec![0u8; t.data().len()];
+                    copy_split(split_pool, threads, &mut d, t.data());
+                    d
+                })
+                .collect(),
         }
     };
-    copy_all(&mut dst);
+    drop(run(&mut one, &mut per_tile));
     let mut times = Vec::with_capacity(args.repeat as usize);
     for _ in 0..args.repeat {
         let t0 = Instant::now();
-        copy_all(&mut dst);
-        std::hint::black_box(&mut dst);
+        let kept = run(&mut one, &mut per_tile);
         times.push(t0.elapsed());
-    }
-    if dst.iter().zip(tiles).any(|(d, t)| d[..] != t.data()[..]) {
-        return Err(Failure::new("memcpy produced different bytes"));
+        let copies = if kept.is_empty() { &per_tile } else { &kept };
+        if copies.iter().zip(tiles).any(|(d, t)| d[..] != t.data()[..]) {
+            return Err(Failure::new("memcpy produced different bytes"));
+        }
     }
     let input_bytes: u64 = tiles.iter().map(|t| t.data().len() as u64).sum();
     Ok(Measured {
@@ -621,7 +692,7 @@ fn bench_memcpy(
         filter_times: times,
         unfilter_times: Vec::new(),
         memcpy: true,
-        outputs: None,
+        outputs: args.outputs,
     })
 }
 
@@ -701,10 +772,7 @@ fn to_json(m: &Measured, repeat: u32) -> String {
             "round_trip",
             json_string(if m.memcpy { "n/a" } else { "ok" }),
         ),
-        (
-            "outputs",
-            json_string(m.outputs.map_or("n/a", Outputs::name)),
-        ),
+        ("outputs", json_string(m.outputs.name())),
     ];
     if m.memcpy {
         fields.push(("baseline", json_string("memcpy")));
@@ -739,7 +807,7 @@ fn report(out: &mut impl Write, m: &Measured, name: &str, repeat: u32) -> CliRes
         out,
         "{}: {} thread(s), {}; median of {repeat} run(s) after 1 warm-up; MiB = 2^20 bytes",
         if m.memcpy {
-            "baseline memcpy".to_string()
+            format!("baseline memcpy, outputs {}", m.outputs.name())
         } else {
             format!("pipeline {}", m.canonical)
         },
@@ -766,9 +834,9 @@ fn report(out: &mut impl Write, m: &Measured, name: &str, repeat: u32) -> CliRes
             m.filtered_bytes,
             ratio(m.input_bytes, m.filtered_bytes),
             match m.outputs {
-                Some(Outputs::Streamed) => " (warm-up; timed runs release each output at once)",
-                Some(Outputs::Retained) => " in every run (outputs kept until the run ends)",
-                _ => " in every run (outputs into buffers allocated once)",
+                Outputs::Streamed => " (warm-up; timed runs release each output at once)",
+                Outputs::Retained => " in every run (outputs kept until the run ends)",
+                Outputs::Into => " in every run (outputs into buffers allocated once)",
             }
         );
         outln!(out, "{}", line("filter:", &m.filter_times));
