@@ -128,7 +128,7 @@ fn compressors(c: &mut Criterion) {
         })
     });
     let mut packed = Vec::new();
-    gzip::compress(&mut gctx, -1, &src, &mut packed).expect("gzip");
+    gzip::compress(&mut gctx, -1, true, &src, &mut packed).expect("gzip");
     g.bench_function("gzip_6/decompress", |b| {
         b.iter(|| gzip::decompress(&mut gctx, black_box(&packed), &mut dst).expect("gunzip"))
     });
