@@ -25,9 +25,9 @@ pub mod error;
 pub mod filter;
 pub mod filter_type;
 pub mod filters;
+pub mod generic_tile;
 #[allow(unsafe_code)]
 pub mod kernels;
-pub mod generic_tile;
 pub mod parts;
 pub mod pipeline;
 pub mod spec;

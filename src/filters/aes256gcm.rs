@@ -120,7 +120,12 @@ pub fn reverse(
     for (k, e) in entries[..n_md].iter().enumerate() {
         let len = plain(e);
         let what = format!("metadata part {k}");
-        decrypt(e, what, &input.data[src..src + len], &mut out.md[pos..pos + len])?;
+        decrypt(
+            e,
+            what,
+            &input.data[src..src + len],
+            &mut out.md[pos..pos + len],
+        )?;
         src += len;
         pos += len;
     }
@@ -129,7 +134,12 @@ pub fn reverse(
     for (k, e) in entries[n_md..].iter().enumerate() {
         let len = plain(e);
         let what = format!("data part {k}");
-        decrypt(e, what, &input.data[src..src + len], &mut dst[pos..pos + len])?;
+        decrypt(
+            e,
+            what,
+            &input.data[src..src + len],
+            &mut dst[pos..pos + len],
+        )?;
         src += len;
         pos += len;
     }
