@@ -296,19 +296,12 @@ fn decode<const N: usize, const SIGNED: bool>(
 mod tests {
     use super::*;
     use crate::filter::Filter;
+    use crate::filters::testing::unhex as hex;
     use crate::parts::{PartList, Parts};
     use crate::pipeline::Pipeline;
     use crate::stage::DataSink;
     use crate::thread_scratch::CodecContexts;
     use crate::tile::Tile;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     /// Hex where `xx` marks a byte TileDB leaves uninitialized (`None`).
     fn hex_masked(s: &str) -> Vec<Option<u8>> {

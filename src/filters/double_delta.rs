@@ -326,16 +326,9 @@ mod tests {
     use super::*;
     use crate::filter::Filter;
     use crate::filter_type::FilterType;
+    use crate::filters::testing::unhex as hex;
     use crate::pipeline::Pipeline;
     use crate::tile::Tile;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     fn enc(e: Datatype, src: &[u8]) -> Result<Vec<u8>> {
         let mut out = Vec::new();

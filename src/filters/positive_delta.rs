@@ -238,19 +238,12 @@ fn decode<const N: usize>(input: RevIn<'_>, mut out: RevOut<'_>) -> Result<usize
 mod tests {
     use super::*;
     use crate::filter::Filter;
+    use crate::filters::testing::unhex as hex;
     use crate::parts::{PartList, Parts};
     use crate::pipeline::Pipeline;
     use crate::stage::DataSink;
     use crate::thread_scratch::CodecContexts;
     use crate::tile::Tile;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     fn le<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
         v.iter().flat_map(|&x| f(x)).collect()

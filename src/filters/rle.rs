@@ -248,15 +248,9 @@ mod tests {
     use crate::datatype::Datatype;
     use crate::filter::Filter;
     use crate::filter_type::FilterType;
+    use crate::filters::testing::unhex as hex;
     use crate::filters::testing::{forward_one, reverse_one};
     use crate::parts::Parts;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-        (0..s.len() / 2)
-            .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
-            .collect()
-    }
 
     fn to_hex(b: &[u8]) -> String {
         b.iter().map(|x| format!("{x:02x}")).collect()

@@ -134,3 +134,31 @@ pub fn reverse_one(
         offsets,
     })
 }
+
+/// Decodes hex digits, ignoring everything else (spaces, `|` separators).
+pub fn unhex(s: &str) -> Vec<u8> {
+    let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
+    (0..s.len() / 2)
+        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
+/// Lower-case hex of `bytes`.
+pub fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `unwrap_err` for results whose value type is not `Debug`.
+pub trait ErrOnly {
+    /// The error; panics on `Ok`.
+    fn err_only(self) -> crate::error::Error;
+}
+
+impl<T> ErrOnly for Result<T> {
+    fn err_only(self) -> crate::error::Error {
+        match self {
+            Ok(_) => panic!("expected an error"),
+            Err(e) => e,
+        }
+    }
+}

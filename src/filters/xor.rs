@@ -139,31 +139,7 @@ mod tests {
     use crate::filters::testing::{forward_one, forward_parts, reverse_one};
     use crate::parts::Parts;
 
-    /// `unwrap_err` for results whose value type is not `Debug`.
-    trait ErrOnly {
-        fn err_only(self) -> Error;
-    }
-
-    impl<T> ErrOnly for Result<T> {
-        fn err_only(self) -> Error {
-            match self {
-                Ok(_) => panic!("expected an error"),
-                Err(e) => e,
-            }
-        }
-    }
-
-    fn hex(b: &[u8]) -> String {
-        b.iter().map(|x| format!("{x:02x}")).collect()
-    }
-
-    fn unhex(s: &str) -> Vec<u8> {
-        let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
+    use crate::filters::testing::{ErrOnly, to_hex as hex, unhex};
 
     /// Checks our forward output against a chunk TileDB 2.30 wrote (one chunk, no other filter)
     /// and that our reverse restores the input.
