@@ -241,7 +241,6 @@ mod tests {
     use crate::filters::testing::unhex as hex;
     use crate::parts::{PartList, Parts};
     use crate::pipeline::Pipeline;
-    use crate::stage::DataSink;
     use crate::thread_scratch::CodecContexts;
     use crate::tile::Tile;
 
@@ -294,29 +293,15 @@ mod tests {
         data: &[u8],
         len: usize,
     ) -> Result<(Vec<u8>, Vec<u8>)> {
-        let mut codecs = CodecContexts::default();
-        let mut ctx = StageCtx::new(t, t.size() as u64, &mut codecs);
-        ctx.version = version;
-        let mut window = vec![0xAAu8; len];
-        let mut out_md = Vec::new();
-        let (mf, df) = reverse(
-            &mut ctx,
-            RevIn { md, data },
-            RevOut {
-                md: &mut out_md,
-                data: DataSink::Window(&mut window),
-                offsets: None,
-            },
-        )?;
-        let md_left = match mf {
-            MdFlow::Rest(n) => md[n..].to_vec(),
-            MdFlow::Written => out_md,
-        };
-        let data = match df {
-            DataFlow::Written => window,
-            DataFlow::Forwarded => data.to_vec(),
-        };
-        Ok((md_left, data))
+        // The window option plays no part in reverse.
+        crate::filters::testing::reverse_at(
+            &Filter::PositiveDelta { max_window: 1024 },
+            t,
+            version,
+            md,
+            data,
+            len,
+        )
     }
 
     fn roundtrip(w: u32, t: Datatype, data: &[u8]) -> Fwd {

@@ -162,3 +162,39 @@ impl<T> ErrOnly for Result<T> {
         }
     }
 }
+
+/// Runs `filter` in reverse as the first stage at tile format `version`, into a window of `len`
+/// bytes pre-filled with 0xAA (so unwritten bytes show); returns (metadata left, data).
+pub fn reverse_at(
+    filter: &Filter,
+    datatype: Datatype,
+    version: u32,
+    md: &[u8],
+    data: &[u8],
+    len: usize,
+) -> Result<(Vec<u8>, Vec<u8>)> {
+    let mut codecs = CodecContexts::default();
+    let mut ctx = StageCtx::new(datatype, datatype.size() as u64, &mut codecs);
+    ctx.version = version;
+    let mut window = vec![0xAAu8; len];
+    let mut out_md = Vec::new();
+    let (md_flow, data_flow) = crate::filters::reverse(
+        filter,
+        &mut ctx,
+        RevIn { md, data },
+        RevOut {
+            md: &mut out_md,
+            data: DataSink::Window(&mut window),
+            offsets: None,
+        },
+    )?;
+    let md_left = match md_flow {
+        MdFlow::Rest(n) => md[n..].to_vec(),
+        MdFlow::Written => out_md,
+    };
+    let data_out = match data_flow {
+        DataFlow::Written => window,
+        DataFlow::Forwarded => data.to_vec(),
+    };
+    Ok((md_left, data_out))
+}
