@@ -65,7 +65,7 @@ impl Tile {
 
 /// Checks that a cell size is positive and a whole number of datatype values.
 pub fn check_cell_size(datatype: Datatype, cell_size: u64) -> Result<()> {
-    if cell_size == 0 || cell_size % datatype.size() as u64 != 0 {
+    if cell_size == 0 || !cell_size.is_multiple_of(datatype.size() as u64) {
         return Err(Error::invalid(format!(
             "cell size {cell_size} is not a positive multiple of the {datatype} size {}",
             datatype.size()

@@ -210,7 +210,7 @@ struct Window {
 
 impl Window {
     fn is_raw(&self, n: usize) -> bool {
-        self.bits as usize >= 8 * n || self.len % n != 0
+        self.bits as usize >= 8 * n || !self.len.is_multiple_of(n)
     }
 }
 

@@ -26,7 +26,7 @@ pub fn bitunshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
 
 /// Processes one sub-part: transposed block by block when it is a multiple of 8 and of `t`.
 fn apply_subpart(t: usize, src: &[u8], dst: &mut [u8], kernel: fn(usize, &[u8], &mut [u8])) {
-    if src.len() % 8 != 0 || src.len() % t != 0 {
+    if !src.len().is_multiple_of(8) || !src.len().is_multiple_of(t) {
         dst.copy_from_slice(src);
         return;
     }

@@ -52,7 +52,7 @@ pub fn compress(e: Datatype, src: &[u8], out: &mut Vec<u8>) -> Result<()> {
             "DELTA cannot encode an empty part: TileDB's decoder always produces at least one value",
         ));
     }
-    if src.len() % s != 0 {
+    if !src.len().is_multiple_of(s) {
         return Err(Error::invalid(format!(
             "DELTA cannot encode a part of {} bytes, not a multiple of the {s}-byte {} element: \
              TileDB's decoder only produces whole values",

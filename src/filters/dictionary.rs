@@ -84,7 +84,7 @@ pub fn decode_strings(
         r.take(len)?;
         dict.push((start, len));
     }
-    if src.is_empty() || src.len() % id_size != 0 {
+    if src.is_empty() || !src.len().is_multiple_of(id_size) {
         return Err(Error::corrupt(format!(
             "{} bytes of ids are not a positive whole number of {id_size}-byte ids",
             src.len()

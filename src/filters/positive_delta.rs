@@ -221,7 +221,7 @@ fn decode<const N: usize>(input: RevIn<'_>, mut out: RevOut<'_>) -> Result<usize
         let len = u32::from_le_bytes(h[N..].try_into().unwrap()) as usize;
         let (src, o) = (&input.data[pos..pos + len], &mut dst[pos..pos + len]);
         pos += len;
-        if len % N != 0 {
+        if !len.is_multiple_of(N) {
             o.copy_from_slice(src);
             continue;
         }

@@ -108,7 +108,7 @@ pub fn reverse(
     let mut total: u64 = 0;
     for l in lens.chunks_exact(4) {
         let len = u32::from_le_bytes([l[0], l[1], l[2], l[3]]);
-        if len as usize % s != 0 {
+        if !(len as usize).is_multiple_of(s) {
             return Err(Error::corrupt(format!(
                 "XOR: recorded part of {len} bytes is not a multiple of the {s}-byte element"
             )));

@@ -106,7 +106,7 @@ pub(super) unsafe fn bitunshuffle_sse2(t: usize, src: &[u8], dst: &mut [u8]) {
 /// The CPU supports SSE2.
 #[inline]
 #[target_feature(enable = "sse2")]
-#[allow(unused_unsafe)] // the intrinsics are `unsafe fn` on older toolchains (MSRV 1.85)
+#[allow(unused_unsafe)] // the intrinsics are `unsafe fn` on toolchains before Rust 1.87
 unsafe fn transpose8_sse2(x: __m128i) -> __m128i {
     // SAFETY: register-only SSE2 intrinsics; SSE2 is enabled on this function and the caller
     // guarantees that the CPU supports it.
@@ -131,7 +131,7 @@ unsafe fn transpose8_sse2(x: __m128i) -> __m128i {
 /// bytes.
 #[target_feature(enable = "sse2")]
 unsafe fn bitshuffle_body_sse2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
-    debug_assert!(n >= 16 && n % 8 == 0 && src.len() >= n * T && dst.len() >= n * T);
+    debug_assert!(n >= 16 && n.is_multiple_of(8) && src.len() >= n * T && dst.len() >= n * T);
     let r = n / 8;
     let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
     let mut i = 0;
@@ -227,7 +227,7 @@ unsafe fn bytes_to_bits_step128_sse2(src: *const u8, rows: *mut u8, stride: usiz
 /// bytes.
 #[target_feature(enable = "sse2")]
 unsafe fn bitunshuffle_body_sse2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
-    debug_assert!(n >= 16 && n % 8 == 0 && src.len() >= n * T && dst.len() >= n * T);
+    debug_assert!(n >= 16 && n.is_multiple_of(8) && src.len() >= n * T && dst.len() >= n * T);
     let r = n / 8;
     let sp = src.as_ptr();
     if T == 1 {
@@ -272,7 +272,7 @@ unsafe fn bitunshuffle_body_sse2<const T: usize>(n: usize, src: &[u8], dst: &mut
 /// is readable for `k < 8` and `out[0, count)` writable.
 #[target_feature(enable = "sse2")]
 unsafe fn bits_to_bytes_sse2(rows: *const u8, stride: usize, out: *mut u8, count: usize) {
-    debug_assert!(count >= 16 && count % 8 == 0);
+    debug_assert!(count >= 16 && count.is_multiple_of(8));
     // SAFETY (every step): the step at i (a multiple of 8) with i + 128 ≤ count, resp.
     // i + 16 ≤ count, reads row bytes [i/8, i/8 + 16), resp. [i/8, i/8 + 2), below count/8,
     // and writes out[i, i + 128), resp. out[i, i + 16): inside the caller's ranges. The last
@@ -420,7 +420,7 @@ pub(super) unsafe fn bitunshuffle_avx2(t: usize, src: &[u8], dst: &mut [u8]) {
 /// The CPU supports AVX2.
 #[inline]
 #[target_feature(enable = "avx2")]
-#[allow(unused_unsafe)] // the intrinsics are `unsafe fn` on older toolchains (MSRV 1.85)
+#[allow(unused_unsafe)] // the intrinsics are `unsafe fn` on toolchains before Rust 1.87
 unsafe fn transpose8_avx2(x: __m256i) -> __m256i {
     // SAFETY: register-only AVX2 intrinsics; AVX2 is enabled on this function and the caller
     // guarantees that the CPU supports it.
@@ -445,7 +445,7 @@ unsafe fn transpose8_avx2(x: __m256i) -> __m256i {
 /// bytes.
 #[target_feature(enable = "avx2")]
 unsafe fn bitshuffle_body_avx2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
-    debug_assert!(n >= 32 && n % 8 == 0 && src.len() >= n * T && dst.len() >= n * T);
+    debug_assert!(n >= 32 && n.is_multiple_of(8) && src.len() >= n * T && dst.len() >= n * T);
     let r = n / 8;
     let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
     let mut i = 0;
@@ -521,7 +521,7 @@ unsafe fn bitshuffle_step_avx2<const T: usize>(r: usize, sp: *const u8, dp: *mut
 /// bytes.
 #[target_feature(enable = "avx2")]
 unsafe fn bitunshuffle_body_avx2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
-    debug_assert!(n >= 32 && n % 8 == 0 && src.len() >= n * T && dst.len() >= n * T);
+    debug_assert!(n >= 32 && n.is_multiple_of(8) && src.len() >= n * T && dst.len() >= n * T);
     let r = n / 8;
     let sp = src.as_ptr();
     if T == 1 {
@@ -567,7 +567,7 @@ unsafe fn bitunshuffle_body_avx2<const T: usize>(n: usize, src: &[u8], dst: &mut
 /// is readable for `k < 8` and `out[0, count)` writable.
 #[target_feature(enable = "avx2")]
 unsafe fn bits_to_bytes_avx2(rows: *const u8, stride: usize, out: *mut u8, count: usize) {
-    debug_assert!(count >= 32 && count % 8 == 0);
+    debug_assert!(count >= 32 && count.is_multiple_of(8));
     // SAFETY (every step): the step at i (a multiple of 8) with i + 256 ≤ count, resp.
     // i + 32 ≤ count, reads row bytes [i/8, i/8 + 32), resp. [i/8, i/8 + 4), below count/8,
     // and writes out[i, i + 256), resp. out[i, i + 32): inside the caller's ranges. The last

@@ -43,7 +43,7 @@ use super::scalar;
 /// The CPU supports SSE2.
 #[inline]
 #[target_feature(enable = "sse2")]
-#[allow(unused_unsafe)] // the intrinsics are `unsafe fn` on older toolchains (MSRV 1.85)
+#[allow(unused_unsafe)] // the intrinsics are `unsafe fn` on toolchains before Rust 1.87
 pub(super) unsafe fn rounds_sse2<const T: usize>(v: &mut [__m128i; T], rounds: u32) {
     // SAFETY: register-only SSE2 intrinsics; SSE2 is enabled on this function and the caller
     // guarantees that the CPU supports it.
@@ -65,7 +65,7 @@ pub(super) unsafe fn rounds_sse2<const T: usize>(v: &mut [__m128i; T], rounds: u
 /// The CPU supports AVX2.
 #[inline]
 #[target_feature(enable = "avx2")]
-#[allow(unused_unsafe)] // the intrinsics are `unsafe fn` on older toolchains (MSRV 1.85)
+#[allow(unused_unsafe)] // the intrinsics are `unsafe fn` on toolchains before Rust 1.87
 pub(super) unsafe fn rounds_avx2<const T: usize>(v: &mut [__m256i; T], rounds: u32) {
     // SAFETY: register-only AVX2 intrinsics; AVX2 is enabled on this function and the caller
     // guarantees that the CPU supports it.
@@ -270,7 +270,7 @@ unsafe fn shuffle_pow2_sse2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]
             _ => shuffle_pass_sse2::<T, 0, T>(n, sp, dp),
         }
     }
-    if n % 16 != 0 {
+    if !n.is_multiple_of(16) {
         // SAFETY: the block n − 16 ≥ 0 (n ≥ 16) reads src[(n−16)·T, n·T) and writes
         // dst[j·n + n − 16, j·n + n) for j < T; it overlaps the last block and rewrites the
         // same bytes. SSE2 per the caller.

@@ -2,23 +2,29 @@
 //! CPU's features.
 //!
 //! Four kernels — [`shuffle`], [`unshuffle`] (FORMAT.md §5.15) and [`bitshuffle_block`],
-//! [`bitunshuffle_block`] (§5.14) — exist at each [`Level`]: portable [`scalar`] code, SSE2
-//! and AVX2 (x86 and x86-64 only). Every level produces exactly the bytes of the scalar code,
-//! for every element size and length; the SIMD kernels fall back to narrower ones (and
-//! finally to scalar) for sizes and lengths they do not handle.
+//! [`bitunshuffle_block`] (§5.14) — exist at each [`Level`]: portable [`scalar`] code, SSE2,
+//! AVX2 (x86 and x86-64) and AVX-512 (x86-64 only; its byte shuffle is the AVX2 one). Every
+//! level produces exactly the bytes of the scalar code, for every element size and length;
+//! the SIMD kernels fall back to narrower ones (and finally to scalar) for sizes and lengths
+//! they do not handle.
 //!
 //! The best level the CPU supports is detected on first use (`is_x86_feature_detected!`) and
 //! its [`Kernels`] table cached for the life of the process; the free functions here call
-//! through that table. The environment variable `TDBFILTER_SIMD` (`scalar`, `sse2` or `avx2`),
-//! read at that moment, caps the level — for benchmarking and for ruling out a SIMD bug.
+//! through that table. The environment variable `TDBFILTER_SIMD` (`scalar`, `sse2`, `avx2` or
+//! `avx512`), read at that moment, caps the level — for benchmarking and for ruling out a SIMD
+//! bug.
 //!
-//! AVX-512 is not used: its intrinsics need Rust 1.89, above this crate's MSRV (1.85).
+//! The AVX-512 level needs Rust 1.89 (stable AVX-512 and GFNI intrinsics), this crate's MSRV.
 
+#[cfg(target_arch = "x86_64")]
+mod bitshuffle_avx512;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod bitshuffle_x86;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod byteshuffle_x86;
+pub mod md5_lanes;
 pub mod scalar;
+pub mod sha256_lanes;
 #[cfg(test)]
 mod tests;
 
@@ -38,18 +44,22 @@ pub enum Level {
     Sse2,
     /// x86 AVX2 (with SSE2).
     Avx2,
+    /// x86-64 AVX-512 F, BW, VL and VBMI with GFNI (and AVX2, SSE2).
+    Avx512,
 }
 
 impl Level {
     /// Every level, narrowest first.
-    pub const ALL: [Level; 3] = [Level::Scalar, Level::Sse2, Level::Avx2];
+    pub const ALL: [Level; 4] = [Level::Scalar, Level::Sse2, Level::Avx2, Level::Avx512];
 
-    /// The lower-case name (`"scalar"`, `"sse2"`, `"avx2"`), as accepted by `TDBFILTER_SIMD`.
+    /// The lower-case name (`"scalar"`, `"sse2"`, `"avx2"`, `"avx512"`), as accepted by
+    /// `TDBFILTER_SIMD`.
     pub fn name(self) -> &'static str {
         match self {
             Level::Scalar => "scalar",
             Level::Sse2 => "sse2",
             Level::Avx2 => "avx2",
+            Level::Avx512 => "avx512",
         }
     }
 
@@ -70,7 +80,16 @@ impl Level {
             Level::Avx2 => {
                 std::is_x86_feature_detected!("sse2") && std::is_x86_feature_detected!("avx2")
             }
-            #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+            #[cfg(target_arch = "x86_64")]
+            Level::Avx512 => {
+                Level::Avx2.is_supported()
+                    && std::is_x86_feature_detected!("avx512f")
+                    && std::is_x86_feature_detected!("avx512bw")
+                    && std::is_x86_feature_detected!("avx512vl")
+                    && std::is_x86_feature_detected!("avx512vbmi")
+                    && std::is_x86_feature_detected!("gfni")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
             _ => false,
         }
     }
@@ -113,6 +132,15 @@ static AVX2: Kernels = Kernels {
     bitunshuffle: bitshuffle_x86::bitunshuffle_avx2,
 };
 
+#[cfg(target_arch = "x86_64")]
+static AVX512: Kernels = Kernels {
+    level: Level::Avx512,
+    shuffle: byteshuffle_x86::shuffle_avx2,
+    unshuffle: byteshuffle_x86::unshuffle_avx2,
+    bitshuffle: bitshuffle_avx512::bitshuffle_avx512,
+    bitunshuffle: bitshuffle_avx512::bitunshuffle_avx512,
+};
+
 static BEST: OnceLock<&'static Kernels> = OnceLock::new();
 
 impl Kernels {
@@ -127,7 +155,9 @@ impl Kernels {
             Level::Sse2 => Some(&SSE2),
             #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
             Level::Avx2 => Some(&AVX2),
-            #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+            #[cfg(target_arch = "x86_64")]
+            Level::Avx512 => Some(&AVX512),
+            #[cfg(not(target_arch = "x86_64"))]
             _ => None,
         }
     }
@@ -138,7 +168,7 @@ impl Kernels {
             let cap = std::env::var("TDBFILTER_SIMD")
                 .ok()
                 .and_then(|v| Level::from_name(&v))
-                .unwrap_or(Level::Avx2);
+                .unwrap_or(Level::Avx512);
             Level::ALL
                 .into_iter()
                 .rev()

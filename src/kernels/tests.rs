@@ -256,6 +256,20 @@ fn avx2_bitshuffle_matches_scalar() {
 }
 
 #[test]
+fn avx512_byteshuffle_matches_scalar() {
+    if let Some(k) = level_or_skip(Level::Avx512) {
+        check_byteshuffle_level(k);
+    }
+}
+
+#[test]
+fn avx512_bitshuffle_matches_scalar() {
+    if let Some(k) = level_or_skip(Level::Avx512) {
+        check_bitshuffle_level(k);
+    }
+}
+
+#[test]
 fn sse2_random_inputs_match_scalar() {
     if let Some(k) = level_or_skip(Level::Sse2) {
         check_random(k, 1500);
@@ -265,6 +279,13 @@ fn sse2_random_inputs_match_scalar() {
 #[test]
 fn avx2_random_inputs_match_scalar() {
     if let Some(k) = level_or_skip(Level::Avx2) {
+        check_random(k, 1500);
+    }
+}
+
+#[test]
+fn avx512_random_inputs_match_scalar() {
+    if let Some(k) = level_or_skip(Level::Avx512) {
         check_random(k, 1500);
     }
 }
@@ -334,7 +355,8 @@ fn best_level_is_the_widest_supported() {
     assert_eq!(Level::from_name(" AVX2 "), Some(Level::Avx2));
     assert_eq!(Level::from_name("sse2"), Some(Level::Sse2));
     assert_eq!(Level::from_name("scalar"), Some(Level::Scalar));
-    assert_eq!(Level::from_name("avx512"), None);
+    assert_eq!(Level::from_name("AVX512"), Some(Level::Avx512));
+    assert_eq!(Level::from_name("avx512f"), None);
 }
 
 #[test]

@@ -189,7 +189,7 @@ fn cut_tiles(
             "'{name}' is empty: nothing to measure"
         )));
     }
-    if data.len() % cell != 0 {
+    if !data.len().is_multiple_of(cell) {
         return Err(Failure::new(format!(
             "'{name}' is {} bytes, not a whole number of {cell}-byte {datatype} cells",
             data.len()
