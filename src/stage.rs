@@ -25,6 +25,9 @@ pub struct StageCtx<'a> {
     pub cipher: Option<&'a aes_gcm::Aes256Gcm>,
     /// Write GZIP with zlib, byte-identical to TileDB, instead of libdeflate.
     pub gzip_identical: bool,
+    /// Forward only: a checksum stage leaves its digests zero, for the driver to compute
+    /// for many chunks at once.
+    pub defer_digests: bool,
 }
 
 impl<'a> StageCtx<'a> {
@@ -39,6 +42,7 @@ impl<'a> StageCtx<'a> {
             offsets: None,
             cipher: None,
             gzip_identical: false,
+            defer_digests: false,
         }
     }
 }

@@ -30,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::filter_type::{Compressor, FilterType};
 use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use checksum::DigestKind;
 use var_string::VarStringCodec;
 
 /// True when this build implements the filter type (every TileDB 2.30 filter).
@@ -68,8 +69,18 @@ pub fn forward(
         },
         Filter::Byteshuffle => byteshuffle::forward(ctx, input, out),
         Filter::Bitshuffle => bitshuffle::forward(ctx, input, out),
-        Filter::ChecksumMd5 => Ok(checksum::forward::<md5::Md5>(input, out)),
-        Filter::ChecksumSha256 => Ok(checksum::forward::<sha2::Sha256>(input, out)),
+        Filter::ChecksumMd5 => Ok(checksum::forward(
+            DigestKind::Md5,
+            !ctx.defer_digests,
+            input,
+            out,
+        )),
+        Filter::ChecksumSha256 => Ok(checksum::forward(
+            DigestKind::Sha256,
+            !ctx.defer_digests,
+            input,
+            out,
+        )),
         Filter::BitWidthReduction { max_window } => {
             bit_width_reduction::forward(*max_window, ctx, input, out)
         }
@@ -108,14 +119,23 @@ pub fn reverse(
         },
         Filter::Byteshuffle => byteshuffle::reverse(ctx, input, out),
         Filter::Bitshuffle => bitshuffle::reverse(ctx, input, out),
-        Filter::ChecksumMd5 => checksum::reverse::<md5::Md5>(ctx, input),
-        Filter::ChecksumSha256 => checksum::reverse::<sha2::Sha256>(ctx, input),
+        Filter::ChecksumMd5 => checksum::reverse(DigestKind::Md5, ctx, input),
+        Filter::ChecksumSha256 => checksum::reverse(DigestKind::Sha256, ctx, input),
         Filter::BitWidthReduction { .. } => bit_width_reduction::reverse(ctx, input, out),
         Filter::PositiveDelta { .. } => positive_delta::reverse(ctx, input, out),
         Filter::Xor => xor::reverse(ctx, input, out),
         Filter::ScaleFloat(o) => scale_float::reverse(o, ctx, input, out),
         Filter::Webp(o) => webp::reverse(o, ctx, input, out),
         Filter::Aes256Gcm => aes256gcm::reverse(ctx, input, out),
+    }
+}
+
+/// The digest of a checksum filter, `None` for every other filter.
+pub fn digest_kind(filter: &Filter) -> Option<DigestKind> {
+    match filter {
+        Filter::ChecksumMd5 => Some(DigestKind::Md5),
+        Filter::ChecksumSha256 => Some(DigestKind::Sha256),
+        _ => None,
     }
 }
 

@@ -2,7 +2,7 @@
 //! the filtered tile with its header (§4.1). Chunks are independent and run in parallel.
 
 use super::ChunkSettings;
-use super::threads;
+use super::{outer_digest, threads};
 use crate::error::{Error, Result};
 use crate::filters;
 use crate::parts::Parts;
@@ -12,16 +12,29 @@ use crate::tile_format::write_chunk_header;
 use rayon::prelude::*;
 use std::ops::Range;
 
+/// The fewest chunks per parallel group when the last filter is a checksum (the widest
+/// multi-message digest kernel hashes 8 messages at once).
+pub(crate) const OUTER_DIGEST_GROUP: usize = 8;
+
+/// Chunks per parallel group otherwise.
+const PARALLEL_GROUP: usize = 2;
+
 /// Where filtered chunks go: a growing vector, or a caller's fixed buffer.
 pub(crate) trait ChunkSink {
     /// Appends `bytes`, or fails when a fixed buffer is full.
     fn put(&mut self, bytes: &[u8]) -> Result<()>;
+    /// Everything written so far.
+    fn written_mut(&mut self) -> &mut [u8];
 }
 
 impl ChunkSink for Vec<u8> {
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
         self.extend_from_slice(bytes);
         Ok(())
+    }
+
+    fn written_mut(&mut self) -> &mut [u8] {
+        self
     }
 }
 
@@ -52,12 +65,18 @@ impl ChunkSink for SliceSink<'_> {
         self.pos = end;
         Ok(())
     }
+
+    fn written_mut(&mut self) -> &mut [u8] {
+        &mut self.buf[..self.pos]
+    }
 }
 
 /// Runs one chunk through the pipeline and appends its header, metadata and data to `out`.
+/// With `defer_outer_digests` the last stage (a checksum) leaves its digests zero.
 pub(crate) fn filter_chunk(
     s: &ChunkSettings<'_>,
     chunk: &[u8],
+    defer_outer_digests: bool,
     scratch: &mut ThreadScratch,
     out: &mut impl ChunkSink,
 ) -> Result<()> {
@@ -101,6 +120,7 @@ pub(crate) fn filter_chunk(
             offsets: s.offsets,
             cipher: s.cipher,
             gzip_identical: s.gzip_identical,
+            defer_digests: defer_outer_digests && k + 1 == s.filters.len(),
         };
         let flow = filters::forward(
             filter,
@@ -147,13 +167,22 @@ fn filter_range(
     first_index: usize,
     out: &mut impl ChunkSink,
 ) -> Result<()> {
+    let outer = outer_digest::outer_kind(s);
+    let mut starts = Vec::with_capacity(if outer.is_some() { chunks.len() } else { 0 });
     with_scratch(|scratch| {
         for (i, r) in chunks.iter().enumerate() {
-            filter_chunk(s, &tile[r.clone()], scratch, out)
+            if outer.is_some() {
+                starts.push(out.written_mut().len());
+            }
+            filter_chunk(s, &tile[r.clone()], outer.is_some(), scratch, out)
                 .map_err(|e| e.context(format!("chunk {}", first_index + i)))?;
         }
         Ok(())
-    })
+    })?;
+    match outer {
+        Some(kind) => outer_digest::fill(kind, out.written_mut(), &starts),
+        None => Ok(()),
+    }
 }
 
 /// Filters every chunk of `tile` into `out` as one filtered tile.
@@ -168,24 +197,37 @@ pub(crate) fn filter_chunks(
     if threads <= 1 || chunks.len() <= 1 {
         return filter_range(s, tile, chunks, 0, out);
     }
-    // Several contiguous groups per thread so that uneven chunks still balance.
-    let groups = (threads * 4).min(chunks.len());
-    let per_group = chunks.len().div_ceil(groups);
+    // Groups of a few contiguous chunks, filtered in rounds of a few groups per thread into
+    // buffers reused from round to round: the groups of a round balance uneven chunks between
+    // threads, and no more than a round's output is held besides `out`.
+    let (per_group, round) = match outer_digest::outer_kind(s) {
+        // Enough chunks per group for the multi-message digest kernels' lanes.
+        Some(_) => (
+            OUTER_DIGEST_GROUP.min(chunks.len().div_ceil(threads)),
+            threads,
+        ),
+        None => (PARALLEL_GROUP, threads * 2),
+    };
+    let groups: Vec<&[Range<usize>]> = chunks.chunks(per_group).collect();
+    let mut bufs: Vec<Vec<u8>> = (0..round.min(groups.len())).map(|_| Vec::new()).collect();
     let pool = threads::pool(threads)?;
-    let parts: Vec<Result<Vec<u8>>> = pool.install(|| {
-        chunks
-            .par_chunks(per_group)
-            .enumerate()
-            .map(|(g, group)| {
-                let bytes: usize = group.iter().map(|r| r.len()).sum();
-                let mut v = Vec::with_capacity(bytes + bytes / 8 + 64 * group.len());
-                filter_range(s, tile, group, g * per_group, &mut v)?;
-                Ok(v)
-            })
-            .collect()
-    });
-    for p in parts {
-        out.put(&p?)?;
+    for (r, batch) in groups.chunks(round).enumerate() {
+        let results: Vec<Result<()>> = pool.install(|| {
+            batch
+                .par_iter()
+                .zip(bufs.par_iter_mut())
+                .enumerate()
+                .map(|(j, group)| {
+                    let (group, buf) = group;
+                    buf.clear();
+                    filter_range(s, tile, group, (r * round + j) * per_group, buf)
+                })
+                .collect()
+        });
+        for (result, buf) in results.into_iter().zip(&bufs) {
+            result?;
+            out.put(buf)?;
+        }
     }
     Ok(())
 }

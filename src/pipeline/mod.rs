@@ -2,6 +2,7 @@
 //! tile-level filter/unfilter entry points (chunking, threads, the chunk table).
 
 mod forward;
+mod outer_digest;
 mod reverse;
 mod serialize;
 mod threads;
@@ -507,7 +508,9 @@ fn rejects_input(f: &Filter, t: Datatype) -> Option<&'static str> {
                 Some(
                     "delta filters do not accept floating-point types (set an integer reinterpret datatype)",
                 )
-            } else if c.reinterpret != Datatype::Any && t.size() % c.reinterpret.size() != 0 {
+            } else if c.reinterpret != Datatype::Any
+                && !t.size().is_multiple_of(c.reinterpret.size())
+            {
                 Some("the reinterpret datatype's size does not divide the input type's size")
             } else {
                 None

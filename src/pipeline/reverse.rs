@@ -3,7 +3,8 @@
 //! the output tile (§4.7). Chunks are independent and run in parallel.
 
 use super::ChunkSettings;
-use super::threads;
+use super::forward::OUTER_DIGEST_GROUP;
+use super::{outer_digest, threads};
 use crate::error::{Error, Result};
 use crate::filters;
 use crate::stage::{DataFlow, DataSink, MdFlow, RevIn, RevOut, StageCtx};
@@ -12,12 +13,14 @@ use crate::tile_format::{self, ChunkRef};
 use rayon::prelude::*;
 
 /// Unfilters one chunk into `window` (exactly its original length). With `offsets`, the first
-/// filter rebuilds the var-size offsets from the data (§5.8).
+/// filter rebuilds the var-size offsets from the data (§5.8). `outer_verified`: the last
+/// filter is a checksum whose digests were already verified.
 pub(crate) fn unfilter_chunk(
     s: &ChunkSettings<'_>,
     chunk: &ChunkRef<'_>,
     window: &mut [u8],
     mut offsets: Option<&mut Vec<u64>>,
+    outer_verified: bool,
     scratch: &mut ThreadScratch,
 ) -> Result<()> {
     let n = s.filters.len();
@@ -78,11 +81,12 @@ pub(crate) fn unfilter_chunk(
             datatype: s.types[k],
             cell_size: s.cell_size,
             version: s.version,
-            skip_checksum_validation: s.skip_checksum_validation,
+            skip_checksum_validation: s.skip_checksum_validation || (outer_verified && k + 1 == n),
             codecs,
             offsets: None,
             cipher: s.cipher,
             gzip_identical: s.gzip_identical,
+            defer_digests: false,
         };
         let (md_flow, data_flow) = filters::reverse(
             filter,
@@ -194,8 +198,10 @@ pub(crate) fn unfilter_chunks_into(
             )));
         }
         let mut offsets = Vec::new();
-        with_scratch(|scratch| unfilter_chunk(s, &chunks[0], out, Some(&mut offsets), scratch))
-            .map_err(|e| e.context("chunk 0"))?;
+        with_scratch(|scratch| {
+            unfilter_chunk(s, &chunks[0], out, Some(&mut offsets), false, scratch)
+        })
+        .map_err(|e| e.context("chunk 0"))?;
         return Ok(Some(offsets));
     }
     let mut windows = Vec::with_capacity(chunks.len());
@@ -205,21 +211,46 @@ pub(crate) fn unfilter_chunks_into(
         windows.push(w);
         rest = r;
     }
-    let run = |(i, (chunk, window)): (usize, (&ChunkRef<'_>, &mut &mut [u8]))| {
-        with_scratch(|scratch| unfilter_chunk(s, chunk, window, None, scratch))
-            .map_err(|e| e.context(format!("chunk {i}")))
+    // With a checksum as the last filter, groups of chunks verify their digests together
+    // (multi-message kernels) before being unfiltered.
+    let outer = match s.skip_checksum_validation {
+        true => None,
+        false => outer_digest::outer_kind(s),
+    };
+    let outer_name = s.filters.last().map_or("", |f| f.name());
+    let per_group = match outer {
+        None if threads > 1 => 1,
+        _ if threads <= 1 => chunks.len().max(1),
+        _ => OUTER_DIGEST_GROUP
+            .min(chunks.len().div_ceil(threads))
+            .max(1),
+    };
+    let run = |(g, (group, windows)): (usize, (&[ChunkRef<'_>], &mut [&mut [u8]]))| {
+        let first = g * per_group;
+        let verified = match outer {
+            Some(kind) => outer_digest::verify(kind, outer_name, group, first)?,
+            None => Vec::new(),
+        };
+        with_scratch(|scratch| {
+            for (i, (chunk, window)) in group.iter().zip(windows.iter_mut()).enumerate() {
+                let checked = verified.get(i).copied().unwrap_or(false);
+                unfilter_chunk(s, chunk, window, None, checked, scratch)
+                    .map_err(|e| e.context(format!("chunk {}", first + i)))?;
+            }
+            Ok(())
+        })
     };
     if threads <= 1 || chunks.len() <= 1 {
         chunks
-            .iter()
-            .zip(windows.iter_mut())
+            .chunks(per_group)
+            .zip(windows.chunks_mut(per_group))
             .enumerate()
             .try_for_each(run)?;
     } else {
         let results: Vec<Result<()>> = threads::pool(threads)?.install(|| {
             chunks
-                .par_iter()
-                .zip(windows.par_iter_mut())
+                .par_chunks(per_group)
+                .zip(windows.par_chunks_mut(per_group))
                 .enumerate()
                 .map(run)
                 .collect()
