@@ -44,7 +44,7 @@ pub fn compress(cell_size: u64, src: &[u8], out: &mut Vec<u8>) -> Result<()> {
             src.len()
         )));
     }
-    if src.len() % v != 0 {
+    if !src.len().is_multiple_of(v) {
         return Err(Error::invalid(format!(
             "part of {} bytes is not a whole number of {v}-byte cells",
             src.len()
@@ -87,7 +87,7 @@ pub fn decompress(cell_size: u64, src: &[u8], dst: &mut [u8]) -> Result<()> {
             dst.len()
         )));
     }
-    if src.len() % run_size != 0 {
+    if !src.len().is_multiple_of(run_size) {
         return Err(Error::corrupt(format!(
             "{} bytes are not a whole number of {run_size}-byte RLE runs",
             src.len()
@@ -104,21 +104,47 @@ pub fn decompress(cell_size: u64, src: &[u8], dst: &mut [u8]) -> Result<()> {
             dst.len()
         )));
     }
+    match v {
+        1 => expand::<1>(src, dst),
+        2 => expand::<2>(src, dst),
+        4 => expand::<4>(src, dst),
+        8 => expand::<8>(src, dst),
+        _ => expand_any(v, src, dst),
+    }
+    Ok(())
+}
+
+/// Writes the runs of `N`-byte values (already checked to fill `dst` exactly).
+fn expand<const N: usize>(src: &[u8], dst: &mut [u8]) {
     let mut pos = 0;
-    for r in src.chunks_exact(run_size) {
-        let value = &r[..v];
-        let n = u16::from_be_bytes([r[v], r[v + 1]]) as usize * v;
-        let window = &mut dst[pos..pos + n];
-        if v == 1 {
+    for r in src.chunks_exact(N + 2) {
+        let value: [u8; N] = r[..N].try_into().expect("N bytes");
+        let n = u16::from_be_bytes([r[N], r[N + 1]]) as usize;
+        let window = &mut dst[pos..pos + n * N];
+        if n == 1 {
+            window.copy_from_slice(&value);
+        } else if N == 1 {
             window.fill(value[0]);
         } else {
-            for cell in window.chunks_exact_mut(v) {
-                cell.copy_from_slice(value);
+            for cell in window.chunks_exact_mut(N) {
+                cell.copy_from_slice(&value);
             }
+        }
+        pos += n * N;
+    }
+}
+
+/// [`expand`] for any value size.
+fn expand_any(v: usize, src: &[u8], dst: &mut [u8]) {
+    let mut pos = 0;
+    for r in src.chunks_exact(v + 2) {
+        let value = &r[..v];
+        let n = u16::from_be_bytes([r[v], r[v + 1]]) as usize * v;
+        for cell in dst[pos..pos + n].chunks_exact_mut(v) {
+            cell.copy_from_slice(value);
         }
         pos += n;
     }
-    Ok(())
 }
 
 /// Encodes the strings of a var-size tile with string RLE (FORMAT.md §5.8): appends
