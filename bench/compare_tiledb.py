@@ -416,10 +416,43 @@ def summarize(results, out):
                 "min_at": f"{lo[1]}/{lo[2]}",
                 "n": len(vals),
             }
+            below = [v for v in sorted(vals) if v[0] < 1.2]
+            summary[f"{d}_{t}"]["below_1_2"] = [f"{n}/{p}" for _, n, p in below]
             print(
                 f"{d:>8}, {t} thread(s): geomean {geo:.2f}x over {len(vals)}; "
                 f"min {lo[0]:.2f}x ({lo[1]} {lo[2]}); slowest: "
                 + ", ".join(f"{p}@{n} {x:.2f}" for x, n, p in slow),
+                file=out,
+            )
+            print(
+                f"{'':>8}  below 1.2x: "
+                + (", ".join(f"{p}@{n} {x:.2f}" for x, n, p in below) or "none"),
+                file=out,
+            )
+    # Our own scaling on these multi-tile workloads: the last thread count over the first.
+    t1, tn = THREADS[0], THREADS[-1]
+    if tn != t1:
+        for d in ("filter", "unfilter"):
+            vals = []
+            for ds in results:
+                for r in ds["rows"]:
+                    a = speed(r["threads"][t1]["ours"], f"{d}_mib_s")
+                    b = speed(r["threads"][tn]["ours"], f"{d}_mib_s")
+                    if a and b:
+                        vals.append((b / a, ds["name"], r["pipeline"]))
+            if not vals:
+                continue
+            geo = math.exp(sum(math.log(v[0]) for v in vals) / len(vals))
+            lo = min(vals)
+            summary[f"{d}_scaling_{tn}_over_{t1}"] = {
+                "geomean": geo,
+                "min": lo[0],
+                "min_at": f"{lo[1]}/{lo[2]}",
+                "n": len(vals),
+            }
+            print(
+                f"{d:>8} scaling (ours, {tn} threads / {t1}): geomean "
+                f"{geo:.2f}x over {len(vals)}; min {lo[0]:.2f}x ({lo[1]} {lo[2]})",
                 file=out,
             )
     worse = []
