@@ -19,32 +19,23 @@ pub(crate) fn outer_kind(s: &ChunkSettings<'_>) -> Option<DigestKind> {
     s.filters.last().and_then(digest_kind)
 }
 
-/// Where one covered part's digest goes (forward) or is read from (reverse).
-struct Job<'a> {
-    bytes: &'a [u8],
-    /// Absolute offset of the digest slot.
-    slot: usize,
-}
-
 /// Forward: computes the zeroed outer digests of the chunks written in `buf` at `starts`
 /// (the offset of each chunk header).
 pub(crate) fn fill(kind: DigestKind, buf: &mut [u8], starts: &[usize]) -> Result<()> {
-    let mut jobs: Vec<Job<'_>> = Vec::with_capacity(starts.len() * 2);
+    // Each covered part, and the absolute offset of its digest slot.
+    let mut parts: Vec<&[u8]> = Vec::with_capacity(starts.len() * 2);
+    let mut slots: Vec<usize> = Vec::with_capacity(starts.len() * 2);
     for &start in starts {
         let (md, data) = split_chunk(buf, start)?;
-        let md_at = start + 12;
         let table = DigestTable::parse(kind, md)?;
         table.for_each_part(md, data, |part| {
-            jobs.push(Job {
-                bytes: part.bytes,
-                slot: md_at + part.digest_at,
-            });
+            parts.push(part.bytes);
+            slots.push(start + 12 + part.digest_at);
             Ok(())
         })?;
     }
-    let parts: Vec<&[u8]> = jobs.iter().map(|j| j.bytes).collect();
     let digests = kind.digest_many(&parts);
-    let slots: Vec<usize> = jobs.iter().map(|j| j.slot).collect();
+    drop(parts);
     let h = kind.size();
     for (slot, d) in slots.into_iter().zip(digests.chunks_exact(h)) {
         buf[slot..slot + h].copy_from_slice(d);
