@@ -19,6 +19,7 @@
 
 pub mod byte_reader;
 pub mod chunking;
+pub mod codecs;
 pub mod datatype;
 pub mod encryption_key;
 pub mod error;

@@ -1,16 +1,22 @@
 //! GZIP (1): each part is one zlib stream (RFC 1950) (FORMAT.md §5.3).
 //!
-//! Two writers: zlib 1.3.1 called as TileDB calls it — one `deflate(Z_FINISH)` — whose bytes
-//! equal TileDB's (the default), and libdeflate (`Pipeline::set_gzip_identical(false)`: 2-5x
+//! Two writers: this crate's zlib-identical deflate (`codecs::deflate`), whose bytes equal
+//! zlib 1.3.1's called as TileDB calls it — one `deflate(Z_FINISH)` — and so TileDB's (the
+//! default; 1.5x zlib's speed at level 6), and libdeflate (`Pipeline::set_gzip_identical(false)`: 2-5x
 //! faster, valid zlib streams TileDB's inflate reads, sometimes a few percent larger).
 //! Reading uses libdeflate, which decodes any zlib stream and checks its Adler-32.
 
+use crate::codecs::deflate::ZlibEncoder;
 use crate::error::{Error, Result};
-use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
+#[cfg(test)]
+use flate2::{Compress, Compression, FlushCompress};
+use flate2::{Decompress, FlushDecompress, Status};
 
 /// Reusable deflate contexts of one thread.
 #[derive(Default)]
 pub struct GzipContexts {
+    native: Option<Box<ZlibEncoder>>,
+    #[cfg(test)]
     compress: Option<(u32, Compress)>,
     decompress: Option<Decompress>,
     fast: Option<(u32, libdeflater::Compressor)>,
@@ -28,6 +34,7 @@ pub fn effective_level(level: i32) -> Result<u32> {
 
 /// An output capacity zlib can never exceed for `n` input bytes (zlib's conservative
 /// `deflateBound`, plus the zlib wrapper).
+#[cfg(test)]
 fn bound(n: usize) -> usize {
     let fixed = n + (n >> 3) + (n >> 8) + (n >> 9) + 4;
     let stored = n + (n >> 5) + (n >> 7) + (n >> 11) + 7;
@@ -70,6 +77,21 @@ fn compress_fast(ctxs: &mut GzipContexts, level: i32, src: &[u8], out: &mut Vec<
 }
 
 fn compress_zlib(ctxs: &mut GzipContexts, level: i32, src: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    let level = effective_level(level)?;
+    ctxs.native
+        .get_or_insert_with(|| Box::new(ZlibEncoder::new()))
+        .compress(level, src, out);
+    Ok(())
+}
+
+/// The C zlib 1.3.1 writer, the reference the tests hold the native writer to.
+#[cfg(test)]
+fn compress_zlib_c(
+    ctxs: &mut GzipContexts,
+    level: i32,
+    src: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<()> {
     let level = effective_level(level)?;
     let c = match &mut ctxs.compress {
         Some((l, c)) if *l == level => {
@@ -151,6 +173,9 @@ mod tests {
         let mut ctxs = GzipContexts::default();
         let mut exact = Vec::new();
         compress(&mut ctxs, level, true, data, &mut exact).unwrap();
+        let mut c_zlib = Vec::new();
+        compress_zlib_c(&mut ctxs, level, data, &mut c_zlib).unwrap();
+        assert_eq!(exact, c_zlib, "the default writer's bytes are C zlib's");
         let mut fast = Vec::new();
         compress(&mut ctxs, level, false, data, &mut fast).unwrap();
         for z in [&exact, &fast] {
@@ -181,7 +206,7 @@ mod tests {
         let noise: Vec<u8> = (0..70_000u32)
             .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
             .collect();
-        for level in [-1, 0, 1, 5, 9] {
+        for level in -1..=9 {
             roundtrip(level, &noise);
             roundtrip(level, &[42u8; 100_000]);
             roundtrip(level, &[1]);
