@@ -1,7 +1,7 @@
 //! Per-thread reusable state: codec contexts and the stage buffers of the chunk drivers.
 //! Chunks run on many threads; each thread reuses its own copy across chunks and tiles.
 
-use crate::filters::{gzip::GzipContexts, zstd::ZstdContexts};
+use crate::filters::{bzip2::Bzip2Contexts, gzip::GzipContexts, zstd::ZstdContexts};
 use crate::parts::{PartList, ScratchBuf};
 use std::cell::RefCell;
 
@@ -12,6 +12,8 @@ pub struct CodecContexts {
     pub gzip: GzipContexts,
     /// zstd compression/decompression contexts.
     pub zstd: ZstdContexts,
+    /// bzip2 encoder buffers.
+    pub bzip2: Bzip2Contexts,
 }
 
 /// Everything a thread reuses while filtering chunks.

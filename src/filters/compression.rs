@@ -33,7 +33,7 @@ fn compress_part(
         }
         Compressor::Zstd => super::zstd::compress(&mut ctx.codecs.zstd, c.level, src, out),
         Compressor::Lz4 => super::lz4::compress(src, out),
-        Compressor::Bzip2 => super::bzip2::compress(c.level, src, out),
+        Compressor::Bzip2 => super::bzip2::compress(&mut ctx.codecs.bzip2, c.level, src, out),
         Compressor::Rle => super::rle::compress(ctx.cell_size, src, out),
         Compressor::DoubleDelta => super::double_delta::compress(element_type(c, ctx), src, out),
         Compressor::Delta => super::delta::compress(element_type(c, ctx), src, out),

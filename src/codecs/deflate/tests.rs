@@ -1,6 +1,7 @@
 //! Differential tests against the C zlib (through flate2), and a speed comparison.
 
 use super::*;
+use crate::codecs::test_data::*;
 use flate2::{Compress, Compression, FlushCompress, Status};
 
 /// What zlib writes: `deflateInit(level)` + one `deflate(Z_FINISH)` with ample output space.
@@ -11,101 +12,6 @@ fn reference(level: u32, src: &[u8]) -> Vec<u8> {
         .compress_vec(src, &mut out, FlushCompress::Finish)
         .unwrap();
     assert_eq!(st, Status::StreamEnd);
-    out
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
-    let mut r = Rng(seed);
-    (0..n).map(|_| r.next() as u8).collect()
-}
-
-fn timestamps(n: usize, seed: u64) -> Vec<u8> {
-    let mut r = Rng(seed);
-    let mut v = 1_600_000_000_000_000i64;
-    let mut out = Vec::with_capacity(n + 8);
-    while out.len() < n {
-        v += r.below(1000) as i64;
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    out.truncate(n);
-    out
-}
-
-fn random_walk(n: usize, seed: u64) -> Vec<u8> {
-    let mut r = Rng(seed);
-    let mut v = 100.0f64;
-    let mut out = Vec::with_capacity(n + 8);
-    while out.len() < n {
-        v += (r.below(2001) as f64 - 1000.0) / 1000.0;
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    out.truncate(n);
-    out
-}
-
-fn small_ints(n: usize, seed: u64) -> Vec<u8> {
-    let mut r = Rng(seed);
-    let mut out = Vec::with_capacity(n + 4);
-    while out.len() < n {
-        out.extend_from_slice(&(r.below(16) as i32).to_le_bytes());
-    }
-    out.truncate(n);
-    out
-}
-
-fn text(n: usize, seed: u64) -> Vec<u8> {
-    const WORDS: &[&str] = &[
-        "the",
-        "of",
-        "and",
-        "tile",
-        "filter",
-        "pipeline",
-        "compression",
-        "zlib",
-        "deflate",
-        "window",
-        "hash",
-        "chain",
-        "match",
-        "literal",
-        "a",
-        "is",
-        "in",
-        "to",
-        "array",
-        "cell",
-        "dimension",
-        "attribute",
-        "fragment",
-        "TileDB",
-        "byte",
-        "identical",
-        "\n",
-        ", ",
-        ". ",
-    ];
-    let mut r = Rng(seed);
-    let mut out = Vec::with_capacity(n + 16);
-    while out.len() < n {
-        out.extend_from_slice(WORDS[r.below(WORDS.len() as u64) as usize].as_bytes());
-        out.push(b' ');
-    }
-    out.truncate(n);
     out
 }
 
