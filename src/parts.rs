@@ -86,8 +86,11 @@ impl<'a> Iterator for PartsIter<'a> {
 /// never shrinks, so steady-state writes neither allocate nor zero memory.
 #[derive(Clone, Debug, Default)]
 pub struct PartList {
-    /// Initialized storage; only `bytes[..len]` belongs to the list.
+    /// Initialized storage; only `bytes[base..len]` belongs to the list.
     bytes: Vec<u8>,
+    /// Where the list starts in `bytes` (0 unless the list is [`attach`](Self::attach)ed
+    /// behind bytes it does not own).
+    base: usize,
     len: usize,
     lens: Vec<usize>,
 }
@@ -95,8 +98,35 @@ pub struct PartList {
 impl PartList {
     /// Removes every part, keeping the allocation.
     pub fn clear(&mut self) {
+        self.len = self.base;
+        self.lens.clear();
+    }
+
+    /// Makes `buf` the storage of this (emptied) list, the parts to be appended after its
+    /// first `base` bytes, which are kept; returns the previous storage. A driver lends an
+    /// output buffer this way so that a stage writes its data straight into it.
+    pub fn attach(&mut self, mut buf: Vec<u8>, base: usize) -> Vec<u8> {
+        buf.truncate(base);
+        debug_assert_eq!(
+            buf.len(),
+            base,
+            "the buffer holds the bytes before the list"
+        );
+        self.lens.clear();
+        self.base = base;
+        self.len = base;
+        std::mem::replace(&mut self.bytes, buf)
+    }
+
+    /// Reverses [`attach`](Self::attach): puts `previous` back as the (empty) list's storage
+    /// and returns the lent buffer, ending at the list's last byte.
+    pub fn detach(&mut self, previous: Vec<u8>) -> Vec<u8> {
+        let mut buf = std::mem::replace(&mut self.bytes, previous);
+        buf.truncate(self.len);
+        self.base = 0;
         self.len = 0;
         self.lens.clear();
+        buf
     }
 
     /// Appends one part holding a copy of `bytes`.
@@ -144,7 +174,7 @@ impl PartList {
     /// A borrowed view of the list.
     pub fn as_parts(&self) -> Parts<'_> {
         Parts {
-            bytes: &self.bytes[..self.len],
+            bytes: &self.bytes[self.base..self.len],
             lens: &self.lens,
         }
     }

@@ -25,6 +25,9 @@ pub struct ThreadScratch {
     pub fwd_md: [PartList; 2],
     /// Forward ping-pong buffers: data lists.
     pub fwd_data: [PartList; 2],
+    /// Forward: the metadata length of the last chunk this thread filtered, the guess of
+    /// where a chunk's data starts when the last stage writes it straight into the output.
+    pub fwd_md_guess: usize,
     /// Reverse ping-pong buffers: metadata streams.
     pub rev_md: [Vec<u8>; 2],
     /// Reverse ping-pong buffers: data streams.

@@ -25,6 +25,15 @@ pub(crate) trait ChunkSink {
     fn put(&mut self, bytes: &[u8]) -> Result<()>;
     /// Everything written so far.
     fn written_mut(&mut self) -> &mut [u8];
+    /// Lends the sink's storage as a vector holding what was written so far, for the last
+    /// stage of a chunk to write into directly, if the sink can lend it with room for `need`
+    /// more bytes without growing; `None` otherwise. Every lent vector goes back through
+    /// [`ChunkSink::put_back`].
+    fn lend(&mut self, _need: usize) -> Option<Vec<u8>> {
+        None
+    }
+    /// Takes back a vector from [`ChunkSink::lend`], grown by whole chunks.
+    fn put_back(&mut self, _buf: Vec<u8>) {}
 }
 
 impl ChunkSink for Vec<u8> {
@@ -35,6 +44,16 @@ impl ChunkSink for Vec<u8> {
 
     fn written_mut(&mut self) -> &mut [u8] {
         self
+    }
+
+    fn lend(&mut self, need: usize) -> Option<Vec<u8>> {
+        // Within the reserved capacity the stage cannot make the vector reallocate (its
+        // output stays within the bound), so peak memory is what it was with a copy.
+        (self.capacity() - self.len() >= need).then(|| std::mem::take(self))
+    }
+
+    fn put_back(&mut self, buf: Vec<u8>) {
+        *self = buf;
     }
 }
 
@@ -84,8 +103,10 @@ pub(crate) fn filter_chunk(
         codecs,
         fwd_md,
         fwd_data,
+        fwd_md_guess,
         ..
     } = scratch;
+    let n = s.filters.len();
     let chunk_lens = [chunk.len()];
     // Which buffer holds the current metadata / data (None: no metadata / the chunk itself).
     let mut md_at: Option<usize> = None;
@@ -111,6 +132,23 @@ pub(crate) fn filter_chunk(
         }
         md_write.clear();
         data_write.clear();
+        // The last stage writes its data straight into the sink when the sink lends its
+        // storage: after room for the chunk header and for as much metadata as the previous
+        // chunk had (moved into place afterwards if the guess was wrong).
+        let lent = match k + 1 == n {
+            true => out
+                .lend(
+                    filters::forward_bound(filter, data.total_len().saturating_add(md.total_len()))
+                        .saturating_add(12 + *fwd_md_guess),
+                )
+                .map(|mut buf| {
+                    let start = buf.len();
+                    let base = start + 12 + *fwd_md_guess;
+                    buf.resize(base, 0);
+                    (data_write.attach(buf, base), start, base)
+                }),
+            false => None,
+        };
         let mut ctx = StageCtx {
             datatype: s.types[k],
             cell_size: s.cell_size,
@@ -127,11 +165,28 @@ pub(crate) fn filter_chunk(
             &mut ctx,
             FwdIn { md, data },
             FwdOut {
-                md: md_write,
-                data: data_write,
+                md: &mut *md_write,
+                data: &mut *data_write,
             },
         )
-        .map_err(|e| e.context(filter.name()))?;
+        .map_err(|e| e.context(filter.name()));
+        if let Some((previous, start, base)) = lent {
+            let mut buf = data_write.detach(previous);
+            if let Ok(DataFlow::Written) = flow {
+                let md = md_write.as_parts().bytes();
+                *fwd_md_guess = md.len();
+                let result = place_chunk(&mut buf, start, base, chunk.len(), md);
+                if result.is_err() {
+                    buf.truncate(start);
+                }
+                out.put_back(buf);
+                return result;
+            }
+            // A forwarded last stage leaves the data where it was: copied below.
+            buf.truncate(start);
+            out.put_back(buf);
+        }
+        let flow = flow?;
         md_at = Some(w_md);
         match flow {
             DataFlow::Written => {
@@ -150,7 +205,6 @@ pub(crate) fn filter_chunk(
         Some(i) => fwd_data[i].as_parts().bytes(),
     };
     // Forwarding never changes the bytes of a stream, only its part list.
-    let too_big = |what: &str| Error::invalid(format!("filtered chunk {what} exceeds 4 GiB"));
     let md_len = u32::try_from(md.len()).map_err(|_| too_big("metadata"))?;
     let data_len = u32::try_from(data.len()).map_err(|_| too_big("data"))?;
     let mut header = Vec::with_capacity(12);
@@ -158,6 +212,38 @@ pub(crate) fn filter_chunk(
     out.put(&header)?;
     out.put(md)?;
     out.put(data)
+}
+
+fn too_big(what: &str) -> Error {
+    Error::invalid(format!("filtered chunk {what} exceeds 4 GiB"))
+}
+
+/// Completes a chunk whose data the last stage wrote into `buf` from `base` on: the header at
+/// `start`, then the metadata `md`, then the data, moved if `md` does not end at `base`.
+fn place_chunk(
+    buf: &mut Vec<u8>,
+    start: usize,
+    base: usize,
+    original: usize,
+    md: &[u8],
+) -> Result<()> {
+    let data_len = buf.len() - base;
+    let md_len_u32 = u32::try_from(md.len()).map_err(|_| too_big("metadata"))?;
+    let data_len_u32 = u32::try_from(data_len).map_err(|_| too_big("data"))?;
+    let md_start = start + 12;
+    let data_start = md_start + md.len();
+    if data_start != base {
+        if data_start > base {
+            buf.resize(data_start + data_len, 0);
+        }
+        buf.copy_within(base..base + data_len, data_start);
+        buf.truncate(data_start + data_len);
+    }
+    let mut header = Vec::with_capacity(12);
+    write_chunk_header(&mut header, original as u32, data_len_u32, md_len_u32);
+    buf[start..md_start].copy_from_slice(&header);
+    buf[md_start..data_start].copy_from_slice(md);
+    Ok(())
 }
 
 fn filter_range(
