@@ -17,6 +17,8 @@ use super::bit_writer::BitWriter;
 use super::crc::{Crc, combine};
 use super::{BLOCK_MAGIC, END_MAGIC, GROUP_SIZE, MAX_ALPHA, MAX_CODE_LEN, MAX_TABLES, RUNA, RUNB};
 use libsais::SuffixArrayConstruction;
+use libsais::context::Context;
+use libsais::typestate::SingleThreaded;
 
 /// Why a stream cannot be written here (the caller then uses libbzip2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +41,8 @@ const KEEP_CAPACITY: usize = 128 << 10;
 /// Reusable buffers of one encoding thread.
 #[derive(Default)]
 pub struct Encoder {
+    /// libsais's reusable working memory (made on first use).
+    sais: Option<Context<u8, i32, SingleThreaded>>,
     block: Vec<u8>,
     lyndon: Vec<u8>,
     sa: Vec<i32>,
@@ -139,9 +143,11 @@ impl Encoder {
         if n == 1 {
             self.sa[0] = 0;
         } else {
+            let sais = self.sais.get_or_insert_with(Context::new_single_threaded);
             SuffixArrayConstruction::for_text(&self.lyndon[..])
                 .in_borrowed_buffer(&mut self.sa[..])
                 .single_threaded()
+                .with_context(sais)
                 .run()
                 .map_err(|_| Unsupported::PeriodicBlock)?;
         }
