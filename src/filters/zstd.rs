@@ -20,16 +20,19 @@ pub fn effective_level(level: i32) -> i32 {
 pub fn compress(ctxs: &mut ZstdContexts, level: i32, src: &[u8], out: &mut Vec<u8>) -> Result<()> {
     let cctx = ctxs.cctx.get_or_insert_with(CCtx::create);
     let start = out.len();
-    out.resize(start + zstd_safe::compress_bound(src.len()), 0);
-    let n = cctx
-        .compress(&mut out[start..], src, effective_level(level))
-        .map_err(|code| {
-            Error::Internal(format!(
-                "zstd compression failed: {}",
-                zstd_safe::get_error_name(code)
-            ))
-        })?;
-    out.truncate(start + n);
+    out.reserve(zstd_safe::compress_bound(src.len()));
+    // zstd writes into the spare capacity after `start` (no zero-filling first).
+    let mut cursor = std::io::Cursor::new(&mut *out);
+    cursor.set_position(start as u64);
+    let result = cctx.compress(&mut cursor, src, effective_level(level));
+    let n = result.map_err(|code| {
+        out.truncate(start);
+        Error::Internal(format!(
+            "zstd compression failed: {}",
+            zstd_safe::get_error_name(code)
+        ))
+    })?;
+    debug_assert_eq!(out.len(), start + n);
     Ok(())
 }
 
