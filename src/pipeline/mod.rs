@@ -137,9 +137,10 @@ impl Pipeline {
         self.skip_checksum_validation = skip;
     }
 
-    /// Chooses GZIP's writer: `true` (the default) = zlib 1.3.1 called as TileDB calls it, so
-    /// every byte equals TileDB's; `false` = libdeflate, 2-5x faster, valid zlib streams TileDB
-    /// reads, but sometimes a few percent larger. Reading is the same either way.
+    /// Chooses GZIP's writer: `true` (the default) = the bytes of zlib 1.3.1 called as TileDB
+    /// calls it (from the zlib-identical deflate in `codecs::deflate`), so every byte equals
+    /// TileDB's; `false` = libdeflate, faster still, valid zlib streams TileDB reads, but
+    /// sometimes a few percent larger. Reading is the same either way.
     pub fn set_gzip_identical(&mut self, identical: bool) {
         self.gzip_identical = identical;
     }
