@@ -92,9 +92,16 @@ pub fn filtered_tile_size(bytes: &[u8]) -> Result<u64> {
 
 /// Appends a chunk header to `out`.
 pub fn write_chunk_header(out: &mut Vec<u8>, original: u32, filtered: u32, metadata: u32) {
-    out.extend_from_slice(&original.to_le_bytes());
-    out.extend_from_slice(&filtered.to_le_bytes());
-    out.extend_from_slice(&metadata.to_le_bytes());
+    out.extend_from_slice(&chunk_header(original, filtered, metadata));
+}
+
+/// A chunk header's 12 bytes: original, filtered and metadata lengths, little-endian.
+pub fn chunk_header(original: u32, filtered: u32, metadata: u32) -> [u8; CHUNK_HEADER_SIZE] {
+    let mut h = [0u8; CHUNK_HEADER_SIZE];
+    h[0..4].copy_from_slice(&original.to_le_bytes());
+    h[4..8].copy_from_slice(&filtered.to_le_bytes());
+    h[8..12].copy_from_slice(&metadata.to_le_bytes());
+    h
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use crate::filters;
 use crate::parts::Parts;
 use crate::stage::{DataFlow, FwdIn, FwdOut, StageCtx};
 use crate::thread_scratch::{ThreadScratch, with_scratch};
-use crate::tile_format::write_chunk_header;
+use crate::tile_format::{CHUNK_HEADER_SIZE, chunk_header};
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -139,11 +139,11 @@ pub(crate) fn filter_chunk(
             true => out
                 .lend(
                     filters::forward_bound(filter, data.total_len().saturating_add(md.total_len()))
-                        .saturating_add(12 + *fwd_md_guess),
+                        .saturating_add(CHUNK_HEADER_SIZE + *fwd_md_guess),
                 )
                 .map(|mut buf| {
                     let start = buf.len();
-                    let base = start + 12 + *fwd_md_guess;
+                    let base = start + CHUNK_HEADER_SIZE + *fwd_md_guess;
                     buf.resize(base, 0);
                     (data_write.attach(buf, base), start, base)
                 }),
@@ -205,17 +205,17 @@ pub(crate) fn filter_chunk(
         Some(i) => fwd_data[i].as_parts().bytes(),
     };
     // Forwarding never changes the bytes of a stream, only its part list.
-    let md_len = u32::try_from(md.len()).map_err(|_| too_big("metadata"))?;
-    let data_len = u32::try_from(data.len()).map_err(|_| too_big("data"))?;
-    let mut header = Vec::with_capacity(12);
-    write_chunk_header(&mut header, chunk.len() as u32, data_len, md_len);
-    out.put(&header)?;
+    out.put(&header_of(chunk.len(), md.len(), data.len())?)?;
     out.put(md)?;
     out.put(data)
 }
 
-fn too_big(what: &str) -> Error {
-    Error::invalid(format!("filtered chunk {what} exceeds 4 GiB"))
+/// The chunk header for these lengths, or an error when a length does not fit its `u32`.
+fn header_of(original: usize, md_len: usize, data_len: usize) -> Result<[u8; CHUNK_HEADER_SIZE]> {
+    let too_big = |what: &str| Error::invalid(format!("filtered chunk {what} exceeds 4 GiB"));
+    let md_len = u32::try_from(md_len).map_err(|_| too_big("metadata"))?;
+    let data_len = u32::try_from(data_len).map_err(|_| too_big("data"))?;
+    Ok(chunk_header(original as u32, data_len, md_len))
 }
 
 /// Completes a chunk whose data the last stage wrote into `buf` from `base` on: the header at
@@ -228,9 +228,8 @@ fn place_chunk(
     md: &[u8],
 ) -> Result<()> {
     let data_len = buf.len() - base;
-    let md_len_u32 = u32::try_from(md.len()).map_err(|_| too_big("metadata"))?;
-    let data_len_u32 = u32::try_from(data_len).map_err(|_| too_big("data"))?;
-    let md_start = start + 12;
+    let header = header_of(original, md.len(), data_len)?;
+    let md_start = start + CHUNK_HEADER_SIZE;
     let data_start = md_start + md.len();
     if data_start != base {
         if data_start > base {
@@ -239,8 +238,6 @@ fn place_chunk(
         buf.copy_within(base..base + data_len, data_start);
         buf.truncate(data_start + data_len);
     }
-    let mut header = Vec::with_capacity(12);
-    write_chunk_header(&mut header, original as u32, data_len_u32, md_len_u32);
     buf[start..md_start].copy_from_slice(&header);
     buf[md_start..data_start].copy_from_slice(md);
     Ok(())

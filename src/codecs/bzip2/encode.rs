@@ -27,6 +27,8 @@ pub enum Unsupported {
     PeriodicBlock,
     /// The block-size level is outside 1–9.
     Level,
+    /// libsais could not sort the block (it reports this only for invalid arguments).
+    SuffixSort,
 }
 
 /// libbzip2's refinement passes over the coding tables.
@@ -149,7 +151,7 @@ impl Encoder {
                 .single_threaded()
                 .with_context(sais)
                 .run()
-                .map_err(|_| Unsupported::PeriodicBlock)?;
+                .map_err(|_| Unsupported::SuffixSort)?;
         }
         // Rotation 0 of the block is the Lyndon word's rotation starting at n - rot.
         let origin = ((n - rot) % n) as i32;
