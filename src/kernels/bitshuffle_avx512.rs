@@ -36,6 +36,7 @@ use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
 use super::bitshuffle_x86::{bitshuffle_avx2, bitunshuffle_avx2};
+use super::prefetch_x86::prefetch_l2;
 use super::scalar;
 
 /// Fewest elements a block needs for these kernels (one single-byte step).
@@ -271,19 +272,24 @@ unsafe fn bitshuffle_body<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) 
         n >= MIN_ELEMENTS && n.is_multiple_of(8) && src.len() >= n * T && dst.len() >= n * T
     );
     let r = n / 8;
+    // The next block of the part starts where this one ends: each step prefetches the lines
+    // of that block that it reads in this one (see `prefetch_x86`).
+    let ahead = src.len();
     let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
     if T == 1 {
         // SAFETY: every step at i (a multiple of 8, i + 512 ≤ n) reads src[i, i + 512) and
         // writes dst[k·r + i/8, k·r + i/8 + 64) for k < 8, all below n = 8r. Features per
         // the caller.
-        for_steps(n, 512, |i| unsafe { bytes_to_bits_step(sp, dp, r, i) });
+        for_steps(n, 512, |i| unsafe {
+            bytes_to_bits_step(sp, dp, r, i, ahead)
+        });
         return;
     }
     // SAFETY: every step at i (a multiple of 8, i + 512 ≤ n) reads src[i·T, (i + 512)·T)
     // and writes dst[k·r + i/8, k·r + i/8 + 64) for k < 8T, all below n·T = 8T·r. Features
     // per the caller.
     for_steps(n, 512, |i| unsafe {
-        elements_to_bits_step::<T>(sp, dp, r, i)
+        elements_to_bits_step::<T>(sp, dp, r, i, ahead)
     });
 }
 
@@ -299,19 +305,26 @@ unsafe fn bitunshuffle_body<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]
         n >= MIN_ELEMENTS && n.is_multiple_of(8) && src.len() >= n * T && dst.len() >= n * T
     );
     let r = n / 8;
+    // The next block of the part starts where this one ends: each step prefetches the lines
+    // of that block that it reads in this one (see `prefetch_x86`).
+    let ahead = src.len();
     let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
     if T == 1 {
         // SAFETY: every step at i (a multiple of 8, i + 512 ≤ n) reads src[k·r + i/8,
         // k·r + i/8 + 64) for k < 8 and writes dst[i, i + 512), all below n = 8r. Features per
         // the caller.
-        for_steps(n, 512, |i| unsafe { bits_to_bytes_step(sp, r, dp, i) });
+        for_steps(n, 512, |i| unsafe {
+            bits_to_bytes_step(sp, r, dp, i, ahead)
+        });
         return;
     }
     if T == 2 {
         // SAFETY: every step at i (a multiple of 8, i + 512 ≤ n) reads src[k·r + i/8,
         // k·r + i/8 + 64) for k < 16 and writes dst[2i, 2i + 1024), all below 2n = 16r.
         // Features per the caller.
-        for_steps(n, 512, |i| unsafe { bits_to_pairs_step(sp, r, dp, i) });
+        for_steps(n, 512, |i| unsafe {
+            bits_to_pairs_step(sp, r, dp, i, ahead)
+        });
         return;
     }
     let cnt = (SCRATCH / T).min(n); // a multiple of 8, ≥ 512
@@ -330,7 +343,7 @@ unsafe fn bitunshuffle_body<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]
             for b in 0..T {
                 let rows = sp.add(8 * b * r + c0 / 8);
                 let plane = tp.add(b * cnt);
-                for_steps(cnt, 512, |i| bits_to_bytes_step(rows, r, plane, i));
+                for_steps(cnt, 512, |i| bits_to_bytes_step(rows, r, plane, i, ahead));
             }
             for_steps(cnt, 64, |e| merge_step::<T>(tp, cnt, dp.add(c0 * T), e));
         }
@@ -368,7 +381,8 @@ fn rounds8(v: &mut [__m512i; 8], tables: &[[[u8; 64]; 2]; 3]) {
     }
 }
 
-/// Single bytes `i..i+512` of `src` to bytes `i/8..i/8+64` of the 8 rows `rows + k·stride`.
+/// Single bytes `i..i+512` of `src` to bytes `i/8..i/8+64` of the 8 rows `rows + k·stride`,
+/// prefetching the source lines `ahead` bytes on.
 /// The affine step on unreversed bytes leaves the bits of every byte reversed; a second one
 /// (`gf2p8affine(x, C)`, the bit reversal) puts them right.
 ///
@@ -378,10 +392,11 @@ fn rounds8(v: &mut [__m512i; 8], tables: &[[[u8; 64]; 2]; 3]) {
 /// `rows + k·stride + [i/8, i/8 + 64)` writable for `k < 8`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,gfni")]
-unsafe fn bytes_to_bits_step(src: *const u8, rows: *mut u8, stride: usize, i: usize) {
+unsafe fn bytes_to_bits_step(src: *const u8, rows: *mut u8, stride: usize, i: usize, ahead: usize) {
     let c = _mm512_set1_epi64(SELECT_BITS);
     let mut v = [_mm512_setzero_si512(); 8];
     for (m, x) in v.iter_mut().enumerate() {
+        prefetch_l2(src.wrapping_add(i + 64 * m), ahead);
         // SAFETY: src[i + 64m, i + 64m + 64) ⊂ src[i, i + 512), readable per the caller.
         let y = unsafe { _mm512_loadu_si512(src.add(i + 64 * m).cast()) };
         let z = _mm512_gf2p8affine_epi64_epi8::<0>(c, y);
@@ -394,7 +409,8 @@ unsafe fn bytes_to_bits_step(src: *const u8, rows: *mut u8, stride: usize, i: us
     }
 }
 
-/// Bytes `i/8..i/8+64` of the 8 rows `rows + k·stride` to single bytes `i..i+512` of `out`.
+/// Bytes `i/8..i/8+64` of the 8 rows `rows + k·stride` to single bytes `i..i+512` of `out`,
+/// prefetching the row lines `ahead` bytes on.
 ///
 /// # Safety
 ///
@@ -402,10 +418,10 @@ unsafe fn bytes_to_bits_step(src: *const u8, rows: *mut u8, stride: usize, i: us
 /// readable for `k < 8` and `out[i, i + 512)` writable.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,gfni")]
-unsafe fn bits_to_bytes_step(rows: *const u8, stride: usize, out: *mut u8, i: usize) {
+unsafe fn bits_to_bytes_step(rows: *const u8, stride: usize, out: *mut u8, i: usize, ahead: usize) {
     let c = _mm512_set1_epi64(SELECT_BITS);
     // SAFETY: the caller's ranges.
-    let v = unsafe { rows_to_bytes(rows, stride, i) };
+    let v = unsafe { rows_to_bytes(rows, stride, i, ahead) };
     for (m, x) in v.iter().enumerate() {
         let y = _mm512_gf2p8affine_epi64_epi8::<0>(c, *x);
         // SAFETY: out[i + 64m, i + 64m + 64) ⊂ out[i, i + 512), writable per the caller.
@@ -414,7 +430,8 @@ unsafe fn bits_to_bytes_step(rows: *const u8, stride: usize, out: *mut u8, i: us
 }
 
 /// Bytes `i/8..i/8+64` of the 8 rows `rows + k·stride` as 8 vectors of 64 bytes (`i + 64m`)
-/// each, before the affine step of [`bits_to_bytes_step`].
+/// each, before the affine step of [`bits_to_bytes_step`]; prefetches those lines `ahead`
+/// bytes on.
 ///
 /// # Safety
 ///
@@ -422,9 +439,10 @@ unsafe fn bits_to_bytes_step(rows: *const u8, stride: usize, out: *mut u8, i: us
 /// `k < 8`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-unsafe fn rows_to_bytes(rows: *const u8, stride: usize, i: usize) -> [__m512i; 8] {
+unsafe fn rows_to_bytes(rows: *const u8, stride: usize, i: usize, ahead: usize) -> [__m512i; 8] {
     let mut v = [_mm512_setzero_si512(); 8];
     for (k, x) in v.iter_mut().enumerate() {
+        prefetch_l2(rows.wrapping_add(k * stride + i / 8), ahead);
         // SAFETY: row k's bytes [i/8, i/8 + 64) are readable per the caller.
         *x = unsafe { _mm512_loadu_si512(rows.add(k * stride + i / 8).cast()) };
     }
@@ -435,7 +453,8 @@ unsafe fn rows_to_bytes(rows: *const u8, stride: usize, i: usize) -> [__m512i; 8
 /// Elements `i..i+512` of `src` (`T` bytes each, `T` ≥ 2) to bytes `i/8..i/8+64` of the
 /// `8T` rows `rows + k·stride`, two byte planes at a time: for planes `2f, 2f + 1`, the split
 /// rounds keep only the halves leading to them, and the two planes (reversed in lanes) go
-/// straight into the affine step and the forward rounds, without a scratch buffer.
+/// straight into the affine step and the forward rounds, without a scratch buffer. The
+/// source lines `ahead` bytes on are prefetched.
 ///
 /// # Safety
 ///
@@ -448,6 +467,7 @@ unsafe fn elements_to_bits_step<const T: usize>(
     rows: *mut u8,
     stride: usize,
     i: usize,
+    ahead: usize,
 ) {
     let c = _mm512_set1_epi64(SELECT_BITS);
     // SAFETY: 64-byte tables.
@@ -457,6 +477,11 @@ unsafe fn elements_to_bits_step<const T: usize>(
         let mut p1 = [_mm512_setzero_si512(); 8];
         for m in 0..8 {
             let mut v = [_mm512_setzero_si512(); T];
+            // The step's 8T source lines, two per (f, m), spread over the step: a burst of
+            // prefetches stalls the loads behind it.
+            let line = 2 * (8 * f + m);
+            prefetch_l2(src.wrapping_add(i * T + 64 * line), ahead);
+            prefetch_l2(src.wrapping_add(i * T + 64 * (line + 1)), ahead);
             for (q, x) in v.iter_mut().enumerate() {
                 // SAFETY: src[(i + 64m)·T + 64q, … + 64) ⊂ src[i·T, (i + 512)·T) for q < T.
                 *x = unsafe { _mm512_loadu_si512(src.add((i + 64 * m) * T + 64 * q).cast()) };
@@ -492,7 +517,8 @@ unsafe fn elements_to_bits_step<const T: usize>(
 }
 
 /// Bytes `i/8..i/8+64` of the 16 rows `rows + k·stride` to two-byte elements `i..i+512` of
-/// `out`: both byte planes rebuilt in registers, then interleaved.
+/// `out`: both byte planes rebuilt in registers, then interleaved. The row lines `ahead`
+/// bytes on are prefetched.
 ///
 /// # Safety
 ///
@@ -500,13 +526,13 @@ unsafe fn elements_to_bits_step<const T: usize>(
 /// readable for `k < 16` and `out[2i, 2i + 1024)` writable.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,gfni")]
-unsafe fn bits_to_pairs_step(rows: *const u8, stride: usize, out: *mut u8, i: usize) {
+unsafe fn bits_to_pairs_step(rows: *const u8, stride: usize, out: *mut u8, i: usize, ahead: usize) {
     let c = _mm512_set1_epi64(SELECT_BITS);
     // SAFETY: rows 0..8 and 8..16 at [i/8, i/8 + 64) are readable per the caller.
     let (p0, p1) = unsafe {
         (
-            rows_to_bytes(rows, stride, i),
-            rows_to_bytes(rows.add(8 * stride), stride, i),
+            rows_to_bytes(rows, stride, i, ahead),
+            rows_to_bytes(rows.add(8 * stride), stride, i, ahead),
         )
     };
     // SAFETY: 64-byte tables.

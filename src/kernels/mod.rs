@@ -23,6 +23,8 @@ mod bitshuffle_x86;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod byteshuffle_x86;
 pub mod md5_lanes;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod prefetch_x86;
 pub mod scalar;
 pub mod sha256_lanes;
 #[cfg(test)]
