@@ -35,6 +35,7 @@
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
+use super::RawKernel;
 use super::bitshuffle_x86::{bitshuffle_avx2, bitunshuffle_avx2};
 use super::prefetch_x86::prefetch_l2;
 use super::scalar;
@@ -187,28 +188,8 @@ const MERGE: [[[u8; 64]; 2]; 3] = {
 ///
 /// The CPU supports AVX-512 F, BW, VL and VBMI, GFNI, AVX2 and SSE2.
 pub(super) unsafe fn bitshuffle_avx512(t: usize, src: &[u8], dst: &mut [u8]) {
-    assert_eq!(src.len(), dst.len());
-    if !matches!(t, 1 | 2 | 4 | 8) {
-        scalar::bitshuffle_block(t, src, dst);
-        return;
-    }
-    let n = (src.len() / t) & !7;
-    if n < MIN_ELEMENTS {
-        // SAFETY: the caller guarantees AVX2 and SSE2.
-        unsafe { bitshuffle_avx2(t, src, dst) };
-        return;
-    }
-    // SAFETY: the caller guarantees the features; n ≥ 512, n is a multiple of 8 and both
-    // slices hold at least n·t bytes, as the body function requires.
-    unsafe {
-        match t {
-            1 => bitshuffle_body::<1>(n, src, dst),
-            2 => bitshuffle_body::<2>(n, src, dst),
-            4 => bitshuffle_body::<4>(n, src, dst),
-            _ => bitshuffle_body::<8>(n, src, dst),
-        }
-    }
-    dst[n * t..].copy_from_slice(&src[n * t..]);
+    // SAFETY: the caller's features are the ones `run_block` requires.
+    unsafe { run_block(&FORWARD, t, src, dst) }
 }
 
 /// AVX-512 bitunshuffle of one block, same contract as [`scalar::bitunshuffle_block`].
@@ -218,26 +199,63 @@ pub(super) unsafe fn bitshuffle_avx512(t: usize, src: &[u8], dst: &mut [u8]) {
 ///
 /// The CPU supports AVX-512 F, BW, VL and VBMI, GFNI, AVX2 and SSE2.
 pub(super) unsafe fn bitunshuffle_avx512(t: usize, src: &[u8], dst: &mut [u8]) {
+    // SAFETY: as in `bitshuffle_avx512`.
+    unsafe { run_block(&REVERSE, t, src, dst) }
+}
+
+/// One direction of the transposition: its body per element size 1, 2, 4, 8 (elements
+/// counted, `n`), and the kernels that take the blocks the bodies do not.
+struct Direction {
+    bodies: [RawKernel; 4],
+    avx2: RawKernel,
+    scalar: fn(usize, &[u8], &mut [u8]),
+}
+
+const FORWARD: Direction = Direction {
+    bodies: [
+        bitshuffle_body::<1>,
+        bitshuffle_body::<2>,
+        bitshuffle_body::<4>,
+        bitshuffle_body::<8>,
+    ],
+    avx2: bitshuffle_avx2,
+    scalar: scalar::bitshuffle_block,
+};
+
+const REVERSE: Direction = Direction {
+    bodies: [
+        bitunshuffle_body::<1>,
+        bitunshuffle_body::<2>,
+        bitunshuffle_body::<4>,
+        bitunshuffle_body::<8>,
+    ],
+    avx2: bitunshuffle_avx2,
+    scalar: scalar::bitunshuffle_block,
+};
+
+/// Runs one block in direction `d`: element sizes other than 1, 2, 4, 8 by the scalar code,
+/// fewer than 512 elements by the AVX2 kernel, else the body on the first `n` elements (a
+/// multiple of 8) and a copy of the bytes after them.
+///
+/// # Safety
+///
+/// The CPU supports AVX-512 F, BW, VL and VBMI, GFNI, AVX2 and SSE2.
+unsafe fn run_block(d: &Direction, t: usize, src: &[u8], dst: &mut [u8]) {
     assert_eq!(src.len(), dst.len());
     if !matches!(t, 1 | 2 | 4 | 8) {
-        scalar::bitunshuffle_block(t, src, dst);
+        (d.scalar)(t, src, dst);
         return;
     }
     let n = (src.len() / t) & !7;
     if n < MIN_ELEMENTS {
         // SAFETY: the caller guarantees AVX2 and SSE2.
-        unsafe { bitunshuffle_avx2(t, src, dst) };
+        unsafe { (d.avx2)(t, src, dst) };
         return;
     }
-    // SAFETY: as in `bitshuffle_avx512`.
-    unsafe {
-        match t {
-            1 => bitunshuffle_body::<1>(n, src, dst),
-            2 => bitunshuffle_body::<2>(n, src, dst),
-            4 => bitunshuffle_body::<4>(n, src, dst),
-            _ => bitunshuffle_body::<8>(n, src, dst),
-        }
-    }
+    // SAFETY: the caller guarantees the features; n ≥ 512, n is a multiple of 8 and both
+    // slices hold at least n·t bytes, as the body functions require. Index log2 t picks the
+    // body for this element size.
+    unsafe { (d.bodies[t.trailing_zeros() as usize])(n, src, dst) };
     dst[n * t..].copy_from_slice(&src[n * t..]);
 }
 
@@ -305,8 +323,7 @@ unsafe fn bitunshuffle_body<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]
         n >= MIN_ELEMENTS && n.is_multiple_of(8) && src.len() >= n * T && dst.len() >= n * T
     );
     let r = n / 8;
-    // The next block of the part starts where this one ends: each step prefetches the lines
-    // of that block that it reads in this one (see `prefetch_x86`).
+    // As in `bitshuffle_body`: prefetch the next block's lines.
     let ahead = src.len();
     let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
     if T == 1 {
