@@ -817,6 +817,29 @@ tdb_status_t tdb_pipeline_set_gzip_identical(tdb_pipeline_t *pipeline,
                                              tdb_error_t **error);
 
 /**
+ * Builds a pipeline from a spec: a comma-separated list of TileDB filter names in lower case,
+ * each optionally followed by `:LEVEL` (or `:WINDOW`) and `:option=value` pairs, e.g.
+ * `"bitshuffle,zstd:3"`, `"gzip:level=9"`, `"scale_float:factor=0.5:offset=0:byte_width=4"`.
+ * `"none"` or `""` is the empty pipeline. A malformed spec is `TDB_ERR_INVALID_ARGUMENT`
+ * naming the filter or option that failed.
+ */
+tdb_status_t tdb_pipeline_from_spec(const char *spec,
+                                    tdb_pipeline_t **pipeline,
+                                    tdb_error_t **error);
+
+/**
+ * Writes the pipeline's spec (the inverse of `tdb_pipeline_from_spec`) as a NUL-terminated
+ * string into `buffer` (`capacity` bytes). `*size` receives the length including the NUL;
+ * when `buffer` is NULL or too small, `*size` is still set and the call returns
+ * `TDB_ERR_BUFFER_TOO_SMALL`.
+ */
+tdb_status_t tdb_pipeline_to_spec(const tdb_pipeline_t *pipeline,
+                                  char *buffer,
+                                  size_t capacity,
+                                  size_t *size,
+                                  tdb_error_t **error);
+
+/**
  * Creates a tile by copying `size` bytes of `datatype` cells of `cell_size` bytes
  * (cell_val_num × datatype size).
  */

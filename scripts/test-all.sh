@@ -56,5 +56,18 @@ step "Encryption and generic-tile compatibility tests against TileDB 2.30"
 step "Benchmark smoke run against TileDB 2.30 (bench/compare_tiledb.py --quick: sizes and round trips)"
 .venv/bin/python bench/compare_tiledb.py --quick --check --tdbf "$root/target/release/tdbf"
 
+# Further steps (install tree and consumers, bindings, plugins, array reader, fuzzing,
+# sanitizers): one script each in scripts/test.d/, run in name order. Each runs with the
+# environment set up above: $TDBF_ROOT (the checkout), PATH with .venv/bin first, the release
+# build in $TDBF_ROOT/target/release, and $TDBF_PREFIX, the temporary install prefix that
+# scripts/test.d/20-install.sh fills and later steps consume.
+export TDBF_ROOT="$root"
+export TDBF_PREFIX="$root/build/prefix"
+for s in scripts/test.d/*.sh; do
+  [ -e "$s" ] || continue
+  step "$(sed -n 's/^# step: //p' "$s" | head -n 1) ($s)"
+  bash "$s"
+done
+
 echo
 echo "All tests passed."

@@ -13,10 +13,12 @@ mod error;
 mod generic_tile;
 mod guard;
 mod pipeline;
+mod spec;
 mod tile;
 
 pub use constants::*;
 pub use error::*;
 pub use generic_tile::*;
 pub use pipeline::*;
+pub use spec::*;
 pub use tile::*;
