@@ -131,13 +131,25 @@ impl Array {
             "{}: no validity pipeline before version 7",
             self.label
         );
-        let mut at = 4 + 1 + 3 + 8;
+        let mut at = 4 + usize::from(v >= 5) + 3 + 8;
         for _ in 0..2 {
             at += Pipeline::deserialize_prefix(&self.schema[at..], v)
                 .unwrap()
                 .1;
         }
         Pipeline::deserialize_prefix(&self.schema[at..], self.version)
+            .unwrap()
+            .0
+    }
+
+    /// The schema's offsets pipeline (the second after the prelude, ARRAY.md §3).
+    fn offsets_pipeline(&self) -> Pipeline {
+        let v = u32_at(&self.schema, 0);
+        let at = 4 + usize::from(v >= 5) + 3 + 8;
+        let used = Pipeline::deserialize_prefix(&self.schema[at..], v)
+            .unwrap()
+            .1;
+        Pipeline::deserialize_prefix(&self.schema[at + used..], self.version)
             .unwrap()
             .0
     }
@@ -349,4 +361,49 @@ fn validity_tiles_read_with_their_versions_datatype() {
         checked >= 100 && as_attribute >= 30,
         "{checked} {as_attribute}"
     );
+}
+
+/// TileDB 2.14 writing into an array of TileDB 2.13: STRING_UTF8 with RLE and DICTIONARY has
+/// its offsets folded into the data tile in a fragment of version 16 (TileDB 2.15 to 2.30 fail
+/// on it). The offsets tile is the 8-byte empty marker, which tells the case apart.
+#[test]
+fn utf8_offsets_folded_by_2_14_in_a_version_16_fragment() {
+    let r = releases()
+        .into_iter()
+        .find(|r| r.dir.ends_with("2.14.0-into-2.13.1"))
+        .expect("the 2.14-into-2.13 fixture");
+    let a = r.array("utf8_folded").unwrap();
+    assert_eq!(a.version, 16);
+    let offsets_pipeline = a.offsets_pipeline();
+    for (attr, e) in a.attrs() {
+        let (t, p) = a.attribute(&attr);
+        assert_eq!(t, Datatype::StringUtf8);
+        assert!(
+            !p.skips_offsets(t),
+            "version 16 does not fold UTF8 by TileDB >= 2.15's rule"
+        );
+        let i = e["index"].as_u64().unwrap();
+        let offsets = a.tile(i, &attr, "");
+        assert_eq!(offsets, [0u8; 8], "{attr}: the empty offsets marker");
+        let data = a.tile(i, &attr, "_var");
+        let tile = p
+            .unfilter_var(&offsets_pipeline, &offsets, &data, t)
+            .unwrap_or_else(|err| panic!("{attr}: {err}"));
+        let cells = tile.offsets().unwrap();
+        let want: Vec<&str> = e["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(cells.len(), want.len());
+        for (k, w) in want.iter().enumerate() {
+            let end = cells.get(k + 1).map_or(tile.data().len(), |&o| o as usize);
+            assert_eq!(
+                &tile.data()[cells[k] as usize..end],
+                w.as_bytes(),
+                "{attr} cell {k}"
+            );
+        }
+    }
 }

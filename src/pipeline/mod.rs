@@ -245,6 +245,19 @@ impl Pipeline {
             || (self.has(FilterType::Dictionary) && ((v >= 13 && ascii) || (v >= 17 && utf8)))
     }
 
+    /// A STRING_UTF8 tile of format version 12–16 whose offsets are folded into the data
+    /// although its version says otherwise: TileDB 2.14 gated UTF8 like ASCII (RLE from 12,
+    /// DICTIONARY from 13) and wrote fragments of older arrays with their versions; 2.15 moved
+    /// the gate to 17. The offsets tile is then the 8-byte empty marker, which a normally
+    /// filtered offsets tile (at least one cell, so at least one chunk) never is.
+    fn folded_by_2_14(&self, datatype: Datatype, filtered_offsets: &[u8]) -> bool {
+        let v = self.format_version;
+        datatype == Datatype::StringUtf8
+            && (12..17).contains(&v)
+            && (self.has(FilterType::Rle) || (v >= 13 && self.has(FilterType::Dictionary)))
+            && filtered_offsets == [0u8; 8]
+    }
+
     /// TileDB's `use_tile_chunking` (§4.4) for a tile of `datatype`, var-size or not.
     fn uses_tile_chunking(&self, is_var: bool, datatype: Datatype) -> bool {
         if self.max_chunk_size == 0 {
@@ -497,7 +510,7 @@ impl Pipeline {
         let cell_size = datatype.size() as u64;
         let mut settings = self.settings(&run, &types, cell_size);
         let threads = threads::effective_threads(self.threads);
-        if self.skips_offsets(datatype) {
+        if self.skips_offsets(datatype) || self.folded_by_2_14(datatype, filtered_offsets) {
             // The offsets tile is only a marker; the offsets come from the data tile.
             let marker = crate::tile_format::parse(filtered_offsets)
                 .map_err(|e| e.context("offsets tile"))?;
