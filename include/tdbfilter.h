@@ -71,6 +71,12 @@ typedef enum {
 } tdb_status_t;
 
 /**
+ * An opened TileDB array: its schema and the fragments visible at the open timestamps.
+ * Reading from several threads through a `const` handle is safe.
+ */
+typedef struct tdb_array_t tdb_array_t;
+
+/**
  * An error returned through a `tdb_error_t **error` out-parameter. Free it with `tdb_error_free`.
  */
 typedef struct tdb_error_t tdb_error_t;
@@ -82,6 +88,11 @@ typedef struct tdb_error_t tdb_error_t;
 typedef struct tdb_pipeline_t tdb_pipeline_t;
 
 /**
+ * The cells of one field read from an array (or one decoded tile).
+ */
+typedef struct tdb_result_t tdb_result_t;
+
+/**
  * An owned tile: unfiltered cells, or the bytes of a filtered tile.
  */
 typedef struct tdb_tile_t tdb_tile_t;
@@ -90,6 +101,17 @@ typedef struct tdb_tile_t tdb_tile_t;
  * A TileDB datatype (`tiledb_datatype_t` values).
  */
 typedef uint32_t tdb_datatype_t;
+
+/**
+ * Which schema-wide pipeline `tdb_array_pipeline` returns for a field-less call.
+ */
+typedef uint32_t tdb_array_pipeline_kind_t;
+
+/**
+ * The tile kinds of a field: `TDB_TILE_FIXED` (fixed data or var offsets), `TDB_TILE_VAR`,
+ * `TDB_TILE_VALIDITY`.
+ */
+typedef uint32_t tdb_tile_kind_t;
 
 /**
  * A TileDB encryption type (`tiledb_encryption_type_t` values), as stored in a generic-tile
@@ -148,6 +170,41 @@ typedef uint32_t tdb_filter_type_t;
  * A filter option (`tiledb_filter_option_t` values); the comment gives the C value type.
  */
 typedef uint32_t tdb_filter_option_t;
+
+/**
+ * The field's own filters (attributes; dimensions with their effective filters).
+ */
+#define TDB_ARRAY_PIPELINE_FIELD 0
+
+/**
+ * The schema's offsets filters (var-size offsets tiles).
+ */
+#define TDB_ARRAY_PIPELINE_OFFSETS 1
+
+/**
+ * The schema's validity filters.
+ */
+#define TDB_ARRAY_PIPELINE_VALIDITY 2
+
+/**
+ * The schema's coordinate filters.
+ */
+#define TDB_ARRAY_PIPELINE_COORDS 3
+
+/**
+ * Fixed-size data, or the offsets tile of a var-size field (`a<i>.tdb`).
+ */
+#define TDB_TILE_FIXED 0
+
+/**
+ * Var-size data (`a<i>_var.tdb`).
+ */
+#define TDB_TILE_VAR 1
+
+/**
+ * Validity (`a<i>_validity.tdb`).
+ */
+#define TDB_TILE_VALIDITY 2
 
 /**
  * No-op filter.
@@ -529,6 +586,270 @@ typedef uint32_t tdb_filter_option_t;
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Opens the array folder at `path` (a local path or `file://` URI) for reading at the current
+ * time, as TileDB opens it. `key`/`key_len`: the 32-byte AES-256-GCM key of an encrypted
+ * array, or NULL and 0. Remote URIs are `TDB_ERR_UNSUPPORTED`; a folder that is not an array
+ * is `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_array_open(const char *path,
+                            const void *key,
+                            size_t key_len,
+                            tdb_array_t **array,
+                            tdb_error_t **error);
+
+/**
+ * Opens the array at `path` with the fragments of the timestamp range
+ * [`timestamp_start`, `timestamp_end`] (milliseconds, inclusive) visible, as TileDB's
+ * time travelling does.
+ */
+tdb_status_t tdb_array_open_at(const char *path,
+                               const void *key,
+                               size_t key_len,
+                               uint64_t timestamp_start,
+                               uint64_t timestamp_end,
+                               tdb_array_t **array,
+                               tdb_error_t **error);
+
+/**
+ * Frees an array. NULL is a no-op.
+ */
+void tdb_array_free(tdb_array_t *array);
+
+/**
+ * Sets the threads decoding tiles in reads (0 = all cores, the default).
+ */
+tdb_status_t tdb_array_set_threads(tdb_array_t *array, uint32_t threads, tdb_error_t **error);
+
+/**
+ * Reads `field` (an attribute or dimension name) over `subarray` (NULL for the whole non-empty
+ * domain, or an inclusive [low, high] pair per dimension in the dimension's type, packed in
+ * dimension order; numeric dimensions only). Dense arrays: the cells of the box in row-major
+ * order, fill values where nothing was written. Sparse arrays: the visible cells in global
+ * order, after de-duplication. What this reader cannot read exactly as TileDB would (delete
+ * conditions still to be applied, update commits, sparse fragments in dense arrays) is
+ * `TDB_ERR_UNSUPPORTED` naming the feature.
+ */
+tdb_status_t tdb_array_read(const tdb_array_t *array,
+                            const char *field,
+                            const void *subarray,
+                            tdb_result_t **result,
+                            tdb_error_t **error);
+
+/**
+ * Reads `field_num` fields in one pass (coordinates and tiles are located once): on success
+ * `results[i]` receives the result of `fields[i]`. Same subarray and order as
+ * `tdb_array_read`.
+ */
+tdb_status_t tdb_array_read_fields(const tdb_array_t *array,
+                                   const char *const *fields,
+                                   size_t field_num,
+                                   const void *subarray,
+                                   tdb_result_t **results,
+                                   tdb_error_t **error);
+
+/**
+ * The cell values of a result, concatenated (valid until the result is freed).
+ */
+tdb_status_t tdb_result_data(const tdb_result_t *result,
+                             const uint8_t **data,
+                             size_t *size,
+                             tdb_error_t **error);
+
+/**
+ * Var-size fields: one u64 byte offset into the data per cell (`*count` = cells); fixed-size
+ * fields give NULL and 0.
+ */
+tdb_status_t tdb_result_offsets(const tdb_result_t *result,
+                                const uint64_t **offsets,
+                                size_t *count,
+                                tdb_error_t **error);
+
+/**
+ * Nullable attributes: one byte per cell, 0 null and 1 valid (`*count` = cells); other fields
+ * give NULL and 0.
+ */
+tdb_status_t tdb_result_validity(const tdb_result_t *result,
+                                 const uint8_t **validity,
+                                 size_t *count,
+                                 tdb_error_t **error);
+
+/**
+ * The number of cells of a result.
+ */
+tdb_status_t tdb_result_cell_count(const tdb_result_t *result,
+                                   uint64_t *count,
+                                   tdb_error_t **error);
+
+/**
+ * The datatype and cell_val_num (`UINT32_MAX` = var-size) of a result's field.
+ */
+tdb_status_t tdb_result_type(const tdb_result_t *result,
+                             tdb_datatype_t *datatype,
+                             uint32_t *cell_val_num,
+                             tdb_error_t **error);
+
+/**
+ * Frees a result. NULL is a no-op.
+ */
+void tdb_result_free(tdb_result_t *result);
+
+/**
+ * The array's schema facts: `array_type` 0 dense / 1 sparse, TileDB's layout numbers for
+ * the tile and cell orders (0 row-major, 1 col-major, 4 Hilbert), the sparse tile capacity,
+ * whether duplicates are allowed and the schema's format version. Any output may be NULL.
+ */
+tdb_status_t tdb_array_schema_info(const tdb_array_t *array,
+                                   uint8_t *array_type,
+                                   uint8_t *tile_order,
+                                   uint8_t *cell_order,
+                                   uint64_t *capacity,
+                                   bool *allows_dups,
+                                   uint32_t *version,
+                                   tdb_error_t **error);
+
+/**
+ * The number of dimensions and of attributes. Either output may be NULL.
+ */
+tdb_status_t tdb_array_field_num(const tdb_array_t *array,
+                                 uint32_t *dim_num,
+                                 uint32_t *attribute_num,
+                                 tdb_error_t **error);
+
+/**
+ * Dimension `index`: its name (valid while the array lives), datatype and cell_val_num
+ * (`UINT32_MAX` for string dimensions). Any output may be NULL.
+ */
+tdb_status_t tdb_array_dimension(const tdb_array_t *array,
+                                 uint32_t index,
+                                 const char **name,
+                                 tdb_datatype_t *datatype,
+                                 uint32_t *cell_val_num,
+                                 tdb_error_t **error);
+
+/**
+ * Dimension `index`'s domain (`lo`, `hi`, each `*size` bytes) and tile extent (`*extent`
+ * NULL when it has none); string dimensions have no domain (NULLs and 0). Any output may be
+ * NULL. The pointers are valid while the array lives.
+ */
+tdb_status_t tdb_array_dimension_domain(const tdb_array_t *array,
+                                        uint32_t index,
+                                        const void **lo,
+                                        const void **hi,
+                                        size_t *size,
+                                        const void **extent,
+                                        tdb_error_t **error);
+
+/**
+ * Attribute `index`: name (valid while the array lives), datatype, cell_val_num
+ * (`UINT32_MAX` = var-size) and nullability. Any output may be NULL.
+ */
+tdb_status_t tdb_array_attribute(const tdb_array_t *array,
+                                 uint32_t index,
+                                 const char **name,
+                                 tdb_datatype_t *datatype,
+                                 uint32_t *cell_val_num,
+                                 bool *nullable,
+                                 tdb_error_t **error);
+
+/**
+ * Attribute `index`'s fill value (`*size` bytes, valid while the array lives) and the
+ * validity of fill cells (0 null, 1 valid). Any output may be NULL.
+ */
+tdb_status_t tdb_array_attribute_fill_value(const tdb_array_t *array,
+                                            uint32_t index,
+                                            const void **value,
+                                            size_t *size,
+                                            uint8_t *validity,
+                                            tdb_error_t **error);
+
+/**
+ * A new copy of a filter pipeline of the schema (free it with `tdb_pipeline_free`): the
+ * filters of `field` for `TDB_ARRAY_PIPELINE_FIELD`, else the schema-wide pipeline `kind`
+ * (`field` ignored). The pipeline has the schema's format version.
+ */
+tdb_status_t tdb_array_pipeline(const tdb_array_t *array,
+                                const char *field,
+                                tdb_array_pipeline_kind_t kind,
+                                tdb_pipeline_t **pipeline,
+                                tdb_error_t **error);
+
+/**
+ * The number of visible fragments.
+ */
+tdb_status_t tdb_array_fragment_num(const tdb_array_t *array, uint32_t *count, tdb_error_t **error);
+
+/**
+ * Fragment `index` (oldest first; later fragments win in merges): its folder name (valid
+ * while the array lives), timestamp range, format version, whether it is dense, its cells
+ * (dense: including the padding of edge tiles) and tiles. Any output may be NULL.
+ */
+tdb_status_t tdb_array_fragment(const tdb_array_t *array,
+                                uint32_t index,
+                                const char **name,
+                                uint64_t *timestamp_start,
+                                uint64_t *timestamp_end,
+                                uint32_t *version,
+                                bool *dense,
+                                uint64_t *cell_num,
+                                uint64_t *tile_num,
+                                tdb_error_t **error);
+
+/**
+ * Fragment `index`'s non-empty domain on dimension `dim`: `lo` (`*lo_size` bytes) and `hi`
+ * (`*hi_size` bytes), valid while the array lives.
+ */
+tdb_status_t tdb_array_fragment_non_empty_domain(const tdb_array_t *array,
+                                                 uint32_t index,
+                                                 uint32_t dim,
+                                                 const void **lo,
+                                                 size_t *lo_size,
+                                                 const void **hi,
+                                                 size_t *hi_size,
+                                                 tdb_error_t **error);
+
+/**
+ * The number of tiles of fragment `fragment` and the cells of tile `tile` (pass any tile
+ * index < the count; `cell_num` may be NULL).
+ */
+tdb_status_t tdb_array_tile_count(const tdb_array_t *array,
+                                  uint32_t fragment,
+                                  uint64_t tile,
+                                  uint64_t *tile_num,
+                                  uint64_t *cell_num,
+                                  tdb_error_t **error);
+
+/**
+ * Where tile `tile` of kind `kind` of `field` in fragment `fragment` is stored: the file's
+ * path as a NUL-terminated string in `path` (`capacity` bytes; `*path_size` receives the
+ * length including the NUL, and a NULL or small buffer gives `TDB_ERR_BUFFER_TOO_SMALL`), the
+ * byte offset and the filtered size. A field the fragment predates is `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_array_tile_location(const tdb_array_t *array,
+                                     uint32_t fragment,
+                                     const char *field,
+                                     uint64_t tile,
+                                     tdb_tile_kind_t kind,
+                                     char *path,
+                                     size_t capacity,
+                                     size_t *path_size,
+                                     uint64_t *offset,
+                                     uint64_t *size,
+                                     tdb_error_t **error);
+
+/**
+ * Reads and unfilters tile `tile` of `field` in fragment `fragment` with the right pipelines
+ * (the schema's, at the fragment's format version, with the array's key): a result holding
+ * the tile's cells in the fragment's order (dense fragments: the full space tile, padding
+ * included), its offsets when var-size and validity when nullable.
+ */
+tdb_status_t tdb_array_tile_read(const tdb_array_t *array,
+                                 uint32_t fragment,
+                                 const char *field,
+                                 uint64_t tile,
+                                 tdb_result_t **result,
+                                 tdb_error_t **error);
 
 /**
  * The status of an error; `TDB_OK` for NULL.

@@ -17,6 +17,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod array;
 pub mod byte_reader;
 pub mod chunking;
 pub mod codecs;

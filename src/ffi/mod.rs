@@ -8,6 +8,7 @@
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc)]
 
+mod array;
 mod constants;
 mod error;
 mod generic_tile;
@@ -16,6 +17,7 @@ mod pipeline;
 mod spec;
 mod tile;
 
+pub use array::*;
 pub use constants::*;
 pub use error::*;
 pub use generic_tile::*;

@@ -5,7 +5,7 @@ mod forward;
 mod outer_digest;
 mod reverse;
 mod serialize;
-mod threads;
+pub(crate) mod threads;
 
 pub use serialize::FORMAT_VERSION;
 

@@ -1,0 +1,551 @@
+//! Dense reads (ARRAY.md §5.3): the cells of a box in row-major order. Every visible fragment
+//! covers its non-empty domain with complete space tiles (tile order over the fragment's tile
+//! box, cell order inside a tile); for each cell the last fragment whose non-empty domain
+//! covers it wins; cells no fragment covers get the attribute's fill value.
+
+use super::fragment_metadata::dense_grid;
+use super::schema::{ArraySchema, Layout, Range};
+use super::tiles::{DecodedTile, TileField, TileReader};
+use super::{Array, FieldData, FieldRef, value};
+use crate::error::{Error, Result};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+
+/// An inclusive box of integer coordinates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cube {
+    /// Low corner.
+    pub lo: Vec<i128>,
+    /// High corner.
+    pub hi: Vec<i128>,
+}
+
+impl Cube {
+    fn intersect(&self, other: &Cube) -> Option<Cube> {
+        let lo: Vec<i128> = self
+            .lo
+            .iter()
+            .zip(&other.lo)
+            .map(|(a, b)| *a.max(b))
+            .collect();
+        let hi: Vec<i128> = self
+            .hi
+            .iter()
+            .zip(&other.hi)
+            .map(|(a, b)| *a.min(b))
+            .collect();
+        lo.iter()
+            .zip(&hi)
+            .all(|(l, h)| l <= h)
+            .then_some(Cube { lo, hi })
+    }
+
+    /// `self` minus `inner` (which lies inside `self`) as disjoint boxes.
+    fn subtract(&self, inner: &Cube) -> Vec<Cube> {
+        let mut out = Vec::new();
+        let mut cur = self.clone();
+        for d in 0..cur.lo.len() {
+            if cur.lo[d] < inner.lo[d] {
+                let mut p = cur.clone();
+                p.hi[d] = inner.lo[d] - 1;
+                out.push(p);
+                cur.lo[d] = inner.lo[d];
+            }
+            if cur.hi[d] > inner.hi[d] {
+                let mut p = cur.clone();
+                p.lo[d] = inner.hi[d] + 1;
+                out.push(p);
+                cur.hi[d] = inner.hi[d];
+            }
+        }
+        out
+    }
+
+    fn cells(&self) -> Result<u64> {
+        let mut n: u64 = 1;
+        for (l, h) in self.lo.iter().zip(&self.hi) {
+            let w = u64::try_from(h - l + 1).map_err(|_| Error::invalid("empty box"))?;
+            n = n
+                .checked_mul(w)
+                .ok_or_else(|| Error::invalid("the box has more than 2^64 cells"))?;
+        }
+        Ok(n)
+    }
+}
+
+/// Integer ranges → a box.
+pub fn cube_of(schema: &ArraySchema, ranges: &[Range]) -> Result<Cube> {
+    let mut lo = Vec::new();
+    let mut hi = Vec::new();
+    for (d, r) in schema.dimensions.iter().zip(ranges) {
+        lo.push(value::as_i128(d.datatype, r.lo())?);
+        hi.push(value::as_i128(d.datatype, r.hi())?);
+    }
+    Ok(Cube { lo, hi })
+}
+
+/// The space-tile grid of a dense schema.
+struct Grid {
+    dom_lo: Vec<i128>,
+    ext: Vec<i128>,
+    tile_order: Layout,
+    cell_order: Layout,
+}
+
+impl Grid {
+    fn new(schema: &ArraySchema) -> Result<Grid> {
+        let mut dom_lo = Vec::new();
+        let mut ext = Vec::new();
+        for d in &schema.dimensions {
+            let (lo, e) = dense_grid(d)?;
+            dom_lo.push(value::as_i128(d.datatype, lo)?);
+            ext.push(value::as_u64_extent(d.datatype, e)? as i128);
+        }
+        Ok(Grid {
+            dom_lo,
+            ext,
+            tile_order: schema.tile_order,
+            cell_order: schema.cell_order,
+        })
+    }
+
+    fn tile_idx(&self, d: usize, v: i128) -> i128 {
+        (v - self.dom_lo[d]).div_euclid(self.ext[d])
+    }
+
+    /// The cells of the tile at absolute tile coordinates `t`.
+    fn tile_cube(&self, t: &[i128]) -> Cube {
+        let lo: Vec<i128> = (0..t.len())
+            .map(|d| self.dom_lo[d] + t[d] * self.ext[d])
+            .collect();
+        let hi: Vec<i128> = (0..t.len()).map(|d| lo[d] + self.ext[d] - 1).collect();
+        Cube { lo, hi }
+    }
+
+    /// The tile coordinates box covering `c`.
+    fn tiles_of(&self, c: &Cube) -> Cube {
+        Cube {
+            lo: (0..c.lo.len()).map(|d| self.tile_idx(d, c.lo[d])).collect(),
+            hi: (0..c.lo.len()).map(|d| self.tile_idx(d, c.hi[d])).collect(),
+        }
+    }
+
+    /// Strides of cells inside a tile, in the cell order.
+    fn cell_strides(&self) -> Vec<u64> {
+        strides(
+            &self.ext.iter().map(|e| *e as u64).collect::<Vec<_>>(),
+            self.cell_order,
+        )
+    }
+}
+
+/// Strides of a box of `widths` laid out in `order` (row-major: last dimension fastest).
+fn strides(widths: &[u64], order: Layout) -> Vec<u64> {
+    let n = widths.len();
+    let mut s = vec![1u64; n];
+    if order == Layout::ColMajor {
+        for d in 1..n {
+            s[d] = s[d - 1] * widths[d - 1];
+        }
+    } else {
+        for d in (0..n.saturating_sub(1)).rev() {
+            s[d] = s[d + 1] * widths[d + 1];
+        }
+    }
+    s
+}
+
+/// Calls `f(coords)` for every point of `c` in row-major order.
+fn for_each_point(c: &Cube, mut f: impl FnMut(&[i128])) {
+    let n = c.lo.len();
+    let mut p = c.lo.clone();
+    loop {
+        f(&p);
+        let mut d = n;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            if p[d] < c.hi[d] {
+                p[d] += 1;
+                break;
+            }
+            p[d] = c.lo[d];
+        }
+    }
+}
+
+/// A run of cells copied from a tile to the result: `len` cells starting at result cell
+/// `dst` (consecutive) and tile cell `src` with step `step`.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    dst: u64,
+    src: u64,
+    len: u64,
+    step: u64,
+}
+
+/// The runs copying `sub` (inside both the query box and the tile) from a tile whose first
+/// cell is at `tile_lo` to the row-major result of `query`.
+fn runs(
+    sub: &Cube,
+    query: &Cube,
+    out_strides: &[u64],
+    tile_lo: &[i128],
+    tstrides: &[u64],
+) -> Vec<Run> {
+    let n = sub.lo.len();
+    let last = n - 1;
+    let mut rows = sub.clone();
+    rows.hi[last] = rows.lo[last];
+    let len = (sub.hi[last] - sub.lo[last] + 1) as u64;
+    let mut out = Vec::new();
+    for_each_point(&rows, |p| {
+        let mut dst = 0u64;
+        let mut src = 0u64;
+        for d in 0..n {
+            dst += (p[d] - query.lo[d]) as u64 * out_strides[d];
+            src += (p[d] - tile_lo[d]) as u64 * tstrides[d];
+        }
+        out.push(Run {
+            dst,
+            src,
+            len,
+            step: tstrides[last],
+        });
+    });
+    out
+}
+
+/// The pieces of `query` each visible fragment provides (newest first wins), and the rest.
+/// (fragment index, piece) pairs, and the pieces no fragment covers.
+type Assignment = (Vec<(usize, Cube)>, Vec<Cube>);
+
+fn assign(array: &Array, query: &Cube) -> Result<Assignment> {
+    let schema = array.schema();
+    let mut remaining = vec![query.clone()];
+    let mut assigned = Vec::new();
+    for (fi, f) in array.fragments().iter().enumerate().rev() {
+        if !f.meta.dense {
+            return Err(Error::Unsupported(format!(
+                "sparse fragments in dense arrays (fragment {}) are not read",
+                f.name()
+            )));
+        }
+        let Some(ned) = &f.meta.non_empty_domain else {
+            continue;
+        };
+        let ned = cube_of(schema, ned)?;
+        let mut next = Vec::new();
+        for r in remaining {
+            match r.intersect(&ned) {
+                Some(x) => {
+                    next.extend(r.subtract(&x));
+                    assigned.push((fi, x));
+                }
+                None => next.push(r),
+            }
+        }
+        remaining = next;
+    }
+    Ok((assigned, remaining))
+}
+
+/// One tile to decode and the runs it feeds.
+struct TileJob {
+    tile: u64,
+    runs: Vec<Run>,
+}
+
+/// The tiles of fragment `fi` intersecting its pieces, with their copy runs.
+fn jobs(
+    array: &Array,
+    fi: usize,
+    pieces: &[&Cube],
+    query: &Cube,
+    out_strides: &[u64],
+) -> Result<Vec<TileJob>> {
+    let frag = &array.fragments()[fi];
+    let grid = Grid::new(&frag.schema)?;
+    let ned = cube_of(
+        &frag.schema,
+        frag.meta.non_empty_domain.as_ref().expect("assigned"),
+    )?;
+    let fbox = grid.tiles_of(&ned);
+    let fwidths: Vec<u64> = (0..fbox.lo.len())
+        .map(|d| (fbox.hi[d] - fbox.lo[d] + 1) as u64)
+        .collect();
+    let tile_strides = strides(&fwidths, grid.tile_order);
+    let tstrides = grid.cell_strides();
+    let mut by_tile: BTreeMap<u64, Vec<Run>> = BTreeMap::new();
+    for piece in pieces {
+        let tiles = grid.tiles_of(piece);
+        for_each_point(&tiles, |t| {
+            let pos: u64 = (0..t.len())
+                .map(|d| (t[d] - fbox.lo[d]) as u64 * tile_strides[d])
+                .sum();
+            let tc = grid.tile_cube(t);
+            if let Some(sub) = piece.intersect(&tc) {
+                by_tile.entry(pos).or_default().extend(runs(
+                    &sub,
+                    query,
+                    out_strides,
+                    &tc.lo,
+                    &tstrides,
+                ));
+            }
+        });
+    }
+    if let Some((&last, _)) = by_tile.last_key_value()
+        && last >= frag.meta.tile_num()
+    {
+        return Err(Error::corrupt(format!(
+            "fragment {}: tile {last} is beyond its {} tiles",
+            frag.name(),
+            frag.meta.tile_num()
+        )));
+    }
+    Ok(by_tile
+        .into_iter()
+        .map(|(tile, runs)| TileJob { tile, runs })
+        .collect())
+}
+
+/// Decodes jobs in parallel, in batches of about `budget` bytes, handing each decoded tile
+/// to `sink` in job order.
+fn decode_batches(
+    reader: &TileReader<'_>,
+    jobs: &[TileJob],
+    mut sink: impl FnMut(&TileJob, DecodedTile) -> Result<()>,
+) -> Result<()> {
+    let threads = rayon::current_num_threads().max(1);
+    let batch = (threads * 4).max(8);
+    for chunk in jobs.chunks(batch) {
+        let decoded: Vec<DecodedTile> = chunk
+            .par_iter()
+            .map(|j| reader.decode(j.tile))
+            .collect::<Result<_>>()?;
+        for (j, t) in chunk.iter().zip(decoded) {
+            sink(j, t)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads `refs` over `subarray` (default: the non-empty domain).
+pub(crate) fn read(
+    array: &Array,
+    refs: &[FieldRef],
+    subarray: Option<&[Range]>,
+) -> Result<Vec<FieldData>> {
+    let schema = array.schema();
+    let query = match subarray {
+        Some(s) => Some(cube_of(schema, s)?),
+        None => match array.non_empty_domain() {
+            Some(ned) => Some(cube_of(schema, &ned)?),
+            None => None,
+        },
+    };
+    let Some(query) = query else {
+        return Ok(refs.iter().map(|r| r.info(schema).empty()).collect());
+    };
+    let cells = query.cells()?;
+    let widths: Vec<u64> = (0..query.lo.len())
+        .map(|d| (query.hi[d] - query.lo[d] + 1) as u64)
+        .collect();
+    let out_strides = strides(&widths, Layout::RowMajor);
+    let (assigned, _) = assign(array, &query)?;
+    let mut by_frag: BTreeMap<usize, Vec<&Cube>> = BTreeMap::new();
+    for (fi, c) in &assigned {
+        by_frag.entry(*fi).or_default().push(c);
+    }
+    let mut plans = Vec::new();
+    for (fi, pieces) in &by_frag {
+        plans.push((*fi, jobs(array, *fi, pieces, &query, &out_strides)?));
+    }
+    let n = usize::try_from(cells).map_err(|_| Error::invalid("too many cells"))?;
+    refs.iter()
+        .map(|r| match r {
+            FieldRef::Dimension(j) => Ok(coordinates(schema, *j, &query, n)),
+            FieldRef::Attribute(i) => read_attribute(array, *i, &plans, n),
+        })
+        .collect()
+}
+
+/// The coordinates of dimension `j` for every cell of `query` in row-major order.
+fn coordinates(schema: &ArraySchema, j: usize, query: &Cube, n: usize) -> FieldData {
+    let d = &schema.dimensions[j];
+    let size = d.datatype.size();
+    let mut data = Vec::with_capacity(n * size);
+    for_each_point(query, |p| {
+        data.extend_from_slice(&value::from_i128(d.datatype, p[j]))
+    });
+    FieldData {
+        name: d.name.clone(),
+        datatype: d.datatype,
+        cell_val_num: 1,
+        data,
+        offsets: None,
+        validity: None,
+        cell_count: n as u64,
+    }
+}
+
+fn read_attribute(
+    array: &Array,
+    i: usize,
+    plans: &[(usize, Vec<TileJob>)],
+    n: usize,
+) -> Result<FieldData> {
+    let attr = &array.schema().attributes[i];
+    let mut validity = attr.nullable.then(|| vec![attr.fill_validity; n]);
+    let (data, offsets) = match attr.cell_size() {
+        Some(cs) => {
+            let mut data = attr.fill_value.repeat(n);
+            if attr.fill_value.len() != cs {
+                return Err(Error::corrupt(format!(
+                    "attribute {}: fill value of {} bytes for {cs}-byte cells",
+                    attr.name,
+                    attr.fill_value.len()
+                )));
+            }
+            for (fi, jobs) in plans {
+                let frag = &array.fragments()[*fi];
+                let Some(reader) = TileReader::new(array, frag, TileField::Attribute(i))? else {
+                    continue;
+                };
+                decode_batches(&reader, jobs, |job, tile| {
+                    for r in &job.runs {
+                        copy_fixed(&mut data, &tile.data, cs, r);
+                        if let (Some(v), Some(tv)) = (validity.as_mut(), tile.validity.as_ref()) {
+                            copy_fixed(v, tv, 1, r);
+                        }
+                    }
+                    Ok(())
+                })?;
+            }
+            (data, None)
+        }
+        None => {
+            let (d, o) = read_var(array, i, plans, n, validity.as_mut())?;
+            (d, Some(o))
+        }
+    };
+    Ok(FieldData {
+        name: attr.name.clone(),
+        datatype: attr.datatype,
+        cell_val_num: attr.cell_val_num,
+        data,
+        offsets,
+        validity,
+        cell_count: n as u64,
+    })
+}
+
+fn copy_fixed(out: &mut [u8], tile: &[u8], cs: usize, r: &Run) {
+    let dst = r.dst as usize * cs;
+    let src = r.src as usize * cs;
+    let len = r.len as usize;
+    if r.step == 1 {
+        out[dst..dst + len * cs].copy_from_slice(&tile[src..src + len * cs]);
+    } else {
+        let step = r.step as usize * cs;
+        for k in 0..len {
+            let s = src + k * step;
+            out[dst + k * cs..dst + (k + 1) * cs].copy_from_slice(&tile[s..s + cs]);
+        }
+    }
+}
+
+/// Var-size attribute: keeps the decoded tiles, records each result cell's source, then
+/// concatenates.
+fn read_var(
+    array: &Array,
+    i: usize,
+    plans: &[(usize, Vec<TileJob>)],
+    n: usize,
+    mut validity: Option<&mut Vec<u8>>,
+) -> Result<(Vec<u8>, Vec<u64>)> {
+    const FILL: (u32, u32) = (u32::MAX, 0);
+    let attr = &array.schema().attributes[i];
+    let mut source = vec![FILL; n];
+    let mut tiles: Vec<DecodedTile> = Vec::new();
+    for (fi, jobs) in plans {
+        let frag = &array.fragments()[*fi];
+        let Some(reader) = TileReader::new(array, frag, TileField::Attribute(i))? else {
+            continue;
+        };
+        decode_batches(&reader, jobs, |job, tile| {
+            let id = u32::try_from(tiles.len()).map_err(|_| Error::invalid("too many tiles"))?;
+            for r in &job.runs {
+                for k in 0..r.len {
+                    let cell = r.src + k * r.step;
+                    source[(r.dst + k) as usize] = (id, cell as u32);
+                }
+                if let (Some(v), Some(tv)) = (validity.as_deref_mut(), tile.validity.as_ref()) {
+                    copy_fixed(v, tv, 1, r);
+                }
+            }
+            tiles.push(tile);
+            Ok(())
+        })?;
+    }
+    let mut total = 0usize;
+    for &(t, c) in &source {
+        total += if t == u32::MAX {
+            attr.fill_value.len()
+        } else {
+            tiles[t as usize].cell(c as usize, 0).len()
+        };
+    }
+    let mut data = Vec::with_capacity(total);
+    let mut offsets = Vec::with_capacity(n);
+    for &(t, c) in &source {
+        offsets.push(data.len() as u64);
+        if t == u32::MAX {
+            data.extend_from_slice(&attr.fill_value);
+        } else {
+            data.extend_from_slice(tiles[t as usize].cell(c as usize, 0));
+        }
+    }
+    Ok((data, offsets))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cube(lo: &[i128], hi: &[i128]) -> Cube {
+        Cube {
+            lo: lo.to_vec(),
+            hi: hi.to_vec(),
+        }
+    }
+
+    #[test]
+    fn subtraction_partitions_the_box() {
+        let outer = cube(&[1, 1], &[10, 5]);
+        let inner = cube(&[3, 2], &[4, 4]);
+        let parts = outer.subtract(&inner);
+        let total: u64 = parts.iter().map(|p| p.cells().unwrap()).sum();
+        assert_eq!(total + inner.cells().unwrap(), outer.cells().unwrap());
+        for (a, p) in parts.iter().enumerate() {
+            assert!(p.intersect(&inner).is_none());
+            for q in &parts[a + 1..] {
+                assert!(p.intersect(q).is_none());
+            }
+        }
+    }
+
+    #[test]
+    fn strides_and_runs() {
+        assert_eq!(strides(&[3, 4, 5], Layout::RowMajor), [20, 5, 1]);
+        assert_eq!(strides(&[3, 4, 5], Layout::ColMajor), [1, 3, 12]);
+        // A 2x2 tile at (1,1) of a 4x4 query, col-major cells.
+        let q = cube(&[1, 1], &[4, 4]);
+        let r = runs(&cube(&[1, 1], &[2, 2]), &q, &[4, 1], &[1, 1], &[1, 2]);
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[1].dst, r[1].src, r[1].len, r[1].step), (4, 1, 2, 2));
+    }
+}

@@ -1,0 +1,425 @@
+//! Locating and decoding the tiles of one field of one fragment (ARRAY.md §5.1): positioned
+//! reads of the filtered bytes, unfiltered with the latest schema's pipelines at the
+//! fragment's format version (and the array's key), straight into caller buffers where the
+//! layout allows.
+
+use super::fragment_metadata::{FieldSlot, FragmentMetadata, ListKind};
+use super::schema::VAR_NUM;
+use super::{Array, Fragment};
+use crate::datatype::Datatype;
+use crate::error::{Error, Result};
+use crate::pipeline::Pipeline;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+
+/// A field to read from fragments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileField {
+    /// Attribute `i` of the latest schema.
+    Attribute(usize),
+    /// Dimension `j`.
+    Dimension(usize),
+    /// Per-cell timestamps of consolidated fragments.
+    Timestamps,
+    /// Per-cell delete timestamps.
+    DeleteTimestamps,
+}
+
+/// Which file of a field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileKind {
+    /// Fixed-size data, or the offsets of a var-size field (`a<i>.tdb`).
+    Fixed = 0,
+    /// Var-size data (`a<i>_var.tdb`).
+    Var = 1,
+    /// Validity (`a<i>_validity.tdb`).
+    Validity = 2,
+}
+
+/// One decoded tile.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DecodedTile {
+    /// Cells (fixed-size) or var-size data.
+    pub data: Vec<u8>,
+    /// Var-size fields: byte offset of each cell in `data`.
+    pub offsets: Option<Vec<u64>>,
+    /// Nullable fields: one byte per cell.
+    pub validity: Option<Vec<u8>>,
+    /// Number of cells.
+    pub cells: u64,
+}
+
+impl DecodedTile {
+    /// The bytes of cell `c`.
+    pub fn cell(&self, c: usize, cell_size: usize) -> &[u8] {
+        match &self.offsets {
+            Some(o) => {
+                let end = o.get(c + 1).map_or(self.data.len(), |e| *e as usize);
+                &self.data[o[c] as usize..end]
+            }
+            None => &self.data[c * cell_size..(c + 1) * cell_size],
+        }
+    }
+}
+
+/// The reader of one field's tiles in one fragment.
+pub struct TileReader<'a> {
+    frag: &'a Fragment,
+    /// Field name (for messages).
+    pub name: String,
+    slot: usize,
+    /// Value type.
+    pub datatype: Datatype,
+    /// Bytes per cell of a fixed-size field.
+    pub cell_size: Option<usize>,
+    /// Whether the field is nullable.
+    pub nullable: bool,
+    data: Pipeline,
+    offsets_pipeline: Pipeline,
+    validity: Pipeline,
+    paths: [PathBuf; 3],
+    files: [Option<File>; 3],
+    offsets: [&'a [u64]; 3],
+    var_sizes: &'a [u64],
+    sizes: [u64; 3],
+}
+
+impl std::fmt::Debug for TileReader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TileReader")
+            .field("fragment", &self.frag.name())
+            .field("field", &self.name)
+            .finish()
+    }
+}
+
+fn with_version(p: &Pipeline, version: u32, key: Option<&[u8]>) -> Result<Pipeline> {
+    let mut p = p.clone();
+    p.set_format_version(version)?;
+    p.set_threads(1);
+    if let Some(k) = key {
+        p.set_encryption_key(k)?;
+    }
+    Ok(p)
+}
+
+impl<'a> TileReader<'a> {
+    /// The reader of `field` in `frag`, or `None` when the fragment does not have the field
+    /// (an attribute added after the fragment was written, or per-cell timestamps of a
+    /// fragment without them).
+    pub fn new(array: &'a Array, frag: &'a Fragment, field: TileField) -> Result<Option<Self>> {
+        let latest = array.schema();
+        let fs = &frag.schema;
+        let meta = &frag.meta;
+        let (name, datatype, cvn, nullable, filters, slot) = match field {
+            TileField::Attribute(i) => {
+                let a = &latest.attributes[i];
+                let Some(fi) = fs.attribute_index(&a.name) else {
+                    return Ok(None);
+                };
+                (
+                    a.name.clone(),
+                    a.datatype,
+                    a.cell_val_num,
+                    a.nullable,
+                    &a.filters,
+                    FieldSlot::Attribute(fi),
+                )
+            }
+            TileField::Dimension(j) => {
+                let d = &latest.dimensions[j];
+                let fj = fs.dimension_index(&d.name).ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "fragment {} lacks dimension {}",
+                        frag.name(),
+                        d.name
+                    ))
+                })?;
+                (
+                    d.name.clone(),
+                    d.datatype,
+                    d.cell_val_num,
+                    false,
+                    &d.filters,
+                    FieldSlot::Dimension(fj),
+                )
+            }
+            TileField::Timestamps | TileField::DeleteTimestamps => {
+                let slot = if field == TileField::Timestamps {
+                    FieldSlot::Timestamps
+                } else {
+                    FieldSlot::DeleteTimestamps
+                };
+                let name = if field == TileField::Timestamps {
+                    "__timestamps"
+                } else {
+                    "__delete_timestamps"
+                };
+                (
+                    name.to_string(),
+                    Datatype::Uint64,
+                    1,
+                    false,
+                    &latest.coords_filters,
+                    slot,
+                )
+            }
+        };
+        let Some(s) = meta.slot(slot) else {
+            return Ok(None);
+        };
+        let fname = match slot {
+            FieldSlot::Attribute(i) => fs.attributes[i].name.clone(),
+            FieldSlot::Dimension(j) => fs.dimensions[j].name.clone(),
+            _ => name.clone(),
+        };
+        let key = array.key();
+        let v = meta.version;
+        let paths = meta.files(slot, &fname);
+        let var = cvn == VAR_NUM;
+        let open = |p: &PathBuf| -> Result<File> {
+            File::open(p).map_err(|e| super::directory::io_error(p, e))
+        };
+        let files = [
+            Some(open(&paths[0])?),
+            if var { Some(open(&paths[1])?) } else { None },
+            if nullable {
+                Some(open(&paths[2])?)
+            } else {
+                None
+            },
+        ];
+        let ctx = |e: Error| e.context(format!("fragment {} field {name}", frag.name()));
+        let offsets = [
+            meta.list(s, ListKind::TileOffsets, key).map_err(ctx)?,
+            if var {
+                meta.list(s, ListKind::TileVarOffsets, key).map_err(ctx)?
+            } else {
+                &[]
+            },
+            if nullable {
+                meta.list(s, ListKind::TileValidityOffsets, key)
+                    .map_err(ctx)?
+            } else {
+                &[]
+            },
+        ];
+        let var_sizes = if var {
+            meta.list(s, ListKind::TileVarSizes, key).map_err(ctx)?
+        } else {
+            &[]
+        };
+        let n = meta.tile_num() as usize;
+        for (k, o) in offsets.iter().enumerate() {
+            let needed = k == 0 || (k == 1 && var) || (k == 2 && nullable);
+            if needed && o.len() < n {
+                return Err(ctx(Error::corrupt(format!(
+                    "{} tile offsets listed for {n} tiles",
+                    o.len()
+                ))));
+            }
+        }
+        let sizes = [
+            meta.file_sizes.get(s).copied().unwrap_or(0),
+            meta.file_var_sizes.get(s).copied().unwrap_or(0),
+            meta.file_validity_sizes.get(s).copied().unwrap_or(0),
+        ];
+        Ok(Some(TileReader {
+            frag,
+            name,
+            slot: s,
+            datatype,
+            cell_size: (!var).then(|| datatype.size() * cvn as usize),
+            nullable,
+            data: with_version(filters, v, key)?,
+            offsets_pipeline: with_version(&latest.offsets_filters, v, key)?,
+            validity: with_version(&latest.validity_filters, v, key)?,
+            paths,
+            files,
+            offsets,
+            var_sizes,
+            sizes,
+        }))
+    }
+
+    /// The fragment.
+    pub fn fragment(&self) -> &'a Fragment {
+        self.frag
+    }
+
+    /// The field's slot in the fragment metadata.
+    pub fn slot(&self) -> usize {
+        self.slot
+    }
+
+    /// Number of tiles.
+    pub fn tile_num(&self) -> u64 {
+        self.frag.meta.tile_num()
+    }
+
+    /// Cells in tile `i`.
+    pub fn cell_num(&self, i: u64) -> u64 {
+        self.frag.meta.cell_num_of_tile(i)
+    }
+
+    /// Whether the field is var-size.
+    pub fn is_var(&self) -> bool {
+        self.cell_size.is_none()
+    }
+
+    /// The file, byte offset and persisted size of tile `i` of `kind`.
+    pub fn location(&self, i: u64, kind: TileKind) -> Result<(PathBuf, u64, u64)> {
+        let k = kind as usize;
+        if self.files[k].is_none() {
+            return Err(Error::invalid(format!(
+                "field {} has no {kind:?} tiles",
+                self.name
+            )));
+        }
+        let (off, size) = FragmentMetadata::tile_extent(self.offsets[k], i, self.sizes[k])?;
+        Ok((self.paths[k].clone(), off, size))
+    }
+
+    /// The filtered bytes of tile `i` of `kind` (a positioned read).
+    pub fn read_filtered(&self, i: u64, kind: TileKind) -> Result<Vec<u8>> {
+        let (path, off, size) = self.location(i, kind)?;
+        let file = self.files[kind as usize]
+            .as_ref()
+            .expect("checked by location");
+        let mut buf = vec![0u8; usize::try_from(size).map_err(|_| Error::corrupt("tile size"))?];
+        file.read_exact_at(&mut buf, off).map_err(|e| {
+            Error::corrupt(format!(
+                "{}: cannot read {size} bytes at offset {off}: {e}",
+                path.display()
+            ))
+        })?;
+        Ok(buf)
+    }
+
+    fn ctx(&self, i: u64) -> impl Fn(Error) -> Error + '_ {
+        move |e: Error| {
+            e.context(format!(
+                "fragment {} field {} tile {i}",
+                self.frag.name(),
+                self.name
+            ))
+        }
+    }
+
+    /// Unfilters fixed-size tile `i` into `out` (exactly `cell_num × cell_size` bytes).
+    pub fn decode_fixed_into(&self, i: u64, out: &mut [u8]) -> Result<()> {
+        let filtered = self
+            .read_filtered(i, TileKind::Fixed)
+            .map_err(self.ctx(i))?;
+        let cell_size = self
+            .cell_size
+            .ok_or_else(|| Error::invalid("var-size field"))?;
+        let n = self
+            .data
+            .unfilter_tile_into(&filtered, self.datatype, cell_size as u64, out)
+            .map_err(|e| match e {
+                Error::BufferTooSmall { needed, .. } => Error::corrupt(format!(
+                    "the tile unfilters to {needed} bytes, {} expected",
+                    out.len()
+                )),
+                e => e,
+            })
+            .map_err(self.ctx(i))?;
+        if n != out.len() {
+            return Err(self.ctx(i)(Error::corrupt(format!(
+                "the tile unfilters to {n} bytes, {} expected",
+                out.len()
+            ))));
+        }
+        Ok(())
+    }
+
+    /// Unfilters the validity tile `i` into `out` (one byte per cell).
+    pub fn decode_validity_into(&self, i: u64, out: &mut [u8]) -> Result<()> {
+        let filtered = self
+            .read_filtered(i, TileKind::Validity)
+            .map_err(self.ctx(i))?;
+        let n = self
+            .validity
+            .unfilter_validity_tile_into(&filtered, self.datatype, self.frag.meta.dense, out)
+            .map_err(self.ctx(i))?;
+        if n != out.len() {
+            return Err(self.ctx(i)(Error::corrupt(format!(
+                "the validity tile unfilters to {n} bytes, {} expected",
+                out.len()
+            ))));
+        }
+        Ok(())
+    }
+
+    /// Unfilters var-size tile `i`: (offsets, data).
+    pub fn decode_var(&self, i: u64) -> Result<(Vec<u64>, Vec<u8>)> {
+        let ctx = self.ctx(i);
+        let fo = self.read_filtered(i, TileKind::Fixed).map_err(&ctx)?;
+        let fd = self.read_filtered(i, TileKind::Var).map_err(&ctx)?;
+        let tile = self
+            .data
+            .unfilter_var(&self.offsets_pipeline, &fo, &fd, self.datatype)
+            .map_err(&ctx)?;
+        let cells = self.cell_num(i);
+        let offsets = tile.offsets().unwrap_or(&[]).to_vec();
+        if offsets.len() as u64 != cells {
+            return Err(ctx(Error::corrupt(format!(
+                "{} offsets for {cells} cells",
+                offsets.len()
+            ))));
+        }
+        if let Some(&want) = self.var_sizes.get(i as usize)
+            && want != tile.data().len() as u64
+        {
+            return Err(ctx(Error::corrupt(format!(
+                "the var tile unfilters to {} bytes, the metadata says {want}",
+                tile.data().len()
+            ))));
+        }
+        Ok((offsets, tile.into_data()))
+    }
+
+    /// Decodes tile `i`: data (and offsets), validity when nullable.
+    pub fn decode(&self, i: u64) -> Result<DecodedTile> {
+        let cells = self.cell_num(i);
+        let n = usize::try_from(cells).map_err(|_| Error::corrupt("cell count"))?;
+        let (data, offsets) = match self.cell_size {
+            Some(cs) => {
+                let len = n
+                    .checked_mul(cs)
+                    .ok_or_else(|| Error::corrupt("tile size overflows"))?;
+                let mut data = vec![0u8; len];
+                self.decode_fixed_into(i, &mut data)?;
+                (data, None)
+            }
+            None => {
+                let (o, d) = self.decode_var(i)?;
+                (d, Some(o))
+            }
+        };
+        let validity = if self.nullable {
+            let mut v = vec![0u8; n];
+            self.decode_validity_into(i, &mut v)?;
+            Some(v)
+        } else {
+            None
+        };
+        Ok(DecodedTile {
+            data,
+            offsets,
+            validity,
+            cells,
+        })
+    }
+
+    /// Decodes a u64 field's tile (timestamps) as values.
+    pub fn decode_u64(&self, i: u64) -> Result<Vec<u64>> {
+        let t = self.decode(i)?;
+        Ok(t.data
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect())
+    }
+}

@@ -1,0 +1,809 @@
+//! `tdb_array_t` and `tdb_result_t`: opening TileDB array folders, reading cells, schema
+//! introspection, fragment listing and tile-level access (src/array/).
+
+use super::constants::tdb_status_t;
+use super::error::tdb_error_t;
+use super::guard::{self, Out, arg, guard};
+use super::pipeline::tdb_pipeline_t;
+use super::tdb_datatype_t;
+use crate::Pipeline;
+use crate::array::schema::{Attribute, Dimension, Range};
+use crate::array::tiles::{DecodedTile, TileKind};
+use crate::array::{Array, FieldData, OpenOptions};
+use crate::error::{Error, Result};
+use std::ffi::{CStr, CString, c_char, c_void};
+
+/// An opened TileDB array: its schema and the fragments visible at the open timestamps.
+/// Reading from several threads through a `const` handle is safe.
+pub struct tdb_array_t {
+    inner: Array,
+    /// Field names as C strings, attributes then dimensions (valid while the array lives).
+    attr_names: Vec<CString>,
+    dim_names: Vec<CString>,
+    frag_names: Vec<CString>,
+}
+
+/// The cells of one field read from an array (or one decoded tile).
+pub struct tdb_result_t {
+    inner: FieldData,
+}
+
+fn c_str<'a>(p: *const c_char, name: &str) -> Result<&'a str> {
+    if p.is_null() {
+        return Err(Error::invalid(format!("{name} is NULL")));
+    }
+    // SAFETY: the caller passes a NUL-terminated string (checked non-NULL above).
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|_| Error::invalid(format!("{name} is not valid UTF-8")))
+}
+
+fn cstring(s: &str) -> CString {
+    CString::new(s.replace('\0', "\\0")).unwrap_or_default()
+}
+
+fn open(
+    path: *const c_char,
+    key: *const c_void,
+    key_len: usize,
+    timestamps: Option<(u64, u64)>,
+    array: *mut *mut tdb_array_t,
+) -> Result<()> {
+    let out = Out::new(array, "array")?;
+    let path = c_str(path, "path")?;
+    let key = guard::bytes(key.cast(), key_len, "key")?;
+    let options = OpenOptions {
+        key: (!key.is_empty()).then(|| key.to_vec()),
+        timestamp_start: timestamps.map_or(0, |t| t.0),
+        timestamp_end: timestamps.map(|t| t.1),
+        threads: 0,
+    };
+    let inner = Array::open(path, &options)?;
+    let s = inner.schema();
+    let attr_names = s.attributes.iter().map(|a| cstring(&a.name)).collect();
+    let dim_names = s.dimensions.iter().map(|d| cstring(&d.name)).collect();
+    let frag_names = inner
+        .fragments()
+        .iter()
+        .map(|f| cstring(f.name()))
+        .collect();
+    out.set(Box::into_raw(Box::new(tdb_array_t {
+        inner,
+        attr_names,
+        dim_names,
+        frag_names,
+    })));
+    Ok(())
+}
+
+/// Opens the array folder at `path` (a local path or `file://` URI) for reading at the current
+/// time, as TileDB opens it. `key`/`key_len`: the 32-byte AES-256-GCM key of an encrypted
+/// array, or NULL and 0. Remote URIs are `TDB_ERR_UNSUPPORTED`; a folder that is not an array
+/// is `TDB_ERR_INVALID_ARGUMENT`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_open(
+    path: *const c_char,
+    key: *const c_void,
+    key_len: usize,
+    array: *mut *mut tdb_array_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || open(path, key, key_len, None, array))
+}
+
+/// Opens the array at `path` with the fragments of the timestamp range
+/// [`timestamp_start`, `timestamp_end`] (milliseconds, inclusive) visible, as TileDB's
+/// time travelling does.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_open_at(
+    path: *const c_char,
+    key: *const c_void,
+    key_len: usize,
+    timestamp_start: u64,
+    timestamp_end: u64,
+    array: *mut *mut tdb_array_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        open(
+            path,
+            key,
+            key_len,
+            Some((timestamp_start, timestamp_end)),
+            array,
+        )
+    })
+}
+
+/// Frees an array. NULL is a no-op.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_free(array: *mut tdb_array_t) {
+    if !array.is_null() {
+        // SAFETY: a non-NULL array was created by Box::into_raw in this library and is freed once.
+        drop(unsafe { Box::from_raw(array) });
+    }
+}
+
+/// Sets the threads decoding tiles in reads (0 = all cores, the default).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_set_threads(
+    array: *mut tdb_array_t,
+    threads: u32,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        guard::arg_mut(array, "array")?
+            .inner
+            .set_threads(threads as usize);
+        Ok(())
+    })
+}
+
+/// The subarray of a read: per dimension an inclusive [low, high] pair in the dimension's
+/// type, packed in dimension order.
+fn subarray(a: &Array, subarray: *const c_void) -> Result<Option<Vec<Range>>> {
+    if subarray.is_null() {
+        return Ok(None);
+    }
+    let dims = &a.schema().dimensions;
+    let mut total = 0usize;
+    for d in dims {
+        total += 2 * d.coord_size().ok_or_else(|| {
+            Error::Unsupported(format!(
+                "subarrays on string dimension {} are not supported through this call",
+                d.name
+            ))
+        })?;
+    }
+    let bytes = guard::bytes(subarray.cast(), total, "subarray")?;
+    let mut pos = 0;
+    let mut out = Vec::new();
+    for d in dims {
+        let n = d.coord_size().expect("checked above");
+        out.push(Range::Fixed(
+            bytes[pos..pos + n].to_vec(),
+            bytes[pos + n..pos + 2 * n].to_vec(),
+        ));
+        pos += 2 * n;
+    }
+    Ok(Some(out))
+}
+
+/// Reads `field` (an attribute or dimension name) over `subarray` (NULL for the whole non-empty
+/// domain, or an inclusive [low, high] pair per dimension in the dimension's type, packed in
+/// dimension order; numeric dimensions only). Dense arrays: the cells of the box in row-major
+/// order, fill values where nothing was written. Sparse arrays: the visible cells in global
+/// order, after de-duplication. What this reader cannot read exactly as TileDB would (delete
+/// conditions still to be applied, update commits, sparse fragments in dense arrays) is
+/// `TDB_ERR_UNSUPPORTED` naming the feature.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_read(
+    array: *const tdb_array_t,
+    field: *const c_char,
+    subarray: *const c_void,
+    result: *mut *mut tdb_result_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = &arg(array, "array")?.inner;
+        let out = Out::new(result, "result")?;
+        let field = c_str(field, "field")?;
+        let s = self::subarray(a, subarray)?;
+        let inner = a.read(&[field], s.as_deref())?.remove(0);
+        out.set(Box::into_raw(Box::new(tdb_result_t { inner })));
+        Ok(())
+    })
+}
+
+/// Reads `field_num` fields in one pass (coordinates and tiles are located once): on success
+/// `results[i]` receives the result of `fields[i]`. Same subarray and order as
+/// `tdb_array_read`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_read_fields(
+    array: *const tdb_array_t,
+    fields: *const *const c_char,
+    field_num: usize,
+    subarray: *const c_void,
+    results: *mut *mut tdb_result_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = &arg(array, "array")?.inner;
+        let ptrs = guard::slice(fields, field_num, "fields")?;
+        let names: Vec<&str> = ptrs
+            .iter()
+            .map(|p| c_str(*p, "field"))
+            .collect::<Result<_>>()?;
+        if results.is_null() {
+            return Err(Error::invalid("results is NULL"));
+        }
+        let s = self::subarray(a, subarray)?;
+        let data = a.read(&names, s.as_deref())?;
+        for (i, inner) in data.into_iter().enumerate() {
+            // SAFETY: the caller passes `field_num` writable result slots (checked non-NULL).
+            unsafe {
+                results
+                    .add(i)
+                    .write(Box::into_raw(Box::new(tdb_result_t { inner })))
+            };
+        }
+        Ok(())
+    })
+}
+
+/// The cell values of a result, concatenated (valid until the result is freed).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_result_data(
+    result: *const tdb_result_t,
+    data: *mut *const u8,
+    size: *mut usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let r = &arg(result, "result")?.inner;
+        let (d, s) = (Out::new(data, "data")?, Out::new(size, "size")?);
+        d.set(r.data.as_ptr());
+        s.set(r.data.len());
+        Ok(())
+    })
+}
+
+/// Var-size fields: one u64 byte offset into the data per cell (`*count` = cells); fixed-size
+/// fields give NULL and 0.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_result_offsets(
+    result: *const tdb_result_t,
+    offsets: *mut *const u64,
+    count: *mut usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let r = &arg(result, "result")?.inner;
+        slice_out(
+            r.offsets.as_deref(),
+            Out::new(offsets, "offsets")?,
+            Out::new(count, "count")?,
+        );
+        Ok(())
+    })
+}
+
+/// Nullable attributes: one byte per cell, 0 null and 1 valid (`*count` = cells); other fields
+/// give NULL and 0.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_result_validity(
+    result: *const tdb_result_t,
+    validity: *mut *const u8,
+    count: *mut usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let r = &arg(result, "result")?.inner;
+        slice_out(
+            r.validity.as_deref(),
+            Out::new(validity, "validity")?,
+            Out::new(count, "count")?,
+        );
+        Ok(())
+    })
+}
+
+/// The number of cells of a result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_result_cell_count(
+    result: *const tdb_result_t,
+    count: *mut u64,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let r = &arg(result, "result")?.inner;
+        Out::new(count, "count")?.set(r.cell_count);
+        Ok(())
+    })
+}
+
+/// The datatype and cell_val_num (`UINT32_MAX` = var-size) of a result's field.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_result_type(
+    result: *const tdb_result_t,
+    datatype: *mut tdb_datatype_t,
+    cell_val_num: *mut u32,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let r = &arg(result, "result")?.inner;
+        let (d, c) = (
+            Out::new(datatype, "datatype")?,
+            Out::new(cell_val_num, "cell_val_num")?,
+        );
+        d.set(r.datatype as tdb_datatype_t);
+        c.set(r.cell_val_num);
+        Ok(())
+    })
+}
+
+/// Frees a result. NULL is a no-op.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_result_free(result: *mut tdb_result_t) {
+    if !result.is_null() {
+        // SAFETY: a non-NULL result was created by Box::into_raw in this library and is freed once.
+        drop(unsafe { Box::from_raw(result) });
+    }
+}
+
+/// The array's schema facts: `array_type` 0 dense / 1 sparse, TileDB's layout numbers for
+/// the tile and cell orders (0 row-major, 1 col-major, 4 Hilbert), the sparse tile capacity,
+/// whether duplicates are allowed and the schema's format version. Any output may be NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_schema_info(
+    array: *const tdb_array_t,
+    array_type: *mut u8,
+    tile_order: *mut u8,
+    cell_order: *mut u8,
+    capacity: *mut u64,
+    allows_dups: *mut bool,
+    version: *mut u32,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let s = arg(array, "array")?.inner.schema();
+        // SAFETY: each pointer is NULL or writable (the C API contract).
+        unsafe {
+            set_opt(array_type, s.array_type as u8);
+            set_opt(tile_order, s.tile_order as u8);
+            set_opt(cell_order, s.cell_order as u8);
+            set_opt(capacity, s.capacity);
+            set_opt(allows_dups, s.allows_dups);
+            set_opt(version, s.version);
+        }
+        Ok(())
+    })
+}
+
+/// Writes a slice's pointer and length, or NULL and 0.
+fn slice_out<T>(v: Option<&[T]>, ptr: Out<*const T>, count: Out<usize>) {
+    ptr.set(v.map_or(std::ptr::null(), |v| v.as_ptr()));
+    count.set(v.map_or(0, |v| v.len()));
+}
+
+/// Writes `v` to `p` unless `p` is NULL.
+unsafe fn set_opt<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        // SAFETY: the caller guarantees a non-NULL `p` is writable and aligned.
+        unsafe { p.write(v) };
+    }
+}
+
+/// The number of dimensions and of attributes. Either output may be NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_field_num(
+    array: *const tdb_array_t,
+    dim_num: *mut u32,
+    attribute_num: *mut u32,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let s = arg(array, "array")?.inner.schema();
+        // SAFETY: each pointer is NULL or writable (the C API contract).
+        unsafe {
+            set_opt(dim_num, s.dimensions.len() as u32);
+            set_opt(attribute_num, s.attributes.len() as u32);
+        }
+        Ok(())
+    })
+}
+
+fn dim_at(a: &tdb_array_t, index: u32) -> Result<&Dimension> {
+    a.inner
+        .schema()
+        .dimensions
+        .get(index as usize)
+        .ok_or_else(|| Error::invalid(format!("dimension index {index} out of range")))
+}
+
+fn attr_at(a: &tdb_array_t, index: u32) -> Result<&Attribute> {
+    a.inner
+        .schema()
+        .attributes
+        .get(index as usize)
+        .ok_or_else(|| Error::invalid(format!("attribute index {index} out of range")))
+}
+
+/// Dimension `index`: its name (valid while the array lives), datatype and cell_val_num
+/// (`UINT32_MAX` for string dimensions). Any output may be NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_dimension(
+    array: *const tdb_array_t,
+    index: u32,
+    name: *mut *const c_char,
+    datatype: *mut tdb_datatype_t,
+    cell_val_num: *mut u32,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = arg(array, "array")?;
+        let d = dim_at(a, index)?;
+        // SAFETY: each pointer is NULL or writable (the C API contract).
+        unsafe {
+            set_opt(name, a.dim_names[index as usize].as_ptr());
+            set_opt(datatype, d.datatype as tdb_datatype_t);
+            set_opt(cell_val_num, d.cell_val_num);
+        }
+        Ok(())
+    })
+}
+
+/// Dimension `index`'s domain (`lo`, `hi`, each `*size` bytes) and tile extent (`*extent`
+/// NULL when it has none); string dimensions have no domain (NULLs and 0). Any output may be
+/// NULL. The pointers are valid while the array lives.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_dimension_domain(
+    array: *const tdb_array_t,
+    index: u32,
+    lo: *mut *const c_void,
+    hi: *mut *const c_void,
+    size: *mut usize,
+    extent: *mut *const c_void,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let d = dim_at(arg(array, "array")?, index)?;
+        let (l, h, n) = match &d.domain {
+            Some((l, h)) => (l.as_ptr().cast(), h.as_ptr().cast(), l.len()),
+            None => (std::ptr::null(), std::ptr::null(), 0),
+        };
+        let e = d
+            .tile_extent
+            .as_ref()
+            .map_or(std::ptr::null(), |e| e.as_ptr().cast());
+        // SAFETY: each pointer is NULL or writable (the C API contract).
+        unsafe {
+            set_opt(lo, l);
+            set_opt(hi, h);
+            set_opt(size, n);
+            set_opt(extent, e);
+        }
+        Ok(())
+    })
+}
+
+/// Attribute `index`: name (valid while the array lives), datatype, cell_val_num
+/// (`UINT32_MAX` = var-size) and nullability. Any output may be NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_attribute(
+    array: *const tdb_array_t,
+    index: u32,
+    name: *mut *const c_char,
+    datatype: *mut tdb_datatype_t,
+    cell_val_num: *mut u32,
+    nullable: *mut bool,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = arg(array, "array")?;
+        let at = attr_at(a, index)?;
+        // SAFETY: each pointer is NULL or writable (the C API contract).
+        unsafe {
+            set_opt(name, a.attr_names[index as usize].as_ptr());
+            set_opt(datatype, at.datatype as tdb_datatype_t);
+            set_opt(cell_val_num, at.cell_val_num);
+            set_opt(nullable, at.nullable);
+        }
+        Ok(())
+    })
+}
+
+/// Attribute `index`'s fill value (`*size` bytes, valid while the array lives) and the
+/// validity of fill cells (0 null, 1 valid). Any output may be NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_attribute_fill_value(
+    array: *const tdb_array_t,
+    index: u32,
+    value: *mut *const c_void,
+    size: *mut usize,
+    validity: *mut u8,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let at = attr_at(arg(array, "array")?, index)?;
+        // SAFETY: each pointer is NULL or writable (the C API contract).
+        unsafe {
+            set_opt(value, at.fill_value.as_ptr().cast());
+            set_opt(size, at.fill_value.len());
+            set_opt(validity, at.fill_validity);
+        }
+        Ok(())
+    })
+}
+
+/// Which schema-wide pipeline `tdb_array_pipeline` returns for a field-less call.
+pub type tdb_array_pipeline_kind_t = u32;
+/// The field's own filters (attributes; dimensions with their effective filters).
+pub const TDB_ARRAY_PIPELINE_FIELD: tdb_array_pipeline_kind_t = 0;
+/// The schema's offsets filters (var-size offsets tiles).
+pub const TDB_ARRAY_PIPELINE_OFFSETS: tdb_array_pipeline_kind_t = 1;
+/// The schema's validity filters.
+pub const TDB_ARRAY_PIPELINE_VALIDITY: tdb_array_pipeline_kind_t = 2;
+/// The schema's coordinate filters.
+pub const TDB_ARRAY_PIPELINE_COORDS: tdb_array_pipeline_kind_t = 3;
+
+/// A new copy of a filter pipeline of the schema (free it with `tdb_pipeline_free`): the
+/// filters of `field` for `TDB_ARRAY_PIPELINE_FIELD`, else the schema-wide pipeline `kind`
+/// (`field` ignored). The pipeline has the schema's format version.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_pipeline(
+    array: *const tdb_array_t,
+    field: *const c_char,
+    kind: tdb_array_pipeline_kind_t,
+    pipeline: *mut *mut tdb_pipeline_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let s = arg(array, "array")?.inner.schema();
+        let out = Out::new(pipeline, "pipeline")?;
+        let p: Pipeline = match kind {
+            TDB_ARRAY_PIPELINE_FIELD => {
+                let name = c_str(field, "field")?;
+                if let Some(a) = s.attributes.iter().find(|a| a.name == name) {
+                    a.filters.clone()
+                } else if let Some(d) = s.dimensions.iter().find(|d| d.name == name) {
+                    d.filters.clone()
+                } else {
+                    return Err(Error::invalid(format!("no field '{name}'")));
+                }
+            }
+            TDB_ARRAY_PIPELINE_OFFSETS => s.offsets_filters.clone(),
+            TDB_ARRAY_PIPELINE_VALIDITY => s.validity_filters.clone(),
+            TDB_ARRAY_PIPELINE_COORDS => s.coords_filters.clone(),
+            k => return Err(Error::invalid(format!("unknown pipeline kind {k}"))),
+        };
+        out.set(tdb_pipeline_t::new_raw(p));
+        Ok(())
+    })
+}
+
+/// The number of visible fragments.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_fragment_num(
+    array: *const tdb_array_t,
+    count: *mut u32,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = arg(array, "array")?;
+        Out::new(count, "count")?.set(a.inner.fragments().len() as u32);
+        Ok(())
+    })
+}
+
+/// Fragment `index` (oldest first; later fragments win in merges): its folder name (valid
+/// while the array lives), timestamp range, format version, whether it is dense, its cells
+/// (dense: including the padding of edge tiles) and tiles. Any output may be NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_fragment(
+    array: *const tdb_array_t,
+    index: u32,
+    name: *mut *const c_char,
+    timestamp_start: *mut u64,
+    timestamp_end: *mut u64,
+    version: *mut u32,
+    dense: *mut bool,
+    cell_num: *mut u64,
+    tile_num: *mut u64,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = arg(array, "array")?;
+        let f = frag_at(a, index)?;
+        let (t1, t2) = f.timestamps();
+        // SAFETY: each pointer is NULL or writable (the C API contract).
+        unsafe {
+            set_opt(name, a.frag_names[index as usize].as_ptr());
+            set_opt(timestamp_start, t1);
+            set_opt(timestamp_end, t2);
+            set_opt(version, f.meta.version);
+            set_opt(dense, f.meta.dense);
+            set_opt(cell_num, f.meta.cell_num());
+            set_opt(tile_num, f.meta.tile_num());
+        }
+        Ok(())
+    })
+}
+
+fn frag_at(a: &tdb_array_t, index: u32) -> Result<&crate::array::Fragment> {
+    a.inner.fragments().get(index as usize).ok_or_else(|| {
+        Error::invalid(format!(
+            "fragment index {index} out of range ({} fragments)",
+            a.inner.fragments().len()
+        ))
+    })
+}
+
+/// Fragment `index`'s non-empty domain on dimension `dim`: `lo` (`*lo_size` bytes) and `hi`
+/// (`*hi_size` bytes), valid while the array lives.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_fragment_non_empty_domain(
+    array: *const tdb_array_t,
+    index: u32,
+    dim: u32,
+    lo: *mut *const c_void,
+    lo_size: *mut usize,
+    hi: *mut *const c_void,
+    hi_size: *mut usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let f = frag_at(arg(array, "array")?, index)?;
+        let r = f
+            .meta
+            .non_empty_domain
+            .as_ref()
+            .and_then(|n| n.get(dim as usize))
+            .ok_or_else(|| Error::invalid(format!("no non-empty domain for dimension {dim}")))?;
+        let (lo, lo_size, hi, hi_size) = (
+            Out::new(lo, "lo")?,
+            Out::new(lo_size, "lo_size")?,
+            Out::new(hi, "hi")?,
+            Out::new(hi_size, "hi_size")?,
+        );
+        lo.set(r.lo().as_ptr().cast());
+        lo_size.set(r.lo().len());
+        hi.set(r.hi().as_ptr().cast());
+        hi_size.set(r.hi().len());
+        Ok(())
+    })
+}
+
+/// The tile kinds of a field: `TDB_TILE_FIXED` (fixed data or var offsets), `TDB_TILE_VAR`,
+/// `TDB_TILE_VALIDITY`.
+pub type tdb_tile_kind_t = u32;
+/// Fixed-size data, or the offsets tile of a var-size field (`a<i>.tdb`).
+pub const TDB_TILE_FIXED: tdb_tile_kind_t = 0;
+/// Var-size data (`a<i>_var.tdb`).
+pub const TDB_TILE_VAR: tdb_tile_kind_t = 1;
+/// Validity (`a<i>_validity.tdb`).
+pub const TDB_TILE_VALIDITY: tdb_tile_kind_t = 2;
+
+fn tile_kind(k: tdb_tile_kind_t) -> Result<TileKind> {
+    Ok(match k {
+        TDB_TILE_FIXED => TileKind::Fixed,
+        TDB_TILE_VAR => TileKind::Var,
+        TDB_TILE_VALIDITY => TileKind::Validity,
+        k => return Err(Error::invalid(format!("unknown tile kind {k}"))),
+    })
+}
+
+/// The number of tiles of fragment `fragment` and the cells of tile `tile` (pass any tile
+/// index < the count; `cell_num` may be NULL).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_tile_count(
+    array: *const tdb_array_t,
+    fragment: u32,
+    tile: u64,
+    tile_num: *mut u64,
+    cell_num: *mut u64,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let f = frag_at(arg(array, "array")?, fragment)?;
+        let n = f.meta.tile_num();
+        Out::new(tile_num, "tile_num")?.set(n);
+        if !cell_num.is_null() {
+            if tile >= n {
+                return Err(Error::invalid(format!(
+                    "tile {tile} out of range ({n} tiles)"
+                )));
+            }
+            // SAFETY: non-NULL (checked) and writable (the C API contract).
+            unsafe { cell_num.write(f.meta.cell_num_of_tile(tile)) };
+        }
+        Ok(())
+    })
+}
+
+/// Where tile `tile` of kind `kind` of `field` in fragment `fragment` is stored: the file's
+/// path as a NUL-terminated string in `path` (`capacity` bytes; `*path_size` receives the
+/// length including the NUL, and a NULL or small buffer gives `TDB_ERR_BUFFER_TOO_SMALL`), the
+/// byte offset and the filtered size. A field the fragment predates is `TDB_ERR_INVALID_ARGUMENT`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_tile_location(
+    array: *const tdb_array_t,
+    fragment: u32,
+    field: *const c_char,
+    tile: u64,
+    kind: tdb_tile_kind_t,
+    path: *mut c_char,
+    capacity: usize,
+    path_size: *mut usize,
+    offset: *mut u64,
+    size: *mut u64,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = &arg(array, "array")?.inner;
+        let name = c_str(field, "field")?;
+        let path_size = Out::new(path_size, "path_size")?;
+        let (offset, size) = (Out::new(offset, "offset")?, Out::new(size, "size")?);
+        let reader = a
+            .tile_reader(fragment as usize, name)?
+            .ok_or_else(|| Error::invalid(format!("the fragment predates field {name}")))?;
+        let (p, off, n) = reader.location(tile, tile_kind(kind)?)?;
+        let text = p.to_string_lossy();
+        let needed = text.len() + 1;
+        path_size.set(needed);
+        if path.is_null() || capacity < needed {
+            return Err(Error::BufferTooSmall {
+                needed,
+                message: format!("the path needs {needed} bytes, the buffer has {capacity}"),
+            });
+        }
+        // SAFETY: `path` is non-NULL with `capacity` (>= needed) writable bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr(), path.cast::<u8>(), text.len());
+            path.add(text.len()).write(0);
+        }
+        offset.set(off);
+        size.set(n);
+        Ok(())
+    })
+}
+
+/// Reads and unfilters tile `tile` of `field` in fragment `fragment` with the right pipelines
+/// (the schema's, at the fragment's format version, with the array's key): a result holding
+/// the tile's cells in the fragment's order (dense fragments: the full space tile, padding
+/// included), its offsets when var-size and validity when nullable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_tile_read(
+    array: *const tdb_array_t,
+    fragment: u32,
+    field: *const c_char,
+    tile: u64,
+    result: *mut *mut tdb_result_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = &arg(array, "array")?.inner;
+        let name = c_str(field, "field")?;
+        let out = Out::new(result, "result")?;
+        let reader = a
+            .tile_reader(fragment as usize, name)?
+            .ok_or_else(|| Error::invalid(format!("the fragment predates field {name}")))?;
+        if tile >= reader.tile_num() {
+            return Err(Error::invalid(format!(
+                "tile {tile} out of range ({} tiles)",
+                reader.tile_num()
+            )));
+        }
+        let DecodedTile {
+            data,
+            offsets,
+            validity,
+            cells,
+        } = reader.decode(tile)?;
+        let s = a.schema();
+        let cvn = s
+            .attributes
+            .iter()
+            .find(|x| x.name == name)
+            .map(|x| x.cell_val_num)
+            .or_else(|| {
+                s.dimensions
+                    .iter()
+                    .find(|d| d.name == name)
+                    .map(|d| d.cell_val_num)
+            })
+            .unwrap_or(1);
+        out.set(Box::into_raw(Box::new(tdb_result_t {
+            inner: FieldData {
+                name: name.to_string(),
+                datatype: reader.datatype,
+                cell_val_num: cvn,
+                data,
+                offsets,
+                validity,
+                cell_count: cells,
+            },
+        })));
+        Ok(())
+    })
+}
