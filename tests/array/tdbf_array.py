@@ -99,6 +99,47 @@ class Array:
                             dense=dense.value, cell_num=cells.value, tile_num=tiles.value))
         return out
 
+    def read_cells(self, field, subarray=None):
+        """Returns (cells as a list of bytes, validity list or None)."""
+        L = self.L.lib
+        res = ctypes.c_void_p()
+        err = ctypes.c_void_p()
+        sub = None if subarray is None else np.ascontiguousarray(subarray)
+        sub_p = None if sub is None else sub.ctypes.data_as(ctypes.c_void_p)
+        self.L.check(L.tdb_array_read(self.h, field.encode(), sub_p, ctypes.byref(res), ctypes.byref(err)), err)
+        try:
+            raw, offsets, validity, n, _, _ = self._raw(res)
+        finally:
+            L.tdb_result_free(res)
+        if offsets is not None:
+            o = offsets + [len(raw)]
+            cells = [raw[o[i]:o[i + 1]] for i in range(n)]
+        else:
+            w = len(raw) // n if n else 0
+            cells = [raw[i * w:(i + 1) * w] for i in range(n)]
+        return cells, validity
+
+    def _raw(self, res):
+        L = self.L.lib
+        err = ctypes.c_void_p()
+        data = ctypes.POINTER(ctypes.c_uint8)()
+        size = ctypes.c_size_t()
+        self.L.check(L.tdb_result_data(res, ctypes.byref(data), ctypes.byref(size), ctypes.byref(err)), err)
+        raw = ctypes.string_at(data, size.value) if size.value else b""
+        offs = ctypes.POINTER(ctypes.c_uint64)()
+        noffs = ctypes.c_size_t()
+        self.L.check(L.tdb_result_offsets(res, ctypes.byref(offs), ctypes.byref(noffs), ctypes.byref(err)), err)
+        val = ctypes.POINTER(ctypes.c_uint8)()
+        nval = ctypes.c_size_t()
+        self.L.check(L.tdb_result_validity(res, ctypes.byref(val), ctypes.byref(nval), ctypes.byref(err)), err)
+        cells = ctypes.c_uint64()
+        self.L.check(L.tdb_result_cell_count(res, ctypes.byref(cells), ctypes.byref(err)), err)
+        dt, cvn = ctypes.c_uint32(), ctypes.c_uint32()
+        self.L.check(L.tdb_result_type(res, ctypes.byref(dt), ctypes.byref(cvn), ctypes.byref(err)), err)
+        offsets = [offs[i] for i in range(noffs.value)] if cvn.value == VAR else None
+        validity = list(ctypes.string_at(val, nval.value)) if val else None
+        return raw, offsets, validity, cells.value, dt.value, cvn.value
+
     def read(self, field, subarray=None, dtype=None):
         """Returns (values, validity or None). Fixed fields: a numpy array (cells x cell_val_num
         flattened per cell as a 2-D array when cell_val_num > 1); var fields: a list of bytes."""
@@ -118,33 +159,16 @@ class Array:
             L.tdb_result_free(res)
 
     def _result(self, res):
-        L = self.L.lib
-        err = ctypes.c_void_p()
-        data = ctypes.POINTER(ctypes.c_uint8)()
-        size = ctypes.c_size_t()
-        self.L.check(L.tdb_result_data(res, ctypes.byref(data), ctypes.byref(size), ctypes.byref(err)), err)
-        raw = ctypes.string_at(data, size.value) if size.value else b""
-        offs = ctypes.POINTER(ctypes.c_uint64)()
-        noffs = ctypes.c_size_t()
-        self.L.check(L.tdb_result_offsets(res, ctypes.byref(offs), ctypes.byref(noffs), ctypes.byref(err)), err)
-        val = ctypes.POINTER(ctypes.c_uint8)()
-        nval = ctypes.c_size_t()
-        self.L.check(L.tdb_result_validity(res, ctypes.byref(val), ctypes.byref(nval), ctypes.byref(err)), err)
-        cells = ctypes.c_uint64()
-        self.L.check(L.tdb_result_cell_count(res, ctypes.byref(cells), ctypes.byref(err)), err)
-        dt, cvn = ctypes.c_uint32(), ctypes.c_uint32()
-        self.L.check(L.tdb_result_type(res, ctypes.byref(dt), ctypes.byref(cvn), ctypes.byref(err)), err)
-        validity = None
-        if val:
-            validity = np.frombuffer(ctypes.string_at(val, nval.value), dtype=np.uint8).copy()
-        n = cells.value
-        if cvn.value == VAR:
-            o = [offs[i] for i in range(noffs.value)] + [len(raw)]
+        raw, offsets, validity, n, dt, cvn = self._raw(res)
+        if validity is not None:
+            validity = np.array(validity, dtype=np.uint8)
+        if offsets is not None:
+            o = offsets + [len(raw)]
             values = [raw[o[i]:o[i + 1]] for i in range(n)]
-        elif dt.value in NUMPY:
-            values = np.frombuffer(raw, dtype=NUMPY[dt.value]).copy()
-            if cvn.value > 1:
-                values = values.reshape(n, cvn.value)
+        elif dt in NUMPY:
+            values = np.frombuffer(raw, dtype=NUMPY[dt]).copy()
+            if cvn > 1:
+                values = values.reshape(n, cvn)
         else:
             w = len(raw) // n if n else 0
             values = [raw[i * w:(i + 1) * w] for i in range(n)]
