@@ -333,6 +333,39 @@ fn decode_batches(
     Ok(())
 }
 
+/// For tile `tile` of dense fragment `frag`: which of its cells (in the tile's cell order) lie
+/// in the fragment's non-empty domain; the others are padding.
+pub fn written_cells(frag: &super::Fragment, tile: u64) -> Result<Vec<bool>> {
+    let grid = Grid::new(&frag.schema)?;
+    let ned = cube_of(
+        &frag.schema,
+        frag.meta
+            .non_empty_domain
+            .as_ref()
+            .ok_or_else(|| Error::corrupt("a dense fragment without a non-empty domain"))?,
+    )?;
+    let fbox = grid.tiles_of(&ned);
+    let n = fbox.lo.len();
+    let fwidths: Vec<u64> = (0..n)
+        .map(|d| (fbox.hi[d] - fbox.lo[d] + 1) as u64)
+        .collect();
+    let tile_strides = strides(&fwidths, grid.tile_order);
+    let t: Vec<i128> = (0..n)
+        .map(|d| fbox.lo[d] + ((tile / tile_strides[d]) % fwidths[d]) as i128)
+        .collect();
+    let tc = grid.tile_cube(&t);
+    let tstrides = grid.cell_strides();
+    let cells = frag.meta.cell_num_of_tile(tile) as usize;
+    let mut mask = vec![false; cells];
+    if let Some(sub) = ned.intersect(&tc) {
+        for_each_point(&sub, |p| {
+            let c: u64 = (0..n).map(|d| (p[d] - tc.lo[d]) as u64 * tstrides[d]).sum();
+            mask[c as usize] = true;
+        });
+    }
+    Ok(mask)
+}
+
 /// Reads `refs` over `subarray` (default: the non-empty domain).
 pub(crate) fn read(
     array: &Array,

@@ -24,6 +24,7 @@ pub mod schema;
 pub mod sparse;
 pub mod tiles;
 pub mod value;
+pub mod verify;
 
 use crate::error::{Error, Result};
 use crate::generic_tile;
@@ -196,6 +197,24 @@ fn now_ms() -> u64 {
 impl Array {
     /// Opens the array at `uri` (a local folder or `file://` URI) for reading.
     pub fn open(uri: &str, options: &OpenOptions) -> Result<Array> {
+        Ok(Self::open_inner(uri, options, false)?.0)
+    }
+
+    /// Opens the array like [`Array::open`], but leaves out the visible fragments whose
+    /// metadata cannot be loaded and returns them (name, error) beside the array: what
+    /// `tdbf array verify` reports.
+    pub fn open_tolerant(
+        uri: &str,
+        options: &OpenOptions,
+    ) -> Result<(Array, Vec<(String, Error)>)> {
+        Self::open_inner(uri, options, true)
+    }
+
+    fn open_inner(
+        uri: &str,
+        options: &OpenOptions,
+        tolerant: bool,
+    ) -> Result<(Array, Vec<(String, Error)>)> {
         let key = match &options.key {
             Some(k) => {
                 crate::encryption_key::EncryptionKey::new(k)?;
@@ -232,17 +251,26 @@ impl Array {
             schemas.iter().map(|s| (s.name.as_str(), s)).collect();
         let dirs = dir.fragments(timestamp_start, timestamp_end, !latest.is_dense())?;
         let threads = options.threads;
-        let fragments = pool(threads)?.install(|| {
+        let loaded: Vec<Result<Fragment>> = pool(threads)?.install(|| {
             dirs.par_iter()
                 .map(|d| {
                     let meta = FragmentMetadata::load(d, |n| by_name.get(n).map(|s| s.as_ref()))?;
                     let schema = Arc::clone(by_name[meta.schema_name.as_str()]);
                     Ok(Fragment { meta, schema })
                 })
-                .collect::<Result<Vec<_>>>()
-        })?;
+                .collect()
+        });
+        let mut fragments = Vec::new();
+        let mut broken = Vec::new();
+        for (d, f) in dirs.iter().zip(loaded) {
+            match f {
+                Ok(f) => fragments.push(f),
+                Err(e) if tolerant => broken.push((d.name.name.clone(), e)),
+                Err(e) => return Err(e),
+            }
+        }
         let conditions = dir.conditions_in(timestamp_start, timestamp_end)?;
-        Ok(Array {
+        let array = Array {
             dir,
             key,
             timestamp_start,
@@ -252,7 +280,8 @@ impl Array {
             fragments,
             conditions,
             threads,
-        })
+        };
+        Ok((array, broken))
     }
 
     /// The array's folder.

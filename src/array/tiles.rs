@@ -281,6 +281,15 @@ impl<'a> TileReader<'a> {
         Ok((self.paths[k].clone(), off, size))
     }
 
+    /// The file of `kind` and its size recorded in the fragment metadata (`None` when the
+    /// field has no such file).
+    pub fn file_and_size(&self, kind: TileKind) -> Option<(PathBuf, u64)> {
+        let k = kind as usize;
+        self.files[k]
+            .as_ref()
+            .map(|_| (self.paths[k].clone(), self.sizes[k]))
+    }
+
     /// The filtered bytes of tile `i` of `kind` (a positioned read).
     pub fn read_filtered(&self, i: u64, kind: TileKind) -> Result<Vec<u8>> {
         let (path, off, size) = self.location(i, kind)?;

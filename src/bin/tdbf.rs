@@ -4,6 +4,8 @@
 //!   ratios and speeds, verifying every round trip.
 //! * `tdbf inspect FILE` walks a TileDB data file tile by tile (FORMAT.md §4.1).
 //! * `tdbf filter` / `tdbf unfilter` convert between raw cells and filtered tiles.
+//! * `tdbf array info|cat|verify` reads TileDB array folders (schema, fragments, cells) and
+//!   checks every tile of them.
 //! * `tdbf bench` measures a pipeline's filter and unfilter throughput on the tiles of a file
 //!   (or memcpy of the same tiles, as a baseline).
 //!
@@ -14,6 +16,8 @@
 #[path = "tdbf_cli/common.rs"]
 #[macro_use]
 mod common;
+#[path = "tdbf_cli/array.rs"]
+mod array;
 #[path = "tdbf_cli/bench.rs"]
 mod bench;
 #[path = "tdbf_cli/convert.rs"]
@@ -59,6 +63,8 @@ enum Command {
     /// Measure a pipeline's filter and unfilter speed (MiB/s, median of repeats) on the tiles
     /// of a file, verifying every round trip; or memcpy of the same tiles with --memcpy.
     Bench(bench::BenchArgs),
+    /// Read TileDB array folders without libtiledb: schema and fragments, cells, integrity.
+    Array(array::ArrayArgs),
 }
 
 fn main() -> ExitCode {
@@ -72,6 +78,7 @@ fn main() -> ExitCode {
         Command::Filter(args) => convert::filter(&args),
         Command::Unfilter(args) => convert::unfilter(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Array(args) => array::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -597,13 +597,139 @@ def sparse_encrypted_and_evolution(tmp):
     check_sparse(uri, label="evolved sparse")
 
 
+# --------------------------------------------------------------------------------------------
+# The CLI: tdbf array info / cat / verify
+# --------------------------------------------------------------------------------------------
+
+TDBF = None
+
+
+def tdbf(*args, expect=0):
+    import subprocess
+    r = subprocess.run([TDBF, "array", *args], capture_output=True, text=True)
+    CHECKS[0] += 1
+    if r.returncode != expect:
+        raise Mismatch(f"tdbf array {' '.join(args)}: exit {r.returncode} (expected {expect}): {r.stderr}")
+    return r.stdout
+
+
+@case
+def cli_info_cat_and_metadata(tmp):
+    import json
+    uri = os.path.join(tmp, "cli_meta")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 99), tile=10, dtype=np.int32))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=[tiledb.Attr("a", dtype=np.float64),
+                                                                    tiledb.Attr("s", dtype=str, var=True, nullable=True)]))
+    with tiledb.open(uri, "w", timestamp=1) as A:
+        A[3:9] = {"a": np.array([0.5, -1, np.nan, 1e300, 3, 4]), "s": np.array(["x", None, "", "a,b", "q\"", "z"], dtype=object)}
+        A.meta["int"] = 7
+        A.meta["floats"] = (1.5, 2.5)
+        A.meta["text"] = "héllo"
+        A.meta["gone"] = 1
+    with tiledb.open(uri, "w", timestamp=2) as A:
+        A.meta["int"] = 8
+        del A.meta["gone"]
+    info = json.loads(tdbf("info", uri, "--json"))
+    with tiledb.open(uri) as A:
+        meta = dict(A.meta)
+        ned = A.nonempty_domain()
+    CHECKS[0] += 1
+    ours = {k: v["value"] for k, v in info["metadata"].items()}
+    want = {k: (list(v) if isinstance(v, tuple) else v) for k, v in meta.items()}
+    if ours != want:
+        raise Mismatch(f"metadata {ours} vs {want}")
+    if [tuple(r) for r in info["non_empty_domain"]] != [tuple(int(x) for x in r) for r in ned]:
+        raise Mismatch(f"non-empty domain {info['non_empty_domain']} vs {ned}")
+    fi = tiledb.array_fragments(uri)
+    if [f["cell_num"] for f in info["fragments"]] != list(fi.cell_num):
+        raise Mismatch("fragment cell counts")
+    if [a["name"] for a in info["schema"]["attributes"]] != ["a", "s"]:
+        raise Mismatch("attribute names")
+    cat = json.loads(tdbf("cat", uri, "--format", "json", "--subarray", "2:9"))
+    with tiledb.open(uri) as A:
+        theirs = A[2:10]
+    CHECKS[0] += 1
+    a = [float(x) if not isinstance(x, str) else float(x.replace("inf", "Infinity")) for x in cat["fields"]["a"]]
+    if not np.array_equal(np.array(a), theirs["a"], equal_nan=True):
+        raise Mismatch(f"cat a {a} vs {theirs['a']}")
+    valid = [v for v in cat["validity"]["s"]]
+    if valid != [0 if m else 1 for m in np.ma.getmaskarray(theirs["s"])]:
+        raise Mismatch(f"cat s validity {valid}")
+    csv = tdbf("cat", uri, "--field", "s", "--field", "d").splitlines()
+    if csv[0] != "s,d" or len(csv) != 7 or csv[4] != '"a,b",6':
+        raise Mismatch(f"csv {csv}")
+    raw = subprocess_bytes([TDBF, "array", "cat", uri, "--field", "a", "--format", "raw"])
+    if raw != np.asarray(theirs["a"][1:7]).tobytes():
+        raise Mismatch("raw bytes of a")
+    tdbf("info", uri)
+
+
+def subprocess_bytes(cmd):
+    import subprocess
+    CHECKS[0] += 1
+    return subprocess.run(cmd, capture_output=True, check=True).stdout
+
+
+@case
+def cli_verify_damage(tmp):
+    def make(name):
+        uri = os.path.join(tmp, name)
+        dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 9999), tile=1000, dtype=np.int64))
+        f = tiledb.FilterList([tiledb.ChecksumSHA256Filter(), tiledb.ZstdFilter()])
+        tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=[
+            tiledb.Attr("a", dtype=np.int64, filters=f), tiledb.Attr("n", dtype=np.int32, nullable=True)]))
+        for t in (1, 2):
+            with tiledb.open(uri, "w", timestamp=t) as A:
+                A[t * 1000:t * 1000 + 3000] = {"a": np.arange(3000) * t,
+                                               "n": np.ma.array(np.arange(3000, dtype=np.int32), mask=np.arange(3000) % 5 == 0)}
+        frag = sorted(os.listdir(os.path.join(uri, "__fragments")))[1]
+        return uri, os.path.join(uri, "__fragments", frag), frag
+    uri, fdir, _ = make("whole")
+    out = tdbf("verify", uri)
+    if "the array is whole" not in out:
+        raise Mismatch(out)
+    # A flipped byte inside a checksummed tile.
+    uri, fdir, frag = make("flipped")
+    path = os.path.join(fdir, "a0.tdb")
+    data = bytearray(open(path, "rb").read())
+    data[len(data) // 2] ^= 0x40
+    open(path, "wb").write(data)
+    out = tdbf("verify", uri, expect=1)
+    bad = [l for l in out.splitlines() if l.startswith(f"{frag}/a/")]
+    if len(bad) != 1:
+        raise Mismatch(f"flipped byte: {out}")
+    # A truncated data file.
+    uri, fdir, frag = make("truncated")
+    path = os.path.join(fdir, "a1.tdb")
+    os.truncate(path, os.path.getsize(path) // 2)
+    out = tdbf("verify", uri, expect=1)
+    if f"{frag}/n:" not in out or f"{frag}/n/" not in out:
+        raise Mismatch(f"truncated file: {out}")
+    # A missing data file.
+    uri, fdir, frag = make("missing")
+    os.remove(os.path.join(fdir, "a1_validity.tdb"))
+    out = tdbf("verify", uri, expect=1)
+    if f"{frag}/n:" not in out:
+        raise Mismatch(f"missing file: {out}")
+    # Missing fragment metadata.
+    uri, fdir, frag = make("nometa")
+    os.remove(os.path.join(fdir, "__fragment_metadata.tdb"))
+    out = tdbf("verify", uri, expect=1)
+    if f"{frag}/__fragment_metadata.tdb:" not in out:
+        raise Mismatch(f"missing metadata: {out}")
+
+
 def main():
     global LIB
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", default=None)
     ap.add_argument("--keep", default=None)
     ap.add_argument("-k", default=None)
+    ap.add_argument("--tdbf", default=None)
     args = ap.parse_args()
+    global TDBF
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    TDBF = args.tdbf or os.path.join(root, "target", "release", "tdbf")
     LIB = tdbf_array.Lib(args.lib) if args.lib else tdbf_array.default_lib()
     tmp = args.keep or tempfile.mkdtemp(prefix="tdbf_arrays_")
     os.makedirs(tmp, exist_ok=True)

@@ -13,7 +13,9 @@
 //! writes); with fewer tiles than threads, tiles run one after another and the pipeline
 //! spreads the chunks of each tile over its own threads.
 
-use crate::common::{CliResult, Failure, parse_size, ratio, read_input, resolve_cells};
+use crate::common::{
+    CliResult, Failure, json_string, parse_size, ratio, read_input, resolve_cells,
+};
 use clap::{Args, ValueEnum};
 use rayon::ThreadPool;
 use rayon::prelude::*;
@@ -694,25 +696,6 @@ fn bench_memcpy(
         memcpy: true,
         outputs: args.outputs,
     })
-}
-
-/// Quotes `s` as a JSON string.
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// A JSON array of durations in seconds.

@@ -6,6 +6,7 @@ use std::fmt;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use tdbfilter::{Datatype, Pipeline, pipeline::FORMAT_VERSION, spec};
+use zeroize::Zeroizing;
 
 /// Why a subcommand failed. `main` prints the message as `tdbf: <message>` and exits with 1.
 #[derive(Debug)]
@@ -230,6 +231,53 @@ pub fn ratio(input: u64, output: u64) -> String {
     } else {
         format!("{:.2}x", input as f64 / output as f64)
     }
+}
+
+/// Quotes `s` as a JSON string.
+pub fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Parses `--key`: the 32-character key string (TileDB's `sm.encryption_key`, used as raw
+/// bytes) or `hex:` followed by 64 hex digits.
+pub fn parse_key(text: &str) -> CliResult<Zeroizing<Vec<u8>>> {
+    let key = if let Some(digits) = text.strip_prefix("hex:") {
+        if digits.len() != 64 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(Failure::new(format!(
+                "--key: 'hex:' must be followed by 64 hex digits (32 bytes), got {} characters",
+                digits.len()
+            )));
+        }
+        Zeroizing::new(
+            (0..32)
+                .map(|i| u8::from_str_radix(&digits[2 * i..2 * i + 2], 16).expect("hex digits"))
+                .collect(),
+        )
+    } else {
+        Zeroizing::new(text.as_bytes().to_vec())
+    };
+    if key.len() != 32 {
+        return Err(Failure::new(format!(
+            "--key: AES-256-GCM keys are 32 bytes: the 32-character key string or \
+             hex:<64 hex digits>; got {} bytes",
+            key.len()
+        )));
+    }
+    Ok(key)
 }
 
 #[cfg(test)]

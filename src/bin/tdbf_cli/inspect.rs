@@ -219,7 +219,11 @@ impl<W: Write> TileReporter<'_, W> {
 
 /// Runs `tdbf inspect`.
 pub fn run(args: &InspectArgs) -> CliResult<()> {
-    let key = args.key.as_deref().map(generic::parse_key).transpose()?;
+    let key = args
+        .key
+        .as_deref()
+        .map(crate::common::parse_key)
+        .transpose()?;
     let unfilter = match args.pipeline.load(&args.format_version)? {
         None => None,
         Some(mut pipeline) => {

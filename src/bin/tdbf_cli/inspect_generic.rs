@@ -7,7 +7,6 @@ use crate::common::{CliResult, Failure, describe_pipeline, ratio};
 use std::io::Write;
 use tdbfilter::generic_tile::{self, EncryptionType, GenericTileHeader};
 use tdbfilter::{Datatype, Pipeline, tile_format};
-use zeroize::Zeroizing;
 
 /// Whether `file` is (or starts like) a file of generic tiles: its first generic tile parses,
 /// or at least its header does with TileDB's datatype CHAR, cell size 1 and a non-empty
@@ -31,34 +30,6 @@ pub fn looks_generic(file: &[u8]) -> bool {
             .get(generic_tile::HEADER_BASE_SIZE..pipeline_end)
             .and_then(|bytes| Pipeline::deserialize(bytes, version).ok())
             .is_some_and(|p| !p.filters().is_empty())
-}
-
-/// Parses `--key`: the 32-character key string (TileDB's `sm.encryption_key`, used as raw
-/// bytes) or `hex:` followed by 64 hex digits.
-pub fn parse_key(text: &str) -> CliResult<Zeroizing<Vec<u8>>> {
-    let key = if let Some(digits) = text.strip_prefix("hex:") {
-        if digits.len() != 64 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(Failure::new(format!(
-                "--key: 'hex:' must be followed by 64 hex digits (32 bytes), got {} characters",
-                digits.len()
-            )));
-        }
-        Zeroizing::new(
-            (0..32)
-                .map(|i| u8::from_str_radix(&digits[2 * i..2 * i + 2], 16).expect("hex digits"))
-                .collect(),
-        )
-    } else {
-        Zeroizing::new(text.as_bytes().to_vec())
-    };
-    if key.len() != 32 {
-        return Err(Failure::new(format!(
-            "--key: AES-256-GCM keys are 32 bytes: the 32-character key string or \
-             hex:<64 hex digits>; got {} bytes",
-            key.len()
-        )));
-    }
-    Ok(key)
 }
 
 /// How one generic tile fared.
@@ -236,6 +207,7 @@ fn report_chunks(out: &mut impl Write, filtered: &[u8], h: &GenericTileHeader) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::common::parse_key;
 
     #[test]
     fn keys_parse_as_strings_or_hex() {

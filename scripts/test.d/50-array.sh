@@ -1,0 +1,13 @@
+# step: array reader: TileDB-Py differential suite (C API through ctypes) and tdbf array info/cat/verify
+set -euo pipefail
+cd "$TDBF_ROOT"
+# The suite needs TileDB-Py 0.36.1 (libtiledb 2.30) and numpy, which test-all.sh installs into
+# .venv; install them when this step runs on its own.
+if ! python -c "import tiledb, numpy" 2>/dev/null; then
+  python -m pip install -q --disable-pip-version-check -r tests/compat/requirements.txt
+fi
+lib="$TDBF_ROOT/target/release/libtdbfilter.so"
+if [ -f "$TDBF_PREFIX/lib/libtdbfilter.so" ]; then
+  lib="$TDBF_PREFIX/lib/libtdbfilter.so"
+fi
+python tests/array/run_array_tests.py --lib "$lib" --tdbf "$TDBF_ROOT/target/release/tdbf"
