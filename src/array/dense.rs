@@ -200,7 +200,7 @@ fn runs(
     let mut rows = sub.clone();
     rows.hi[last] = rows.lo[last];
     let len = (sub.hi[last] - sub.lo[last] + 1) as u64;
-    let mut out = Vec::new();
+    let mut out: Vec<Run> = Vec::new();
     for_each_point(&rows, |p| {
         let mut dst = 0u64;
         let mut src = 0u64;
@@ -208,11 +208,22 @@ fn runs(
             dst += (p[d] - query.lo[d]) as u64 * out_strides[d];
             src += (p[d] - tile_lo[d]) as u64 * tstrides[d];
         }
+        let step = tstrides[last];
+        // Rows that continue each other in both the tile and the result make one run.
+        if let Some(prev) = out.last_mut()
+            && step == 1
+            && prev.step == 1
+            && prev.dst + prev.len == dst
+            && prev.src + prev.len == src
+        {
+            prev.len += len;
+            return;
+        }
         out.push(Run {
             dst,
             src,
             len,
-            step: tstrides[last],
+            step,
         });
     });
     out
@@ -256,6 +267,31 @@ fn assign(array: &Array, query: &Cube) -> Result<Assignment> {
 struct TileJob {
     tile: u64,
     runs: Vec<Run>,
+}
+
+impl TileJob {
+    /// The result cell the whole tile lands on in order, when it does (one run over every
+    /// cell): then the tile is unfiltered straight into the result.
+    fn direct(&self, cells: u64) -> Option<u64> {
+        match self.runs.as_slice() {
+            [r] if r.step == 1 && r.src == 0 && r.len == cells => Some(r.dst),
+            _ => None,
+        }
+    }
+}
+
+/// What one fragment provides to a read: its pieces of the query box and the tiles to decode.
+struct Plan {
+    frag: usize,
+    pieces: Vec<Cube>,
+    jobs: Vec<TileJob>,
+}
+
+/// The geometry of a read: the query box, its row-major strides and cell count.
+struct Query {
+    cube: Cube,
+    strides: Vec<u64>,
+    cells: usize,
 }
 
 /// The tiles of fragment `fi` intersecting its pieces, with their copy runs.
@@ -316,7 +352,7 @@ fn jobs(
 /// to `sink` in job order.
 fn decode_batches(
     reader: &TileReader<'_>,
-    jobs: &[TileJob],
+    jobs: &[&TileJob],
     mut sink: impl FnMut(&TileJob, DecodedTile) -> Result<()>,
 ) -> Result<()> {
     let threads = rayon::current_num_threads().max(1);
@@ -388,20 +424,29 @@ pub(crate) fn read(
         .map(|d| (query.hi[d] - query.lo[d] + 1) as u64)
         .collect();
     let out_strides = strides(&widths, Layout::RowMajor);
-    let (assigned, _) = assign(array, &query)?;
+    let (assigned, unwritten) = assign(array, &query)?;
     let mut by_frag: BTreeMap<usize, Vec<&Cube>> = BTreeMap::new();
     for (fi, c) in &assigned {
         by_frag.entry(*fi).or_default().push(c);
     }
     let mut plans = Vec::new();
     for (fi, pieces) in &by_frag {
-        plans.push((*fi, jobs(array, *fi, pieces, &query, &out_strides)?));
+        plans.push(Plan {
+            frag: *fi,
+            jobs: jobs(array, *fi, pieces, &query, &out_strides)?,
+            pieces: pieces.iter().map(|c| (*c).clone()).collect(),
+        });
     }
     let n = usize::try_from(cells).map_err(|_| Error::invalid("too many cells"))?;
+    let q = Query {
+        cube: query,
+        strides: out_strides,
+        cells: n,
+    };
     refs.iter()
         .map(|r| match r {
-            FieldRef::Dimension(j) => Ok(coordinates(schema, *j, &query, n)),
-            FieldRef::Attribute(i) => read_attribute(array, *i, &plans, n),
+            FieldRef::Dimension(j) => Ok(coordinates(schema, *j, &q.cube, n)),
+            FieldRef::Attribute(i) => read_attribute(array, *i, &plans, &unwritten, &q),
         })
         .collect()
 }
@@ -428,14 +473,15 @@ fn coordinates(schema: &ArraySchema, j: usize, query: &Cube, n: usize) -> FieldD
 fn read_attribute(
     array: &Array,
     i: usize,
-    plans: &[(usize, Vec<TileJob>)],
-    n: usize,
+    plans: &[Plan],
+    unwritten: &[Cube],
+    q: &Query,
 ) -> Result<FieldData> {
     let attr = &array.schema().attributes[i];
-    let mut validity = attr.nullable.then(|| vec![attr.fill_validity; n]);
+    let n = q.cells;
+    let mut validity = attr.nullable.then(|| vec![0u8; n]);
     let (data, offsets) = match attr.cell_size() {
         Some(cs) => {
-            let mut data = attr.fill_value.repeat(n);
             if attr.fill_value.len() != cs {
                 return Err(Error::corrupt(format!(
                     "attribute {}: fill value of {} bytes for {cs}-byte cells",
@@ -443,24 +489,31 @@ fn read_attribute(
                     attr.fill_value.len()
                 )));
             }
-            for (fi, jobs) in plans {
-                let frag = &array.fragments()[*fi];
-                let Some(reader) = TileReader::new(array, frag, TileField::Attribute(i))? else {
-                    continue;
-                };
-                decode_batches(&reader, jobs, |job, tile| {
-                    for r in &job.runs {
-                        copy_fixed(&mut data, &tile.data, cs, r);
-                        if let (Some(v), Some(tv)) = (validity.as_mut(), tile.validity.as_ref()) {
-                            copy_fixed(v, tv, 1, r);
-                        }
+            // Zeroed pages cost nothing until written; only cells no fragment provides are
+            // filled.
+            let mut data = vec![0u8; n * cs];
+            let mut fill_boxes: Vec<&Cube> = unwritten.iter().collect();
+            for plan in plans {
+                let frag = &array.fragments()[plan.frag];
+                match TileReader::new(array, frag, TileField::Attribute(i))? {
+                    Some(reader) => read_fixed(&reader, plan, cs, &mut data, validity.as_mut())?,
+                    None => fill_boxes.extend(&plan.pieces),
+                }
+            }
+            for c in fill_boxes {
+                for r in runs(c, &q.cube, &q.strides, &c.lo, &vec![0; c.lo.len()]) {
+                    fill_run(&mut data, &attr.fill_value, r);
+                    if let Some(v) = validity.as_mut() {
+                        fill_run(v, &[attr.fill_validity], r);
                     }
-                    Ok(())
-                })?;
+                }
             }
             (data, None)
         }
         None => {
+            if let Some(v) = validity.as_mut() {
+                v.fill(attr.fill_validity);
+            }
             let (d, o) = read_var(array, i, plans, n, validity.as_mut())?;
             (d, Some(o))
         }
@@ -474,6 +527,89 @@ fn read_attribute(
         validity,
         cell_count: n as u64,
     })
+}
+
+/// Writes the fill value into the result cells of a run (zero fills are already there).
+fn fill_run(out: &mut [u8], fill: &[u8], r: Run) {
+    if fill.iter().all(|b| *b == 0) {
+        return;
+    }
+    let cs = fill.len();
+    for k in 0..r.len as usize {
+        let at = (r.dst as usize + k) * cs;
+        out[at..at + cs].copy_from_slice(fill);
+    }
+}
+
+/// Fixed-size cells of one fragment: tiles that land whole and in order in the result are
+/// unfiltered straight into it, in parallel; the others are decoded and copied run by run.
+fn read_fixed(
+    reader: &TileReader<'_>,
+    plan: &Plan,
+    cs: usize,
+    data: &mut [u8],
+    mut validity: Option<&mut Vec<u8>>,
+) -> Result<()> {
+    let cells = reader.cell_num(0);
+    let mut direct: Vec<(u64, u64)> = Vec::new();
+    let mut copied: Vec<&TileJob> = Vec::new();
+    for job in &plan.jobs {
+        match job.direct(cells) {
+            Some(dst) => direct.push((dst, job.tile)),
+            None => copied.push(job),
+        }
+    }
+    direct.sort_unstable();
+    let slices = disjoint_slices(data, &direct, cells as usize, cs);
+    let vslices: Vec<Option<&mut [u8]>> = match validity.as_deref_mut() {
+        Some(v) => disjoint_slices(v, &direct, cells as usize, 1)
+            .into_iter()
+            .map(Some)
+            .collect(),
+        None => (0..direct.len()).map(|_| None).collect(),
+    };
+    direct
+        .par_iter()
+        .zip(slices)
+        .zip(vslices)
+        .try_for_each(|((&(_, tile), out), vout)| {
+            reader.decode_fixed_into(tile, out)?;
+            match vout {
+                Some(v) => reader.decode_validity_into(tile, v),
+                None => Ok(()),
+            }
+        })?;
+    decode_batches(reader, &copied, |job, tile| {
+        for r in &job.runs {
+            copy_fixed(data, &tile.data, cs, r);
+            if let (Some(v), Some(tv)) = (validity.as_deref_mut(), tile.validity.as_ref()) {
+                copy_fixed(v, tv, 1, r);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Disjoint slices of `buf` of `cells × unit` bytes at the (sorted, non-overlapping) result
+/// cells `starts[k].0`.
+fn disjoint_slices<'b>(
+    buf: &'b mut [u8],
+    starts: &[(u64, u64)],
+    cells: usize,
+    unit: usize,
+) -> Vec<&'b mut [u8]> {
+    let mut out = Vec::with_capacity(starts.len());
+    let mut rest = buf;
+    let mut pos = 0usize;
+    for &(dst, _) in starts {
+        let start = dst as usize * unit;
+        let (_, tail) = rest.split_at_mut(start - pos);
+        let (mine, tail) = tail.split_at_mut(cells * unit);
+        out.push(mine);
+        rest = tail;
+        pos = start + cells * unit;
+    }
+    out
 }
 
 fn copy_fixed(out: &mut [u8], tile: &[u8], cs: usize, r: &Run) {
@@ -496,7 +632,7 @@ fn copy_fixed(out: &mut [u8], tile: &[u8], cs: usize, r: &Run) {
 fn read_var(
     array: &Array,
     i: usize,
-    plans: &[(usize, Vec<TileJob>)],
+    plans: &[Plan],
     n: usize,
     mut validity: Option<&mut Vec<u8>>,
 ) -> Result<(Vec<u8>, Vec<u64>)> {
@@ -504,12 +640,13 @@ fn read_var(
     let attr = &array.schema().attributes[i];
     let mut source = vec![FILL; n];
     let mut tiles: Vec<DecodedTile> = Vec::new();
-    for (fi, jobs) in plans {
-        let frag = &array.fragments()[*fi];
+    for plan in plans {
+        let frag = &array.fragments()[plan.frag];
         let Some(reader) = TileReader::new(array, frag, TileField::Attribute(i))? else {
             continue;
         };
-        decode_batches(&reader, jobs, |job, tile| {
+        let jobs: Vec<&TileJob> = plan.jobs.iter().collect();
+        decode_batches(&reader, &jobs, |job, tile| {
             let id = u32::try_from(tiles.len()).map_err(|_| Error::invalid("too many tiles"))?;
             for r in &job.runs {
                 for k in 0..r.len {
