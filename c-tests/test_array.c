@@ -1,7 +1,7 @@
 /* The array reader through the C API: tests/data/c_array/{dense,sparse}, written by TileDB-Py
  * 0.36.1 with tests/data/c_array/make_c_array.py (its comments give the cell values checked
  * here): schema introspection, fragment listing, whole and subarray reads, time travel,
- * tile-level access and errors. */
+ * tile-level access, array metadata, enumerations and errors. */
 #include "check.h"
 
 static char root_[2048];
@@ -309,6 +309,56 @@ static void test_sparse(void) {
   tdb_array_free(a);
 }
 
+/* meta/: metadata after two writes (version replaced, gone deleted) and an enumeration. */
+static void test_metadata_and_enumeration(void) {
+  tdb_array_t *a = NULL;
+  CHECK_OK(tdb_array_open(array_path("meta"), NULL, 0, &a, E));
+  uint32_t n = 0;
+  CHECK_OK(tdb_array_metadata_num(a, &n, E));
+  CHECK(n == 3);
+  const char *key = NULL;
+  tdb_datatype_t dt = 0;
+  uint32_t value_num = 0;
+  const void *value = NULL;
+  /* Sorted by key: name, scale, version. */
+  CHECK_OK(tdb_array_metadata(a, 0, &key, &dt, &value_num, &value, E));
+  CHECK(strcmp(key, "name") == 0 && value_num == 10 && memcmp(value, "meta array", 10) == 0);
+  CHECK_OK(tdb_array_metadata(a, 1, &key, &dt, &value_num, &value, E));
+  double scale[2];
+  memcpy(scale, value, sizeof scale);
+  CHECK(strcmp(key, "scale") == 0 && dt == TDB_FLOAT64 && value_num == 2);
+  CHECK(scale[0] == 0.5 && scale[1] == 2.0);
+  CHECK_OK(tdb_array_metadata(a, 2, &key, NULL, &value_num, &value, E));
+  int64_t version = 0;
+  memcpy(&version, value, sizeof version);
+  CHECK(strcmp(key, "version") == 0 && value_num == 1 && version == 2);
+  CHECK_ERR(tdb_array_metadata(a, 3, &key, NULL, NULL, NULL, E), TDB_ERR_INVALID_ARGUMENT);
+
+  /* The attribute holds indices; the enumeration holds the strings. */
+  tdb_result_t *r = read_field(a, "color", NULL);
+  const uint8_t *data = NULL;
+  size_t size = 0;
+  CHECK_OK(tdb_result_data(r, &data, &size, E));
+  CHECK(size == 4 && data[0] == 2 && data[1] == 0 && data[2] == 1 && data[3] == 2);
+  tdb_result_free(r);
+  CHECK_OK(tdb_array_enumeration(a, "colors", &r, E));
+  static const char *const colors[3] = {"red", "green", "blue"};
+  expect_strings(r, colors, 3);
+  tdb_result_free(r);
+  r = NULL;
+  CHECK_ERR(tdb_array_enumeration(a, "shapes", &r, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK(r == NULL);
+  tdb_array_free(a);
+
+  /* At timestamp 1: the first metadata write only. */
+  CHECK_OK(tdb_array_open_at(array_path("meta"), NULL, 0, 0, 1, &a, E));
+  CHECK_OK(tdb_array_metadata_num(a, &n, E));
+  CHECK(n == 3);
+  CHECK_OK(tdb_array_metadata(a, 0, &key, NULL, NULL, NULL, E));
+  CHECK(strcmp(key, "gone") == 0);
+  tdb_array_free(a);
+}
+
 static void test_errors(void) {
   tdb_array_t *a = NULL;
   CHECK_ERR(tdb_array_open(array_path("missing"), NULL, 0, &a, E), TDB_ERR_INVALID_ARGUMENT);
@@ -325,6 +375,7 @@ static void test_errors(void) {
 int main(void) {
   test_dense();
   test_sparse();
+  test_metadata_and_enumeration();
   test_errors();
   CHECK_DONE("test_array");
 }

@@ -696,6 +696,35 @@ tdb_status_t tdb_result_type(const tdb_result_t *result,
 void tdb_result_free(tdb_result_t *result);
 
 /**
+ * The values of enumeration `name` (attribute cells of an attribute with this enumeration hold
+ * indices into them) as a result: one cell per value, with offsets when the values are
+ * var-size (strings). Free it with `tdb_result_free`.
+ */
+tdb_status_t tdb_array_enumeration(const tdb_array_t *array,
+                                   const char *name,
+                                   tdb_result_t **values,
+                                   tdb_error_t **error);
+
+/**
+ * The array metadata (`__meta`) visible at the open timestamps: `*count` entries, read one by
+ * one with `tdb_array_metadata`.
+ */
+tdb_status_t tdb_array_metadata_num(const tdb_array_t *array, uint32_t *count, tdb_error_t **error);
+
+/**
+ * Array metadata entry `index` (entries sorted by key): its key (NUL-terminated), datatype,
+ * number of values and the values (`value_num × datatype size` bytes). The pointers are valid
+ * while the array lives. Any output may be NULL.
+ */
+tdb_status_t tdb_array_metadata(const tdb_array_t *array,
+                                uint32_t index,
+                                const char **key,
+                                tdb_datatype_t *datatype,
+                                uint32_t *value_num,
+                                const void **value,
+                                tdb_error_t **error);
+
+/**
  * The array's schema facts: `array_type` 0 dense / 1 sparse, TileDB's layout numbers for
  * the tile and cell orders (0 row-major, 1 col-major, 4 Hilbert), the sparse tile capacity,
  * whether duplicates are allowed and the schema's format version. Any output may be NULL.

@@ -17,6 +17,8 @@ use std::ffi::{CStr, CString, c_char, c_void};
 /// Reading from several threads through a `const` handle is safe.
 pub struct tdb_array_t {
     inner: Array,
+    /// The array metadata with C-string keys, loaded on first use.
+    metadata: std::sync::OnceLock<Vec<(CString, crate::array::metadata::MetadataEntry)>>,
     /// Field names as C strings, attributes then dimensions (valid while the array lives).
     attr_names: Vec<CString>,
     dim_names: Vec<CString>,
@@ -69,6 +71,7 @@ fn open(
         .collect();
     out.set(Box::into_raw(Box::new(tdb_array_t {
         inner,
+        metadata: std::sync::OnceLock::new(),
         attr_names,
         dim_names,
         frag_names,
@@ -331,6 +334,81 @@ pub unsafe extern "C" fn tdb_result_free(result: *mut tdb_result_t) {
     }
 }
 
+/// The values of enumeration `name` (attribute cells of an attribute with this enumeration hold
+/// indices into them) as a result: one cell per value, with offsets when the values are
+/// var-size (strings). Free it with `tdb_result_free`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_enumeration(
+    array: *const tdb_array_t,
+    name: *const c_char,
+    values: *mut *mut tdb_result_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = &arg(array, "array")?.inner;
+        let out = Out::new(values, "values")?;
+        let name = c_str(name, "name")?;
+        let e = a.enumeration(name)?;
+        let var = e.cell_val_num == crate::array::schema::VAR_NUM;
+        let inner = FieldData {
+            name: e.name.clone(),
+            datatype: e.datatype,
+            cell_val_num: e.cell_val_num,
+            cell_count: e.len() as u64,
+            offsets: var.then(|| e.offsets.clone()),
+            validity: None,
+            data: e.data,
+        };
+        out.set(Box::into_raw(Box::new(tdb_result_t { inner })));
+        Ok(())
+    })
+}
+
+/// The array metadata (`__meta`) visible at the open timestamps: `*count` entries, read one by
+/// one with `tdb_array_metadata`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_metadata_num(
+    array: *const tdb_array_t,
+    count: *mut u32,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = arg(array, "array")?;
+        Out::new(count, "count")?.set(a.metadata()?.len() as u32);
+        Ok(())
+    })
+}
+
+/// Array metadata entry `index` (entries sorted by key): its key (NUL-terminated), datatype,
+/// number of values and the values (`value_num × datatype size` bytes). The pointers are valid
+/// while the array lives. Any output may be NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_metadata(
+    array: *const tdb_array_t,
+    index: u32,
+    key: *mut *const c_char,
+    datatype: *mut tdb_datatype_t,
+    value_num: *mut u32,
+    value: *mut *const c_void,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = arg(array, "array")?;
+        let entries = a.metadata()?;
+        let (k, e) = entries
+            .get(index as usize)
+            .ok_or_else(|| Error::invalid(format!("metadata index {index} out of range")))?;
+        // SAFETY: each pointer is NULL or writable (the C API contract).
+        unsafe {
+            set_opt(key, k.as_ptr());
+            set_opt(datatype, e.datatype as tdb_datatype_t);
+            set_opt(value_num, e.value_num);
+            set_opt(value, e.value.as_ptr().cast());
+        }
+        Ok(())
+    })
+}
+
 /// The array's schema facts: `array_type` 0 dense / 1 sparse, TileDB's layout numbers for
 /// the tile and cell orders (0 row-major, 1 col-major, 4 Hilbert), the sparse tile capacity,
 /// whether duplicates are allowed and the schema's format version. Any output may be NULL.
@@ -391,6 +469,21 @@ pub unsafe extern "C" fn tdb_array_field_num(
         }
         Ok(())
     })
+}
+
+impl tdb_array_t {
+    fn metadata(&self) -> Result<&[(CString, crate::array::metadata::MetadataEntry)]> {
+        if let Some(m) = self.metadata.get() {
+            return Ok(m);
+        }
+        let loaded = self
+            .inner
+            .metadata()?
+            .into_iter()
+            .map(|e| (cstring(&e.key), e))
+            .collect();
+        Ok(self.metadata.get_or_init(|| loaded))
+    }
 }
 
 fn dim_at(a: &tdb_array_t, index: u32) -> Result<&Dimension> {

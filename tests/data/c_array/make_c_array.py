@@ -1,4 +1,4 @@
-"""Writes the two small arrays c-tests/test_array.c reads (dense/ and sparse/ beside this
+"""Writes the two small arrays c-tests/test_array.c reads (dense/, sparse/ and meta/ beside this
 script) with TileDB-Py 0.36.1 (libtiledb 2.30.0). Run from anywhere:
 
     .venv/bin/python tests/data/c_array/make_c_array.py
@@ -55,7 +55,25 @@ def sparse(uri):
             "t": np.array(["two", "m"], dtype=object)}
 
 
-for name, make in (("dense", dense), ("sparse", sparse)):
+def meta(uri):
+    # 1-D dense, an enumeration-typed attribute and array metadata (two writes: the second
+    # replaces "version" and deletes "gone").
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 3), tile=4, dtype=np.uint8))
+    colors = tiledb.Enumeration("colors", True, ["red", "green", "blue"])
+    attrs = [tiledb.Attr("color", dtype=np.int8, enum_label="colors")]
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=attrs, enums=[colors]))
+    with tiledb.open(uri, "w", timestamp=1) as A:
+        A[0:4] = {"color": np.array([2, 0, 1, 2], dtype=np.int8)}
+        A.meta["version"] = 1
+        A.meta["gone"] = "x"
+        A.meta["scale"] = (0.5, 2.0)
+    with tiledb.open(uri, "w", timestamp=2) as A:
+        A.meta["version"] = 2
+        A.meta["name"] = "meta array"
+        del A.meta["gone"]
+
+
+for name, make in (("dense", dense), ("sparse", sparse), ("meta", meta)):
     uri = os.path.join(HERE, name)
     shutil.rmtree(uri, ignore_errors=True)
     make(uri)
