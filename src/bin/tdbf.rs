@@ -6,6 +6,7 @@
 //! * `tdbf filter` / `tdbf unfilter` convert between raw cells and filtered tiles.
 //! * `tdbf bench` measures a pipeline's filter and unfilter throughput on the tiles of a file
 //!   (or memcpy of the same tiles, as a baseline).
+//! * `tdbf advise` ranks TileDB's pipelines for a file of cells by ratio, speed or both.
 //!
 //! Every error is printed as `tdbf: <message>` on stderr with exit status 1.
 
@@ -14,6 +15,8 @@
 #[path = "tdbf_cli/common.rs"]
 #[macro_use]
 mod common;
+#[path = "tdbf_cli/advise.rs"]
+mod advise;
 #[path = "tdbf_cli/bench.rs"]
 mod bench;
 #[path = "tdbf_cli/convert.rs"]
@@ -59,6 +62,9 @@ enum Command {
     /// Measure a pipeline's filter and unfilter speed (MiB/s, median of repeats) on the tiles
     /// of a file, verifying every round trip; or memcpy of the same tiles with --memcpy.
     Bench(bench::BenchArgs),
+    /// Try TileDB's pipelines for the datatype on a sample of a file's tiles and rank them
+    /// by ratio, speed or both, with the spec and TileDB-Py FilterList to paste.
+    Advise(advise::AdviseArgs),
 }
 
 fn main() -> ExitCode {
@@ -72,6 +78,7 @@ fn main() -> ExitCode {
         Command::Filter(args) => convert::filter(&args),
         Command::Unfilter(args) => convert::unfilter(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Advise(args) => advise::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -13,7 +13,9 @@
 //! writes); with fewer tiles than threads, tiles run one after another and the pipeline
 //! spreads the chunks of each tile over its own threads.
 
-use crate::common::{CliResult, Failure, parse_size, ratio, read_input, resolve_cells};
+use crate::common::{
+    CliResult, Failure, json_string, parse_size, ratio, read_input, resolve_cells,
+};
 use clap::{Args, ValueEnum};
 use rayon::ThreadPool;
 use rayon::prelude::*;
@@ -696,25 +698,6 @@ fn bench_memcpy(
     })
 }
 
-/// Quotes `s` as a JSON string.
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// A JSON array of durations in seconds.
 fn json_seconds(times: &[Duration]) -> String {
     let items: Vec<String> = times
@@ -868,10 +851,5 @@ mod tests {
         assert!(cut_tiles(&[0u8; 10], Datatype::Int32, 4, 30, "x").is_err());
         assert!(cut_tiles(&[], Datatype::Int32, 4, 30, "x").is_err());
         assert!(cut_tiles(&[0u8; 8], Datatype::Int64, 8, 4, "x").is_err());
-    }
-
-    #[test]
-    fn json_strings_are_escaped() {
-        assert_eq!(json_string("a\"b\\c\n\u{1}"), "\"a\\\"b\\\\c\\n\\u0001\"");
     }
 }
