@@ -150,6 +150,18 @@ typedef uint32_t tdb_filter_type_t;
 typedef uint32_t tdb_filter_option_t;
 
 /**
+ * A job handed to a host executor: call it as `job(job_ctx, i)`.
+ */
+typedef void (*tdb_job_fn)(void *job_ctx, size_t i);
+
+/**
+ * A host executor: must call `job(job_ctx, i)` exactly once for every `i` in `[0, n_jobs)`,
+ * on any threads and in any order (concurrently or not), and return only when every call has
+ * returned. It may be called from several threads at once when the pipeline is.
+ */
+typedef void (*tdb_executor_fn)(void *ctx, size_t n_jobs, tdb_job_fn job, void *job_ctx);
+
+/**
  * No-op filter.
  */
 #define TDB_FILTER_NONE 0
@@ -815,6 +827,20 @@ tdb_status_t tdb_pipeline_unfilter_into(const tdb_pipeline_t *pipeline,
 tdb_status_t tdb_pipeline_set_gzip_identical(tdb_pipeline_t *pipeline,
                                              bool identical,
                                              tdb_error_t **error);
+
+/**
+ * Runs the pipeline's chunk jobs on the host's executor instead of tdbfilter's own thread pool
+ * (for engines and runtimes with their own schedulers). `run` is called once per parallel
+ * step of a tile (see `tdb_executor_fn` for its contract) with `ctx` as its first argument;
+ * `ctx` must stay valid while the pipeline uses it. `run` NULL goes back to the built-in pool.
+ * The thread count (`tdb_pipeline_set_threads`) still decides how many jobs a tile is split
+ * into; with 1 thread no job is handed out. Results are identical either way. A job the
+ * executor never runs makes the call fail with `TDB_ERR_INTERNAL`, never return wrong bytes.
+ */
+tdb_status_t tdb_pipeline_set_executor(tdb_pipeline_t *pipeline,
+                                       tdb_executor_fn run,
+                                       void *ctx,
+                                       tdb_error_t **error);
 
 /**
  * Builds a pipeline from a spec: a comma-separated list of TileDB filter names in lower case,

@@ -8,6 +8,7 @@ mod serialize;
 mod threads;
 
 pub use serialize::FORMAT_VERSION;
+pub use threads::{Executor, ExecutorHandle};
 
 use crate::chunking;
 use crate::datatype::Datatype;
@@ -17,6 +18,7 @@ use crate::filter::Filter;
 use crate::filter_type::FilterType;
 use crate::filters;
 use crate::tile::Tile;
+use std::sync::Arc;
 
 /// The settings every chunk needs, fixed for one tile.
 #[derive(Clone, Copy)]
@@ -35,6 +37,8 @@ pub(crate) struct ChunkSettings<'a> {
     pub cipher: Option<&'a aes_gcm::Aes256Gcm>,
     /// Write GZIP with zlib (TileDB's exact bytes) instead of libdeflate.
     pub gzip_identical: bool,
+    /// The host's executor for chunk jobs, instead of the shared pools.
+    pub executor: Option<&'a ExecutorHandle>,
 }
 
 /// An ordered list of filters with TileDB's pipeline settings.
@@ -47,6 +51,7 @@ pub struct Pipeline {
     format_version: u32,
     encryption_key: Option<EncryptionKey>,
     gzip_identical: bool,
+    executor: Option<ExecutorHandle>,
 }
 
 impl Default for Pipeline {
@@ -66,6 +71,7 @@ impl Pipeline {
             format_version: FORMAT_VERSION,
             encryption_key: None,
             gzip_identical: true,
+            executor: None,
         }
     }
 
@@ -125,6 +131,18 @@ impl Pipeline {
     /// Sets the threads used per tile (0 = all cores).
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads;
+    }
+
+    /// Runs the chunk jobs of every tile on `executor` (the host's threads) instead of
+    /// tdbfilter's own pool; `None` goes back to the pool. The thread count still decides how
+    /// many jobs a tile is split into. Results are the same either way.
+    pub fn set_executor(&mut self, executor: Option<Arc<dyn Executor>>) {
+        self.executor = executor.map(ExecutorHandle);
+    }
+
+    /// Whether the pipeline runs its chunk jobs on a host executor.
+    pub fn has_executor(&self) -> bool {
+        self.executor.is_some()
     }
 
     /// Whether checksum filters skip verification on read.
@@ -205,6 +223,7 @@ impl Pipeline {
             rebuild_offsets: false,
             cipher: self.encryption_key.as_ref().map(|k| k.cipher()),
             gzip_identical: self.gzip_identical,
+            executor: self.executor.as_ref(),
         }
     }
 

@@ -10,7 +10,6 @@ use crate::filters;
 use crate::stage::{DataFlow, DataSink, MdFlow, RevIn, RevOut, StageCtx};
 use crate::thread_scratch::{ThreadScratch, with_scratch};
 use crate::tile_format::{self, ChunkRef};
-use rayon::prelude::*;
 
 /// Unfilters one chunk into `window` (exactly its original length). With `offsets`, the first
 /// filter rebuilds the var-size offsets from the data (§5.8). `outer_verified`: the last
@@ -247,15 +246,12 @@ pub(crate) fn unfilter_chunks_into(
             .enumerate()
             .try_for_each(run)?;
     } else {
-        let results: Vec<Result<()>> = threads::pool(threads)?.install(|| {
-            chunks
-                .par_chunks(per_group)
-                .zip(windows.par_chunks_mut(per_group))
-                .enumerate()
-                .map(run)
-                .collect()
-        });
-        results.into_iter().collect::<Result<()>>()?;
+        let mut groups: Vec<&mut [&mut [u8]]> = windows.chunks_mut(per_group).collect();
+        threads::run_each(s.executor, threads, &mut groups, |g, windows| {
+            let first = g * per_group;
+            let group = &chunks[first..(first + per_group).min(chunks.len())];
+            run((g, (group, &mut **windows)))
+        })?;
     }
     Ok(None)
 }
