@@ -20,6 +20,9 @@ import (
 //	                 `tdbf bench` with several tiles per thread)
 //	chunks-parallel: tiles one after another, each split across all cores by the library
 //	                 (`tdbf bench --chunk-parallel`)
+//	alloc:           Filter and Unfilter return new slices (`tdbf bench` streamed outputs)
+//	into:            FilterInto and UnfilterInto write into buffers allocated once
+//	                 (`tdbf bench --outputs into`)
 var benchSpecs = []string{"bitshuffle,lz4", "byteshuffle,zstd"}
 
 func benchData(b *testing.B) (tiles [][]byte, total int) {
@@ -82,45 +85,70 @@ func benchmark(b *testing.B, unfilter bool) {
 	tiles, total := benchData(b)
 	for _, spec := range benchSpecs {
 		for _, mode := range []string{"tiles-parallel", "chunks-parallel"} {
-			b.Run(spec+"/"+mode, func(b *testing.B) {
-				parallel := mode == "tiles-parallel"
-				p := mustParse(b, spec)
-				if parallel {
-					if err := p.SetThreads(1); err != nil {
-						b.Fatal(err)
+			for _, outputs := range []string{"alloc", "into"} {
+				b.Run(spec+"/"+mode+"/"+outputs, func(b *testing.B) {
+					run := prepare(b, spec, mode == "tiles-parallel", outputs == "into", unfilter, tiles)
+					b.SetBytes(int64(total))
+					b.ResetTimer()
+					for range b.N {
+						run()
 					}
-				}
-				filtered := make([][]byte, len(tiles))
-				size := 0
-				for i, tile := range tiles {
-					f, err := p.Filter(tile, tdbfilter.Int64, 8)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if got, err := p.Unfilter(f, tdbfilter.Int64, 8); err != nil || !bytes.Equal(got, tile) {
-						b.Fatalf("tile %d does not round-trip (%v)", i, err)
-					}
-					filtered[i] = f
-					size += len(f)
-				}
-				b.ReportMetric(float64(total)/float64(size), "ratio")
-				b.SetBytes(int64(total))
-				b.ResetTimer()
-				for range b.N {
-					forTiles(len(tiles), parallel, func(i int) {
-						var err error
-						if unfilter {
-							_, err = p.Unfilter(filtered[i], tdbfilter.Int64, 8)
-						} else {
-							_, err = p.Filter(tiles[i], tdbfilter.Int64, 8)
-						}
-						if err != nil {
-							b.Error(err)
-						}
-					})
-				}
-			})
+				})
+			}
 		}
+	}
+}
+
+// prepare checks every tile's round trip and returns a function that filters (or
+// unfilters) all tiles once, into fresh slices (Filter, Unfilter) or into buffers allocated
+// here once (FilterInto, UnfilterInto; as `tdbf bench --outputs into`).
+func prepare(b *testing.B, spec string, parallel, into, unfilter bool, tiles [][]byte) func() {
+	p := mustParse(b, spec)
+	if parallel {
+		if err := p.SetThreads(1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	filtered := make([][]byte, len(tiles))
+	buffers := make([][]byte, len(tiles))
+	size, total := 0, 0
+	for i, tile := range tiles {
+		f, err := p.Filter(tile, tdbfilter.Int64, 8)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got, err := p.Unfilter(f, tdbfilter.Int64, 8); err != nil || !bytes.Equal(got, tile) {
+			b.Fatalf("tile %d does not round-trip (%v)", i, err)
+		}
+		filtered[i] = f
+		size += len(f)
+		total += len(tile)
+		n := len(tile)
+		if !unfilter {
+			if n, err = p.FilteredSizeBound(len(tile)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		buffers[i] = make([]byte, n)
+	}
+	b.ReportMetric(float64(total)/float64(size), "ratio")
+	return func() {
+		forTiles(len(tiles), parallel, func(i int) {
+			var err error
+			switch {
+			case unfilter && into:
+				_, err = p.UnfilterInto(buffers[i], filtered[i], tdbfilter.Int64, 8)
+			case unfilter:
+				_, err = p.Unfilter(filtered[i], tdbfilter.Int64, 8)
+			case into:
+				_, err = p.FilterInto(buffers[i], tiles[i], tdbfilter.Int64, 8)
+			default:
+				_, err = p.Filter(tiles[i], tdbfilter.Int64, 8)
+			}
+			if err != nil {
+				b.Error(err)
+			}
+		})
 	}
 }
 

@@ -19,6 +19,8 @@ import (
 )
 
 // testdata/tiledb holds tiles TileDB 2.30 wrote (testdata/gen_tiledb.py made them).
+// TDBFILTER_TILEDB_TILES names another directory of the same layout, e.g. one the test
+// command has just written with TileDB.
 type tiledbCase struct {
 	Name        string `json:"name"`
 	Spec        string `json:"spec"`
@@ -43,6 +45,10 @@ func readFile(t *testing.T, dir, name string) []byte {
 
 func TestTileDBTiles(t *testing.T) {
 	dir := filepath.Join("testdata", "tiledb")
+	if d := os.Getenv("TDBFILTER_TILEDB_TILES"); d != "" {
+		dir = d
+	}
+	t.Logf("TileDB tiles from %s", dir)
 	var manifest struct {
 		TileDB []int        `json:"tiledb"`
 		Cases  []tiledbCase `json:"cases"`

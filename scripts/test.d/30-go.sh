@@ -64,6 +64,15 @@ GOEXPERIMENT=cgocheck2 "$go" test -count=1 ./...
 echo "GOEXPERIMENT=cgocheck2 go test: ok ($((SECONDS - t0)) s)"
 
 t0=$SECONDS
+# The committed TileDB tiles must be what TileDB 2.30 writes today: write them afresh and
+# run the same test on them.
+rm -rf "$work/tiledb-tiles"
+"$root/.venv/bin/python" testdata/gen_tiledb.py "$work/tiledb-tiles"
+TDBFILTER_TILEDB_TILES="$work/tiledb-tiles" "$go" test -count=1 -run '^TestTileDBTiles$' .
+diff -r -q testdata/tiledb "$work/tiledb-tiles"
+echo "fresh TileDB tiles: ok, identical to testdata/tiledb ($((SECONDS - t0)) s)"
+
+t0=$SECONDS
 "$go" test -count=1 -run '^$' -bench . -benchtime=1x ./... | grep -E '^(Benchmark|ok)'
 echo "benchmark smoke: ok ($((SECONDS - t0)) s)"
 
