@@ -97,7 +97,8 @@ import (
 // through it at once (one cgo call per tile). Methods that change it wait until running
 // calls finish. Close frees the C pipeline; a cleanup frees it if a Pipeline becomes
 // unreachable without Close, but Close it explicitly: the cleanup runs only when the garbage
-// collector gets to it.
+// collector gets to it. Create pipelines with NewPipeline, ParsePipeline, Deserialize,
+// GenericTilePipeline or DefaultGenericTilePipeline; the zero Pipeline is closed.
 type Pipeline struct {
 	mu      sync.RWMutex
 	c       *C.tdb_pipeline_t // nil after Close
