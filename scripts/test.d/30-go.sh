@@ -5,7 +5,8 @@
 # GOTOOLCHAIN=local) with the build cache under build/go. The library is found through
 # pkg-config: the installed $TDBF_PREFIX/lib/pkgconfig/tdbfilter.pc when 20-install.sh made
 # it, else a tdbfilter.pc written here for the build tree (include/, target/release/).
-# The example is also built with -tags tdbfilter_nopkgconfig and explicit CGO flags.
+# The example is also built with -tags tdbfilter_nopkgconfig and explicit CGO flags, and as
+# the program of a separate module that requires the binding through a replace directive.
 set -euo pipefail
 root="${TDBF_ROOT:?}"
 prefix="${TDBF_PREFIX:-$root/build/prefix}"
@@ -82,5 +83,22 @@ t0=$SECONDS
 # The same example without pkg-config: the build tag drops the directive, CGO flags say where.
 CGO_CFLAGS="$(pkg-config --cflags tdbfilter)" CGO_LDFLAGS="$(pkg-config --libs tdbfilter) $CGO_LDFLAGS" \
   "$go" build -tags tdbfilter_nopkgconfig -o "$work/example-nopkgconfig" ./example
-"$work/example-nopkgconfig" | tail -n 1
+out=$("$work/example-nopkgconfig")
+echo "example built with -tags tdbfilter_nopkgconfig: ${out##*$'\n'}"
+# The example as a separate module's program, the way a user's module requires the binding
+# from a checkout (a replace directive; offline, no go.sum needed).
+rm -rf "$work/consumer" && mkdir -p "$work/consumer"
+cp example/main.go "$work/consumer/"
+cat > "$work/consumer/go.mod" <<MOD
+module example.com/consumer
+
+go 1.24
+
+require github.com/tdbfilter/tdbfilter/bindings/go v0.0.0
+
+replace github.com/tdbfilter/tdbfilter/bindings/go => $root/bindings/go
+MOD
+(cd "$work/consumer" && "$go" build -o consumer .)
+out=$("$work/consumer/consumer")
+echo "example built in a separate module: ${out##*$'\n'}"
 echo "example: ok ($((SECONDS - t0)) s)"
