@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	tdbfilter "github.com/tdbfilter/tdbfilter/bindings/go"
 )
@@ -114,5 +116,34 @@ func TestCloseWhileInUse(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// Pipelines dropped without Close are freed by their cleanup; closed ones are not freed a
+// second time. A double free or a use after free would crash the test binary.
+func TestCleanupBackstop(t *testing.T) {
+	cells := int64Cells(1000, 41)
+	for i := range 200 {
+		p, err := tdbfilter.ParsePipeline("zstd:1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Filter(cells, tdbfilter.Int64, 8); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			p.Close()
+		}
+	}
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The library still works after the cleanups ran.
+	p := mustParse(t, "zstd:1")
+	if f, err := p.Filter(cells, tdbfilter.Int64, 8); err != nil {
+		t.Fatal(err)
+	} else if got, err := p.Unfilter(f, tdbfilter.Int64, 8); err != nil || !bytes.Equal(got, cells) {
+		t.Fatalf("round trip after cleanups: %v", err)
 	}
 }

@@ -85,6 +85,7 @@ import "C"
 import (
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -130,6 +131,9 @@ func NewPipeline() (*Pipeline, error) {
 // "scale_float:factor=0.5:offset=0:byte_width=4". "none" or "" is the empty pipeline.
 // A malformed spec is an ErrInvalidArgument naming the filter or option.
 func ParsePipeline(spec string) (*Pipeline, error) {
+	if strings.IndexByte(spec, 0) >= 0 {
+		return nil, invalidArgument("spec %q contains a NUL byte", spec)
+	}
 	cs := C.CString(spec)
 	defer C.free(unsafe.Pointer(cs))
 	var c *C.tdb_pipeline_t
