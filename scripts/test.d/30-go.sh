@@ -43,7 +43,7 @@ PC
 fi
 libdir=$(pkg-config --libs-only-L tdbfilter | sed 's/^ *-L//; s/ .*//')
 # The test binaries and the example run against that library without LD_LIBRARY_PATH.
-export CGO_LDFLAGS="-Wl,-rpath,$libdir"
+export CGO_LDFLAGS="${libdir:+-Wl,-rpath,$libdir}"
 
 cd bindings/go
 unformatted=$("$("$go" env GOROOT)/bin/gofmt" -l .)
