@@ -843,6 +843,17 @@ tdb_status_t tdb_pipeline_set_executor(tdb_pipeline_t *pipeline,
                                        tdb_error_t **error);
 
 /**
+ * Limits what one unfilter call through this pipeline may allocate for its output tile to
+ * `limit` bytes (0: no limit beyond the format's own bounds, the default). A tile that would
+ * need more fails with `TDB_ERR_OUT_OF_MEMORY`, naming the size it needs and the limit,
+ * before anything is allocated. Calls writing into the caller's buffer (`*_into`) allocate
+ * no output and are not limited.
+ */
+tdb_status_t tdb_pipeline_set_memory_limit(tdb_pipeline_t *pipeline,
+                                           uint64_t limit,
+                                           tdb_error_t **error);
+
+/**
  * Builds a pipeline from a spec: a comma-separated list of TileDB filter names in lower case,
  * each optionally followed by `:LEVEL` (or `:WINDOW`) and `:option=value` pairs, e.g.
  * `"bitshuffle,zstd:3"`, `"gzip:level=9"`, `"scale_float:factor=0.5:offset=0:byte_width=4"`.

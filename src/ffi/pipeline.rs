@@ -570,3 +570,22 @@ pub unsafe extern "C" fn tdb_pipeline_set_executor(
         Ok(())
     })
 }
+
+/// Limits what one unfilter call through this pipeline may allocate for its output tile to
+/// `limit` bytes (0: no limit beyond the format's own bounds, the default). A tile that would
+/// need more fails with `TDB_ERR_OUT_OF_MEMORY`, naming the size it needs and the limit,
+/// before anything is allocated. Calls writing into the caller's buffer (`*_into`) allocate
+/// no output and are not limited.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_set_memory_limit(
+    pipeline: *mut tdb_pipeline_t,
+    limit: u64,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg_mut(pipeline, "pipeline")?;
+        p.inner
+            .set_memory_limit(if limit == 0 { None } else { Some(limit) });
+        Ok(())
+    })
+}

@@ -39,6 +39,8 @@ pub(crate) struct ChunkSettings<'a> {
     pub gzip_identical: bool,
     /// The host's executor for chunk jobs, instead of the shared pools.
     pub executor: Option<&'a ExecutorHandle>,
+    /// The most bytes one unfilter call may allocate for its output (None: no limit).
+    pub memory_limit: Option<u64>,
 }
 
 /// An ordered list of filters with TileDB's pipeline settings.
@@ -52,6 +54,7 @@ pub struct Pipeline {
     encryption_key: Option<EncryptionKey>,
     gzip_identical: bool,
     executor: Option<ExecutorHandle>,
+    memory_limit: Option<u64>,
 }
 
 impl Default for Pipeline {
@@ -72,6 +75,7 @@ impl Pipeline {
             encryption_key: None,
             gzip_identical: true,
             executor: None,
+            memory_limit: None,
         }
     }
 
@@ -138,6 +142,18 @@ impl Pipeline {
     /// many jobs a tile is split into. Results are the same either way.
     pub fn set_executor(&mut self, executor: Option<Arc<dyn Executor>>) {
         self.executor = executor.map(ExecutorHandle);
+    }
+
+    /// Limits the output one unfilter call may allocate to `limit` bytes (`None`: no limit
+    /// beyond the format's own bounds). A tile that would need more fails with
+    /// `OutOfMemory` naming the size and the limit, before anything is allocated.
+    pub fn set_memory_limit(&mut self, limit: Option<u64>) {
+        self.memory_limit = limit;
+    }
+
+    /// The memory limit of unfilter calls, if any.
+    pub fn memory_limit(&self) -> Option<u64> {
+        self.memory_limit
     }
 
     /// Whether the pipeline runs its chunk jobs on a host executor.
@@ -224,6 +240,7 @@ impl Pipeline {
             cipher: self.encryption_key.as_ref().map(|k| k.cipher()),
             gzip_identical: self.gzip_identical,
             executor: self.executor.as_ref(),
+            memory_limit: self.memory_limit,
         }
     }
 

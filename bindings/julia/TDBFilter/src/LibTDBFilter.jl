@@ -145,6 +145,9 @@ tdb_pipeline_set_gzip_identical(pipeline, identical, error) =
 tdb_pipeline_set_executor(pipeline, run, ctx, error) =
     ccall((:tdb_pipeline_set_executor, libtdbfilter), Cint,
           (Ptr{PipelineHandle}, Ptr{Cvoid}, Ptr{Cvoid}, Ref{Ptr{Error}}), pipeline, run, ctx, error)
+tdb_pipeline_set_memory_limit(pipeline, limit, error) =
+    ccall((:tdb_pipeline_set_memory_limit, libtdbfilter), Cint,
+          (Ptr{PipelineHandle}, UInt64, Ref{Ptr{Error}}), pipeline, limit, error)
 tdb_pipeline_from_spec(spec, pipeline, error) =
     ccall((:tdb_pipeline_from_spec, libtdbfilter), Cint,
           (Cstring, Ref{Ptr{PipelineHandle}}, Ref{Ptr{Error}}), spec, pipeline, error)

@@ -25,7 +25,7 @@ const L = LibTDBFilter
 include("constants.jl")
 
 export Pipeline, TDBFilterError, Status, unfilter, filter_var, unfilter_var,
-       serialize, deserialize, spec, set_threads!, set_max_chunk_size!, set_encryption_key!,
+       serialize, deserialize, spec, set_threads!, set_max_chunk_size!, set_memory_limit!, set_encryption_key!,
        set_level!, level, filter_types, generic_tile_write, generic_tile_read, datatype_of
 
 """
@@ -158,6 +158,12 @@ end
 """TileDB's maximum chunk size in bytes (0: the whole tile is one chunk)."""
 function set_max_chunk_size!(p::Pipeline, n::Integer)
     checked(err -> L.tdb_pipeline_set_max_chunk_size(handle(p), n, err))
+    return p
+end
+
+"""Limits the output one `unfilter` may allocate to `bytes` (0: no limit)."""
+function set_memory_limit!(p::Pipeline, bytes::Integer)
+    checked(err -> L.tdb_pipeline_set_memory_limit(handle(p), bytes, err))
     return p
 end
 
