@@ -854,6 +854,42 @@ tdb_status_t tdb_pipeline_set_memory_limit(tdb_pipeline_t *pipeline,
                                            tdb_error_t **error);
 
 /**
+ * Sets the format version of the tiles the pipeline reads and writes (1 to 23; a pipeline
+ * from `tdb_pipeline_deserialize` has the version it was parsed with, a built one 22). Set it
+ * to a fragment's version (the suffix of its name) before unfiltering that fragment's tiles:
+ * it decides the datatype each filter works on (chained through SCALE_FLOAT, XOR and the
+ * delta filters' reinterpret type from version 20, TileDB 2.17; the tile's datatype at every
+ * stage before), and the other version-dependent rules of FORMAT.md §2.2.
+ */
+tdb_status_t tdb_pipeline_set_format_version(tdb_pipeline_t *pipeline,
+                                             uint32_t format_version,
+                                             tdb_error_t **error);
+
+/**
+ * Gets the format version of the tiles the pipeline reads and writes.
+ */
+tdb_status_t tdb_pipeline_format_version(const tdb_pipeline_t *pipeline,
+                                         uint32_t *format_version,
+                                         tdb_error_t **error);
+
+/**
+ * Unfilters a nullable attribute's validity tile (one byte per cell; this pipeline is the
+ * schema's validity pipeline, with the fragment's format version set) into the caller's
+ * buffer, like `tdb_pipeline_unfilter_into`. `attribute_datatype` is the attribute's type and
+ * `dense` whether the fragment is dense: dense fragments of format versions 9–14 (TileDB
+ * 2.3–2.10) filtered validity tiles as the attribute's datatype, all others as UINT8.
+ */
+tdb_status_t tdb_pipeline_unfilter_validity_into(const tdb_pipeline_t *pipeline,
+                                                 const uint8_t *filtered,
+                                                 size_t size,
+                                                 tdb_datatype_t attribute_datatype,
+                                                 bool dense,
+                                                 uint8_t *out,
+                                                 size_t capacity,
+                                                 size_t *written,
+                                                 tdb_error_t **error);
+
+/**
  * Builds a pipeline from a spec: a comma-separated list of TileDB filter names in lower case,
  * each optionally followed by `:LEVEL` (or `:WINDOW`) and `:option=value` pairs, e.g.
  * `"bitshuffle,zstd:3"`, `"gzip:level=9"`, `"scale_float:factor=0.5:offset=0:byte_width=4"`.

@@ -26,6 +26,7 @@ pub mod error;
 pub mod filter;
 pub mod filter_type;
 pub mod filters;
+pub mod format_version;
 pub mod generic_tile;
 #[allow(unsafe_code)]
 pub mod kernels;

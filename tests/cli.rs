@@ -731,3 +731,64 @@ fn inspect_generic_tile_errors_and_encrypted_data_files() {
     assert_fails_with(&o, "the 19 bytes at byte 158");
     assert!(stdout(&o).contains("unfiltered ok"), "{}", stdout(&o));
 }
+
+/// `--format-version`: SCALE_FLOAT to 2-byte integers then BYTESHUFFLE on FLOAT64 shuffles
+/// 8-byte elements at version 19 (TileDB 2.11-2.16) and 2-byte ones at 20+; each tile reads
+/// back only at its own version.
+#[test]
+fn format_version_selects_the_stage_datatypes() {
+    let dir = scratch("format-version");
+    let raw = dir.join("raw.bin");
+    let cells: Vec<u8> = (0..4000)
+        .flat_map(|i| (f64::from(i % 300) * 0.5 - 70.0).to_le_bytes())
+        .collect();
+    std::fs::write(&raw, &cells).expect("write input");
+    let spec_text = "scale_float:factor=0.5:byte_width=2,byteshuffle";
+    let mut tiles = Vec::new();
+    for v in ["19", "22"] {
+        let filtered = dir.join(format!("v{v}.tdb"));
+        assert_ok(&tdbf_paths(&[
+            &"filter",
+            &"--filters",
+            &spec_text,
+            &"--type",
+            &"float64",
+            &"--format-version",
+            &v,
+            &raw,
+            &filtered,
+        ]));
+        tiles.push(std::fs::read(&filtered).expect("read tile"));
+        for (u, same) in [("19", v == "19"), ("22", v == "22")] {
+            let back = dir.join(format!("v{v}-as{u}.bin"));
+            assert_ok(&tdbf_paths(&[
+                &"unfilter",
+                &"--filters",
+                &spec_text,
+                &"--type",
+                &"float64",
+                &"--format-version",
+                &u,
+                &filtered,
+                &back,
+            ]));
+            let got = std::fs::read(&back).expect("read output");
+            assert_eq!(got == cells, same, "written at {v}, read at {u}");
+        }
+    }
+    assert_ne!(tiles[0], tiles[1]);
+    assert_fails_with(
+        &tdbf(&[
+            "unfilter",
+            "--filters",
+            "none",
+            "--type",
+            "int32",
+            "--format-version",
+            "0",
+            "x",
+            "y",
+        ]),
+        "format version",
+    );
+}

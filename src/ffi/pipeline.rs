@@ -465,16 +465,41 @@ pub unsafe extern "C" fn tdb_pipeline_unfilter_into(
     written: *mut usize,
     error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
+    let run = |p: &Pipeline, input: &[u8], dt, buf: &mut [u8]| {
+        p.unfilter_tile_into(input, dt, cell_size, buf)
+    };
+    // SAFETY: the caller's pointers are passed on unchanged; `unfilter_into` checks them.
+    unsafe {
+        unfilter_into(
+            pipeline,
+            (filtered, size),
+            datatype,
+            (out.cast(), capacity),
+            written,
+            error,
+            run,
+        )
+    }
+}
+
+/// The common part of the `*_unfilter_*_into` calls: checks the arguments, runs `run` on the
+/// input and the caller's buffer, and reports the size written or needed.
+unsafe fn unfilter_into(
+    pipeline: *const tdb_pipeline_t,
+    (filtered, size): (*const u8, usize),
+    datatype: tdb_datatype_t,
+    (out, capacity): (*mut u8, usize),
+    written: *mut usize,
+    error: *mut *mut tdb_error_t,
+    run: impl FnOnce(&Pipeline, &[u8], Datatype, &mut [u8]) -> crate::Result<usize>,
+) -> tdb_status_t {
     guard(error, || {
         let p = arg(pipeline, "pipeline")?;
         let written = Out::new(written, "written")?;
         let input = guard::bytes(filtered, size, "filtered")?;
         let datatype = Datatype::try_from_u32(datatype)?;
-        let buf = guard::bytes_mut(out.cast(), capacity, "out")?;
-        report_needed(
-            p.inner.unfilter_tile_into(input, datatype, cell_size, buf),
-            written,
-        )
+        let buf = guard::bytes_mut(out, capacity, "out")?;
+        report_needed(run(&p.inner, input, datatype, buf), written)
     })
 }
 
@@ -588,4 +613,71 @@ pub unsafe extern "C" fn tdb_pipeline_set_memory_limit(
             .set_memory_limit(if limit == 0 { None } else { Some(limit) });
         Ok(())
     })
+}
+
+/// Sets the format version of the tiles the pipeline reads and writes (1 to 23; a pipeline
+/// from `tdb_pipeline_deserialize` has the version it was parsed with, a built one 22). Set it
+/// to a fragment's version (the suffix of its name) before unfiltering that fragment's tiles:
+/// it decides the datatype each filter works on (chained through SCALE_FLOAT, XOR and the
+/// delta filters' reinterpret type from version 20, TileDB 2.17; the tile's datatype at every
+/// stage before), and the other version-dependent rules of FORMAT.md §2.2.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_set_format_version(
+    pipeline: *mut tdb_pipeline_t,
+    format_version: u32,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        arg_mut(pipeline, "pipeline")?
+            .inner
+            .set_format_version(format_version)
+    })
+}
+
+/// Gets the format version of the tiles the pipeline reads and writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_format_version(
+    pipeline: *const tdb_pipeline_t,
+    format_version: *mut u32,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg(pipeline, "pipeline")?;
+        Out::new(format_version, "format_version")?.set(p.inner.format_version());
+        Ok(())
+    })
+}
+
+/// Unfilters a nullable attribute's validity tile (one byte per cell; this pipeline is the
+/// schema's validity pipeline, with the fragment's format version set) into the caller's
+/// buffer, like `tdb_pipeline_unfilter_into`. `attribute_datatype` is the attribute's type and
+/// `dense` whether the fragment is dense: dense fragments of format versions 9–14 (TileDB
+/// 2.3–2.10) filtered validity tiles as the attribute's datatype, all others as UINT8.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_unfilter_validity_into(
+    pipeline: *const tdb_pipeline_t,
+    filtered: *const u8,
+    size: usize,
+    attribute_datatype: tdb_datatype_t,
+    dense: bool,
+    out: *mut u8,
+    capacity: usize,
+    written: *mut usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    let run = |p: &Pipeline, input: &[u8], dt, buf: &mut [u8]| {
+        p.unfilter_validity_tile_into(input, dt, dense, buf)
+    };
+    // SAFETY: the caller's pointers are passed on unchanged; `unfilter_into` checks them.
+    unsafe {
+        unfilter_into(
+            pipeline,
+            (filtered, size),
+            attribute_datatype,
+            (out, capacity),
+            written,
+            error,
+            run,
+        )
+    }
 }

@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::filter_type::FilterType;
 use crate::filters;
+use crate::format_version;
 use crate::tile::Tile;
 use std::sync::Arc;
 
@@ -213,14 +214,28 @@ impl Pipeline {
         }
     }
 
-    /// The format version of the tiles this pipeline reads and writes.
+    /// The format version of the tiles this pipeline reads and writes: the version it was
+    /// deserialized with, else 22 (TileDB 2.30). It decides the per-stage datatypes (§4.8:
+    /// chained from version 20 on, the tile's datatype at every stage before), the var-size
+    /// string handling of RLE/DICTIONARY, and what BIT_WIDTH_REDUCTION and POSITIVE_DELTA do
+    /// with date/time types.
     pub fn format_version(&self) -> u32 {
         self.format_version
     }
 
-    /// The filter data type of every stored filter's stage for a tile of `base` type (§4.8).
+    /// Sets the format version of the tiles this pipeline reads and writes (1 to 23); for a
+    /// fragment of an older TileDB, its version (the suffix of the fragment's name). The
+    /// serialized form does not change (it always has the layout of version 22).
+    pub fn set_format_version(&mut self, version: u32) -> Result<()> {
+        serialize::check_version(version)?;
+        self.format_version = version;
+        Ok(())
+    }
+
+    /// The filter data type of every stored filter's stage for a tile of `base` type (§4.8),
+    /// under this pipeline's format version.
     pub fn stage_datatypes(&self, base: Datatype) -> Vec<Datatype> {
-        Pipeline::types_of(&self.filters, base)
+        format_version::stage_datatypes(&self.filters, base, self.format_version)
     }
 
     fn settings<'a>(
@@ -245,16 +260,8 @@ impl Pipeline {
     }
 
     /// The filter data type of each stage of `filters` for a tile of `base` type.
-    fn types_of(filters: &[Filter], base: Datatype) -> Vec<Datatype> {
-        let mut t = base;
-        filters
-            .iter()
-            .map(|f| {
-                let this = t;
-                t = f.output_datatype(t);
-                this
-            })
-            .collect()
+    fn types_of(&self, filters: &[Filter], base: Datatype) -> Vec<Datatype> {
+        format_version::stage_datatypes(filters, base, self.format_version)
     }
 
     fn has(&self, t: FilterType) -> bool {
@@ -272,6 +279,19 @@ impl Pipeline {
         );
         (self.has(FilterType::Rle) && ((v >= 12 && ascii) || (v >= 17 && utf8)))
             || (self.has(FilterType::Dictionary) && ((v >= 13 && ascii) || (v >= 17 && utf8)))
+    }
+
+    /// A STRING_UTF8 tile of format version 12–16 whose offsets are folded into the data
+    /// although its version says otherwise: TileDB 2.14 gated UTF8 like ASCII (RLE from 12,
+    /// DICTIONARY from 13) and wrote fragments of older arrays with their versions; 2.15 moved
+    /// the gate to 17. The offsets tile is then the 8-byte empty marker, which a normally
+    /// filtered offsets tile (at least one cell, so at least one chunk) never is.
+    fn folded_by_2_14(&self, datatype: Datatype, filtered_offsets: &[u8]) -> bool {
+        let v = self.format_version;
+        datatype == Datatype::StringUtf8
+            && (12..17).contains(&v)
+            && (self.has(FilterType::Rle) || (v >= 13 && self.has(FilterType::Dictionary)))
+            && filtered_offsets == [0u8; 8]
     }
 
     /// TileDB's `use_tile_chunking` (§4.4) for a tile of `datatype`, var-size or not.
@@ -310,15 +330,20 @@ impl Pipeline {
                 "WEBP must be the first filter (it is filter {i}): TileDB decodes it straight into the tile"
             )));
         }
-        let mut t = base;
-        for (i, f) in self.filters.iter().enumerate() {
+        if self.format_version < format_version::CHAINED_STAGE_TYPES_VERSION {
+            // TileDB before 2.17 had no schema-time type checks: BIT_WIDTH_REDUCTION and
+            // POSITIVE_DELTA passed other types through, and the filters that cannot handle a
+            // type fail on their own while filtering, here as there.
+            return Ok(());
+        }
+        let types = self.stage_datatypes(base);
+        for (i, (f, &t)) in self.filters.iter().zip(&types).enumerate() {
             if let Some(why) = rejects_input(f, t) {
                 return Err(Error::Unsupported(format!(
                     "filter {i} ({}) does not accept input type {t}: {why}",
                     f.name()
                 )));
             }
-            t = f.output_datatype(t);
         }
         Ok(())
     }
@@ -373,7 +398,7 @@ impl Pipeline {
         let chunking = self.uses_tile_chunking(false, tile.datatype());
         let chunks = chunking::fixed_chunks(tile.data().len(), tile.cell_size(), chunking)?;
         let run = self.run_filters();
-        let types = Pipeline::types_of(&run, tile.datatype());
+        let types = self.types_of(&run, tile.datatype());
         forward::filter_chunks(
             &self.settings(&run, &types, tile.cell_size()),
             tile.data(),
@@ -394,8 +419,56 @@ impl Pipeline {
         out: &mut [u8],
     ) -> Result<usize> {
         crate::tile::check_cell_size(datatype, cell_size)?;
+        self.unfilter_as_into(filtered, datatype, cell_size, out)
+    }
+
+    /// Unfilters a nullable attribute's validity tile (one byte per cell) of a fragment of
+    /// this pipeline's format version (set it first) into a caller's buffer; returns the
+    /// bytes written. `attribute` is the attribute's datatype and `dense` whether the fragment
+    /// is dense: dense fragments of versions 9–14 (TileDB 2.3–2.10) were filtered as the
+    /// attribute's datatype, everything else as UINT8
+    /// ([`format_version::validity_filter_datatype`]). A buffer that is too small gives
+    /// `BufferTooSmall` with the exact size needed.
+    pub fn unfilter_validity_tile_into(
+        &self,
+        filtered: &[u8],
+        attribute: Datatype,
+        dense: bool,
+        out: &mut [u8],
+    ) -> Result<usize> {
+        self.unfilter_as_into(filtered, self.validity_base(attribute, dense), 1, out)
+            .map_err(|e| e.context("validity tile"))
+    }
+
+    /// Unfilters a validity tile as [`Pipeline::unfilter_validity_tile_into`] does, into a new
+    /// UINT8 tile.
+    pub fn unfilter_validity_tile(
+        &self,
+        filtered: &[u8],
+        attribute: Datatype,
+        dense: bool,
+    ) -> Result<Tile> {
+        let data = self
+            .unfilter_as(filtered, self.validity_base(attribute, dense), 1)
+            .map_err(|e| e.context("validity tile"))?;
+        Tile::new(Datatype::Uint8, 1, data)
+    }
+
+    fn validity_base(&self, attribute: Datatype, dense: bool) -> Datatype {
+        format_version::validity_filter_datatype(self.format_version, dense, attribute)
+    }
+
+    /// Unfilters with `base` as the pipeline's base type and `cell_size` for chunking, without
+    /// checking that the cell size fits the base type (validity tiles of old dense fragments).
+    fn unfilter_as_into(
+        &self,
+        filtered: &[u8],
+        base: Datatype,
+        cell_size: u64,
+        out: &mut [u8],
+    ) -> Result<usize> {
         let run = self.run_filters();
-        let types = Pipeline::types_of(&run, datatype);
+        let types = self.types_of(&run, base);
         let settings = self.settings(&run, &types, cell_size);
         let (chunks, total) = reverse::parse_tile(&settings, filtered)?;
         if total > out.len() {
@@ -431,7 +504,7 @@ impl Pipeline {
         let dt = tile.datatype();
         self.check_types(dt, true)?;
         let run = self.run_filters();
-        let types = Pipeline::types_of(&run, dt);
+        let types = self.types_of(&run, dt);
         let cell_size = dt.size() as u64;
         let mut settings = self.settings(&run, &types, cell_size);
         let skip = self.skips_offsets(dt);
@@ -469,11 +542,11 @@ impl Pipeline {
         datatype: Datatype,
     ) -> Result<Tile> {
         let run = self.run_filters();
-        let types = Pipeline::types_of(&run, datatype);
+        let types = self.types_of(&run, datatype);
         let cell_size = datatype.size() as u64;
         let mut settings = self.settings(&run, &types, cell_size);
         let threads = threads::effective_threads(self.threads);
-        if self.skips_offsets(datatype) {
+        if self.skips_offsets(datatype) || self.folded_by_2_14(datatype, filtered_offsets) {
             // The offsets tile is only a marker; the offsets come from the data tile.
             let marker = crate::tile_format::parse(filtered_offsets)
                 .map_err(|e| e.context("offsets tile"))?;
@@ -518,14 +591,21 @@ impl Pipeline {
         cell_size: u64,
     ) -> Result<Tile> {
         crate::tile::check_cell_size(datatype, cell_size)?;
+        let data = self.unfilter_as(filtered, datatype, cell_size)?;
+        Tile::new(datatype, cell_size, data)
+    }
+
+    /// Unfilters into a new buffer with `base` as the pipeline's base type (see
+    /// [`Pipeline::unfilter_as_into`]).
+    fn unfilter_as(&self, filtered: &[u8], base: Datatype, cell_size: u64) -> Result<Vec<u8>> {
         let run = self.run_filters();
-        let types = Pipeline::types_of(&run, datatype);
+        let types = self.types_of(&run, base);
         let (data, _) = reverse::unfilter_chunks(
             &self.settings(&run, &types, cell_size),
             filtered,
             threads::effective_threads(self.threads),
         )?;
-        Tile::new(datatype, cell_size, data)
+        Ok(data)
     }
 }
 

@@ -75,11 +75,7 @@ impl Pipeline {
 
     /// Parses the serialized pipeline at the start of `bytes`; returns it and its length.
     pub fn deserialize_prefix(bytes: &[u8], format_version: u32) -> Result<(Pipeline, usize)> {
-        if format_version == 0 || format_version > MAX_READ_FORMAT_VERSION {
-            return Err(Error::Unsupported(format!(
-                "format version {format_version} is not supported (1 to {MAX_READ_FORMAT_VERSION})"
-            )));
-        }
+        check_version(format_version)?;
         let mut r = ByteReader::new(bytes, "serialized pipeline");
         let max_chunk_size = r.u32()?;
         let n = r.u32()? as usize;
@@ -108,6 +104,16 @@ impl Pipeline {
         };
         Ok((p, r.position()))
     }
+}
+
+/// Refuses format versions this library does not read.
+pub(super) fn check_version(format_version: u32) -> Result<()> {
+    if format_version == 0 || format_version > MAX_READ_FORMAT_VERSION {
+        return Err(Error::Unsupported(format!(
+            "format version {format_version} is not supported (1 to {MAX_READ_FORMAT_VERSION})"
+        )));
+    }
+    Ok(())
 }
 
 fn read_filter(r: &mut ByteReader<'_>, version: u32) -> Result<Filter> {

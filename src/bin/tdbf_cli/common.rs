@@ -82,9 +82,9 @@ pub struct RequiredPipeline {
 }
 
 impl RequiredPipeline {
-    /// Builds the pipeline.
-    pub fn load(&self) -> CliResult<Pipeline> {
-        load_pipeline(self.spec.as_deref(), self.pipeline_file.as_deref())?
+    /// Builds the pipeline for tiles of `version`.
+    pub fn load(&self, version: &FormatVersionArg) -> CliResult<Pipeline> {
+        load_pipeline(self.spec.as_deref(), self.pipeline_file.as_deref(), version)?
             .ok_or_else(|| Failure::new("one of --filters or --pipeline-file is required"))
     }
 }
@@ -102,22 +102,38 @@ pub struct OptionalPipeline {
 }
 
 impl OptionalPipeline {
-    /// Builds the pipeline, if one was given.
-    pub fn load(&self) -> CliResult<Option<Pipeline>> {
-        load_pipeline(self.spec.as_deref(), self.pipeline_file.as_deref())
+    /// Builds the pipeline for tiles of `version`, if one was given.
+    pub fn load(&self, version: &FormatVersionArg) -> CliResult<Option<Pipeline>> {
+        load_pipeline(self.spec.as_deref(), self.pipeline_file.as_deref(), version)
     }
 }
 
-/// Builds a pipeline from a spec or from a serialized pipeline file (format version 22).
-fn load_pipeline(spec_text: Option<&str>, file: Option<&Path>) -> CliResult<Option<Pipeline>> {
+/// `--format-version`: the format version of the tiles.
+#[derive(Debug, Clone, Args)]
+pub struct FormatVersionArg {
+    /// Format version of the tiles: the suffix of their fragment's name (default: 22, TileDB
+    /// 2.30). Older versions filtered some tiles with other datatypes (docs/format-versions.md);
+    /// a --pipeline-file is parsed with that version's option layouts.
+    #[arg(long = "format-version", value_name = "N", default_value_t = FORMAT_VERSION)]
+    pub version: u32,
+}
+
+/// Builds a pipeline from a spec or from a serialized pipeline file, for tiles of `version`.
+fn load_pipeline(
+    spec_text: Option<&str>,
+    file: Option<&Path>,
+    version: &FormatVersionArg,
+) -> CliResult<Option<Pipeline>> {
     if let Some(text) = spec_text {
-        let p = spec::parse(text)
+        let mut p = spec::parse(text)
             .map_err(|e| Failure::from(e).context(format_args!("invalid filter spec '{text}'")))?;
+        p.set_format_version(version.version)
+            .map_err(|e| Failure::from(e).context("--format-version"))?;
         return Ok(Some(p));
     }
     if let Some(path) = file {
         let bytes = read_input(path)?;
-        let p = Pipeline::deserialize(&bytes, FORMAT_VERSION).map_err(|e| {
+        let p = Pipeline::deserialize(&bytes, version.version).map_err(|e| {
             Failure::from(e).context(format_args!("pipeline file '{}'", path.display()))
         })?;
         return Ok(Some(p));

@@ -1,8 +1,8 @@
 //! `tdbf filter` and `tdbf unfilter`: raw cells to filtered tiles and back, file to file.
 
 use crate::common::{
-    CliResult, Failure, RequiredPipeline, describe_pipeline, parse_size, ratio, read_input,
-    report_stream, resolve_cells, write_output,
+    CliResult, Failure, FormatVersionArg, RequiredPipeline, describe_pipeline, parse_size, ratio,
+    read_input, report_stream, resolve_cells, write_output,
 };
 use crate::tiles::Tiles;
 use clap::Args;
@@ -16,6 +16,8 @@ pub struct FilterArgs {
     /// The pipeline.
     #[command(flatten)]
     pub pipeline: RequiredPipeline,
+    #[command(flatten)]
+    pub format_version: FormatVersionArg,
     /// Datatype of the cells (int32, float64, uint8, datetime_ns, …; case-insensitive).
     #[arg(long = "type", value_name = "TYPE")]
     pub datatype: String,
@@ -46,6 +48,8 @@ pub struct UnfilterArgs {
     /// The pipeline the tiles were filtered with.
     #[command(flatten)]
     pub pipeline: RequiredPipeline,
+    #[command(flatten)]
+    pub format_version: FormatVersionArg,
     /// Datatype of the cells (int32, float64, uint8, datetime_ns, …; case-insensitive).
     #[arg(long = "type", value_name = "TYPE")]
     pub datatype: String,
@@ -66,7 +70,7 @@ pub struct UnfilterArgs {
 /// Runs `tdbf filter`.
 pub fn filter(args: &FilterArgs) -> CliResult<()> {
     let (datatype, cell_size) = resolve_cells(&args.datatype, args.cell_size)?;
-    let mut pipeline = args.pipeline.load()?;
+    let mut pipeline = args.pipeline.load(&args.format_version)?;
     pipeline.set_threads(args.threads);
     let data = read_input(&args.input)?;
     let cell = usize::try_from(cell_size).map_err(|_| Failure::new("cell size too large"))?;
@@ -127,7 +131,7 @@ pub fn filter(args: &FilterArgs) -> CliResult<()> {
 /// Runs `tdbf unfilter`.
 pub fn unfilter(args: &UnfilterArgs) -> CliResult<()> {
     let (datatype, cell_size) = resolve_cells(&args.datatype, args.cell_size)?;
-    let mut pipeline = args.pipeline.load()?;
+    let mut pipeline = args.pipeline.load(&args.format_version)?;
     pipeline.set_threads(args.threads);
     let data = read_input(&args.input)?;
     let mut out = Vec::with_capacity(data.len().saturating_mul(2));

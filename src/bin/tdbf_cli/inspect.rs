@@ -6,7 +6,8 @@
 //! (§6: schemas, fragment metadata, array metadata), reported by [`generic`].
 
 use crate::common::{
-    CliResult, Failure, OptionalPipeline, describe_pipeline, parse_datatype, ratio, read_input,
+    CliResult, Failure, FormatVersionArg, OptionalPipeline, describe_pipeline, parse_datatype,
+    ratio, read_input,
 };
 use crate::tiles::{TileSpan, Tiles};
 #[path = "inspect_generic.rs"]
@@ -31,6 +32,8 @@ pub struct InspectArgs {
     /// Optional pipeline to unfilter every tile with.
     #[command(flatten)]
     pub pipeline: OptionalPipeline,
+    #[command(flatten)]
+    pub format_version: FormatVersionArg,
     /// Threads unfiltering the chunks of a tile (0 = all cores).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub threads: usize,
@@ -217,7 +220,7 @@ impl<W: Write> TileReporter<'_, W> {
 /// Runs `tdbf inspect`.
 pub fn run(args: &InspectArgs) -> CliResult<()> {
     let key = args.key.as_deref().map(generic::parse_key).transpose()?;
-    let unfilter = match args.pipeline.load()? {
+    let unfilter = match args.pipeline.load(&args.format_version)? {
         None => None,
         Some(mut pipeline) => {
             let type_name = args.datatype.as_deref().ok_or_else(|| {

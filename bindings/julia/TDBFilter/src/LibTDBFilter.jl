@@ -148,6 +148,18 @@ tdb_pipeline_set_executor(pipeline, run, ctx, error) =
 tdb_pipeline_set_memory_limit(pipeline, limit, error) =
     ccall((:tdb_pipeline_set_memory_limit, libtdbfilter), Cint,
           (Ptr{PipelineHandle}, UInt64, Ref{Ptr{Error}}), pipeline, limit, error)
+tdb_pipeline_set_format_version(pipeline, format_version, error) =
+    ccall((:tdb_pipeline_set_format_version, libtdbfilter), Cint,
+          (Ptr{PipelineHandle}, UInt32, Ref{Ptr{Error}}), pipeline, format_version, error)
+tdb_pipeline_format_version(pipeline, format_version, error) =
+    ccall((:tdb_pipeline_format_version, libtdbfilter), Cint,
+          (Ptr{PipelineHandle}, Ref{UInt32}, Ref{Ptr{Error}}), pipeline, format_version, error)
+tdb_pipeline_unfilter_validity_into(pipeline, filtered, size, attribute_datatype, dense, out,
+                                    capacity, written, error) =
+    ccall((:tdb_pipeline_unfilter_validity_into, libtdbfilter), Cint,
+          (Ptr{PipelineHandle}, Ptr{UInt8}, Csize_t, UInt32, Bool, Ptr{UInt8}, Csize_t,
+           Ref{Csize_t}, Ref{Ptr{Error}}),
+          pipeline, filtered, size, attribute_datatype, dense, out, capacity, written, error)
 tdb_pipeline_from_spec(spec, pipeline, error) =
     ccall((:tdb_pipeline_from_spec, libtdbfilter), Cint,
           (Cstring, Ref{Ptr{PipelineHandle}}, Ref{Ptr{Error}}), spec, pipeline, error)

@@ -25,7 +25,7 @@ const L = LibTDBFilter
 include("constants.jl")
 
 export Pipeline, TDBFilterError, Status, unfilter, filter_var, unfilter_var,
-       serialize, deserialize, spec, set_threads!, set_max_chunk_size!, set_memory_limit!, set_encryption_key!,
+       serialize, deserialize, spec, set_threads!, set_max_chunk_size!, set_memory_limit!, set_format_version!, set_encryption_key!,
        set_level!, level, filter_types, generic_tile_write, generic_tile_read, datatype_of
 
 """
@@ -164,6 +164,17 @@ end
 """Limits the output one `unfilter` may allocate to `bytes` (0: no limit)."""
 function set_memory_limit!(p::Pipeline, bytes::Integer)
     checked(err -> L.tdb_pipeline_set_memory_limit(handle(p), bytes, err))
+    return p
+end
+
+"""
+    set_format_version!(p, version)
+
+Reads (and writes) tiles with the per-stage datatype rules of TileDB format `version` (22 for
+TileDB 2.30; older arrays' fragments carry theirs).
+"""
+function set_format_version!(p::Pipeline, version::Integer)
+    checked(err -> L.tdb_pipeline_set_format_version(handle(p), version, err))
     return p
 end
 

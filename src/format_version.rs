@@ -1,0 +1,105 @@
+//! The datatype rules that depend on the format version of the data being read
+//! (FORMAT.md §2.2 and §4.8; docs/format-versions.md has the audit against every TileDB
+//! release).
+//!
+//! Two rules changed over TileDB's history without a change in the bytes that describe a tile:
+//!
+//! * **Which datatype each filter stage works on.** From format version 20 (TileDB 2.17) the
+//!   first filter works on the pipeline's base type and every later filter on the previous
+//!   filter's output type (SCALE_FLOAT and XOR produce integers, DELTA/DOUBLE_DELTA their
+//!   reinterpret type). Before, every filter worked on the tile's own datatype: after
+//!   SCALE_FLOAT to 4-byte integers, a BYTESHUFFLE on a FLOAT64 attribute still shuffled
+//!   8-byte elements, and BIT_WIDTH_REDUCTION saw a float and passed the data through.
+//!   TileDB 2.17 and later apply the new rule to old tiles too, and misread them.
+//! * **The datatype of validity tiles.** Dense writes of TileDB 2.3–2.10 (format versions
+//!   9–14) filtered a nullable attribute's validity tile as the attribute's datatype (cell size
+//!   1), not as UINT8; the validity pipeline's shuffles and BIT_WIDTH_REDUCTION acted on
+//!   elements of the attribute's size. Sparse writes used UINT8 throughout.
+
+use crate::datatype::Datatype;
+use crate::filter::Filter;
+
+/// The first format version (TileDB 2.17) whose filter stages each work on the previous
+/// stage's output datatype; older tiles were filtered with the tile's datatype at every stage.
+pub const CHAINED_STAGE_TYPES_VERSION: u32 = 20;
+
+/// The format versions (TileDB 2.3–2.10) whose dense writes filtered validity tiles as the
+/// attribute's datatype.
+pub const DENSE_VALIDITY_AS_ATTRIBUTE_VERSIONS: std::ops::RangeInclusive<u32> = 9..=14;
+
+/// The datatype each of `filters` works on, in forward order, for a tile whose pipeline base
+/// type is `base`, as the TileDB release that wrote format version `version` filtered it.
+pub fn stage_datatypes(filters: &[Filter], base: Datatype, version: u32) -> Vec<Datatype> {
+    if version < CHAINED_STAGE_TYPES_VERSION {
+        return vec![base; filters.len()];
+    }
+    let mut t = base;
+    filters
+        .iter()
+        .map(|f| {
+            let this = t;
+            t = f.output_datatype(t);
+            this
+        })
+        .collect()
+}
+
+/// The datatype to unfilter a nullable attribute's validity tile with (the base type of the
+/// validity pipeline), for a fragment of format version `version`: the attribute's datatype
+/// for dense fragments of versions 9–14 (TileDB 2.3–2.10), UINT8 otherwise. The cell size is
+/// always 1 and the unfiltered tile holds one byte per cell either way; use
+/// [`crate::Pipeline::unfilter_validity_tile`], which applies this.
+///
+/// A dense fragment of those versions written in global order (C/C++ API only; TileDB-Py
+/// always writes dense arrays in row- or column-major order) used UINT8; nothing on disk tells
+/// the two apart. With a validity pipeline that does not depend on the datatype (the default
+/// RLE, compressors, checksums) both give the same bytes.
+pub fn validity_filter_datatype(version: u32, dense: bool, attribute: Datatype) -> Datatype {
+    if dense && DENSE_VALIDITY_AS_ATTRIBUTE_VERSIONS.contains(&version) {
+        attribute
+    } else {
+        Datatype::Uint8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::ScaleFloatOptions;
+    use crate::filter_type::FilterType;
+
+    #[test]
+    fn stage_types_before_and_after_2_17() {
+        let sf = Filter::ScaleFloat(ScaleFloatOptions {
+            factor: 0.5,
+            offset: 0.0,
+            byte_width: 2,
+        });
+        let filters = [sf, Filter::new(FilterType::Byteshuffle), Filter::Xor];
+        use Datatype::*;
+        for v in [15, 19] {
+            assert_eq!(
+                stage_datatypes(&filters, Float64, v),
+                [Float64, Float64, Float64]
+            );
+        }
+        for v in [20, 22] {
+            assert_eq!(
+                stage_datatypes(&filters, Float64, v),
+                [Float64, Int16, Int16]
+            );
+        }
+        assert!(stage_datatypes(&[], Float64, 5).is_empty());
+    }
+
+    #[test]
+    fn validity_type_by_version() {
+        use Datatype::*;
+        assert_eq!(validity_filter_datatype(8, true, Int32), Uint8);
+        assert_eq!(validity_filter_datatype(9, true, Int32), Int32);
+        assert_eq!(validity_filter_datatype(14, true, Float64), Float64);
+        assert_eq!(validity_filter_datatype(14, false, Float64), Uint8);
+        assert_eq!(validity_filter_datatype(15, true, Float64), Uint8);
+        assert_eq!(validity_filter_datatype(22, true, Int16), Uint8);
+    }
+}
