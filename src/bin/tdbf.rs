@@ -16,6 +16,8 @@
 mod common;
 #[path = "tdbf_cli/bench.rs"]
 mod bench;
+#[path = "tdbf_cli/bench_codec.rs"]
+mod bench_codec;
 #[path = "tdbf_cli/convert.rs"]
 mod convert;
 #[path = "tdbf_cli/demo.rs"]
