@@ -31,6 +31,7 @@ pub mod scalar;
 pub mod sha256_lanes;
 #[cfg(test)]
 mod tests;
+pub(crate) mod uninit;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod xor_x86;
 
