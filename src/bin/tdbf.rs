@@ -19,6 +19,8 @@ mod common;
 mod advise;
 #[path = "tdbf_cli/bench.rs"]
 mod bench;
+#[path = "tdbf_cli/bench_codec.rs"]
+mod bench_codec;
 #[path = "tdbf_cli/convert.rs"]
 mod convert;
 #[path = "tdbf_cli/demo.rs"]

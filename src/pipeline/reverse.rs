@@ -8,6 +8,7 @@ use super::{outer_digest, threads};
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::filters;
+use crate::kernels;
 use crate::stage::{DataFlow, DataSink, MdFlow, RevIn, RevOut, StageCtx};
 use crate::thread_scratch::{ThreadScratch, with_scratch};
 use crate::tile_format::{self, ChunkRef};
@@ -314,7 +315,12 @@ pub(crate) fn unfilter_chunks(
             "cannot allocate {total} bytes for the unfiltered tile"
         ))
     })?;
-    out.resize(total, 0);
-    let offsets = unfilter_chunks_into(s, &chunks, threads, &mut out)?;
+    // Written without zero-filling first: `total` is the sum of the chunks' original lengths
+    // (tile_format::parse), so their windows tile `out` exactly, and the first stage of every
+    // chunk fills its whole window (DataSink::alloc demands its exact length) or copies into
+    // it. On error `out` stays empty.
+    let offsets = kernels::uninit::fill_range(&mut out, 0, total, |buf| {
+        unfilter_chunks_into(s, &chunks, threads, buf)
+    })?;
     Ok((out, offsets))
 }
