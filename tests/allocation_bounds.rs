@@ -125,6 +125,24 @@ fn damaged_chunk_lengths_of_a_zstd_tile_are_refused_before_allocating() {
 }
 
 #[test]
+fn an_rle_chunk_claiming_gigabytes_is_refused_before_allocating() {
+    // Found by the `unfilter` fuzz target: a 189-byte `bitshuffle,rle` chunk claiming
+    // 4,177,463,392 bytes made unfilter reserve them (RLE had no ratio bound).
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let (p, tile) = filter("bitshuffle,rle", &int64s((0..64).map(|i| i / 9)));
+    let mut bad = tile.clone();
+    bad[8..12].copy_from_slice(&4_177_463_392u32.to_le_bytes());
+    let (result, largest) = largest_allocation(|| p.unfilter_tile(&bad, Datatype::Int64, 8));
+    let err = result.expect_err("an impossible original length must be an error");
+    assert!(matches!(err, Error::CorruptData(_)), "{err}");
+    assert!(
+        largest < 1 << 20,
+        "allocated {largest} bytes for a {}-byte tile",
+        tile.len()
+    );
+}
+
+#[test]
 fn the_memory_limit_is_honoured_and_named() {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let cells = int64s(0..(1 << 20) / 8);

@@ -1,6 +1,9 @@
 //! Arbitrary pipeline bytes + tile bytes + datatype and cell size → unfilter, fixed and var.
 //! No panic; on success the output is exactly the sum of the chunks' original lengths.
-//! (Allocations are capped by running with -malloc_limit_mb.)
+//! Allocations stay under a cap: the pipeline's memory limit (64 MiB) bounds the output, the
+//! format's bounds everything else, and libFuzzer's -malloc_limit_mb (1 GiB in CI) reports any
+//! allocation that escapes both. (Without a limit, codecs with no bounded ratio, such as BZIP2,
+//! may legitimately claim gigabytes from a few hundred bytes.)
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use tdbfilter::{Datatype, Pipeline, tile_format};
@@ -15,6 +18,7 @@ fuzz_target!(|data: &[u8]| {
     let (pipeline_bytes, rest) = data[4..].split_at(split);
     let Ok(mut p) = Pipeline::deserialize(pipeline_bytes, 22) else { return };
     p.set_threads(1 + usize::from(data[3] & 1));
+    p.set_memory_limit(Some(64 << 20));
     if let Ok(tile) = p.unfilter_tile(rest, datatype, cell_size) {
         let table = tile_format::parse(rest).expect("an unfiltered tile parses");
         assert_eq!(tile.data().len() as u64, table.unfiltered_size);
