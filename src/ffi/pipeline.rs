@@ -220,19 +220,13 @@ pub unsafe extern "C" fn tdb_pipeline_serialize(
     guard(error, || {
         let p = arg(pipeline, "pipeline")?;
         let size = Out::new(size, "size")?;
-        let bytes = p.inner.serialize();
-        if buffer.is_null() || capacity < bytes.len() {
-            let needed = bytes.len();
-            size.set(needed);
-            return Err(Error::BufferTooSmall {
-                needed,
-                message: format!("serialized pipeline needs {needed} bytes, buffer has {capacity}"),
-            });
-        }
-        // SAFETY: `buffer` is non-NULL and the caller guarantees `capacity` writable bytes.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer, bytes.len()) };
-        size.set(bytes.len());
-        Ok(())
+        guard::copy_out(
+            &p.inner.serialize(),
+            buffer,
+            capacity,
+            size,
+            "serialized pipeline",
+        )
     })
 }
 
