@@ -15,6 +15,12 @@ int32) and every pipeline of PIPELINES, at 1 and 2 threads:
   all tiles of a query), which adds the cost of faulting in fresh pages; --ours-outputs into
   uses filter_tile_into/unfilter_tile_into with buffers allocated once.
 * memcpy: `tdbf bench --memcpy` on the same tiles, the memory-bandwidth ceiling.
+* bare codec: for each pipeline ending in a compressor (zstd, lz4, gzip, bzip2),
+  `tdbf bench --bare-codec` times that library alone (libzstd ZSTD_compressCCtx /
+  ZSTD_decompressDCtx at the same level, liblz4, zlib, libbzip2) on exactly the parts it
+  compresses in the pipeline (the filters before it run untimed), in original bytes per
+  second; "pipeline / bare codec" is our speed as a share of that (target: at least 97%).
+  In --quick mode these shares are printed but, like every speed, not checked.
 
 Speeds are unfiltered MiB (2^20 bytes) per second; each is the median (or with --stat best,
 the fastest) of --repeat runs. tdbf warms up once before its timed runs; TileDB does not need
@@ -61,6 +67,7 @@ PIPELINES = [
     ("byteshuffle", lambda: [tiledb.ByteShuffleFilter()]),
     ("bitshuffle", lambda: [tiledb.BitShuffleFilter()]),
     ("zstd", lambda: [tiledb.ZstdFilter(level=-1)]),
+    ("xor,zstd", lambda: [tiledb.XORFilter(), tiledb.ZstdFilter(level=-1)]),
     ("byteshuffle,zstd", lambda: [tiledb.ByteShuffleFilter(), tiledb.ZstdFilter(level=-1)]),
     ("bitshuffle,lz4", lambda: [tiledb.BitShuffleFilter(), tiledb.LZ4Filter()]),
     ("gzip", lambda: [tiledb.GzipFilter(level=-1)]),
@@ -81,6 +88,16 @@ PIPELINES = [
 
 # Pipelines whose speed is bounded by memory bandwidth rather than computation.
 MEMORY_BOUND = ("none", "byteshuffle", "bitshuffle")
+
+# The compressors `tdbf bench --bare-codec` can time alone: pipelines ending in one of these are
+# codec-bound rows, reported as a share of the bare codec.
+BARE_CODECS = ("zstd", "lz4", "gzip", "bzip2")
+BARE_SHARE_TARGET = 0.97
+
+
+def codec_bound(spec):
+    return spec.split(",")[-1].split(":")[0] in BARE_CODECS
+
 
 # Pipelines also reported as a share of memcpy, though computation bounds them: SHA-256 with
 # SHA-NI hashes at about 2 cycles per byte (two interleaved streams: about 3 GB/s per core).
@@ -396,6 +413,35 @@ def print_dataset(name, dtype, nbytes, rows, memcpy, out):
             + MEMCPY_SHARE_ALSO.get(r["pipeline"], ""),
             file=out,
         )
+    for r in rows:
+        if not codec_bound(r["pipeline"]):
+            continue
+        parts = []
+        for t in THREADS:
+            sh = bare_shares(r["threads"][t])
+            if sh is None:
+                parts.append(f"{t} thr: n/a")
+                continue
+            bare = r["threads"][t]["bare"]
+            parts.append(
+                f"{t} thr: {sh[0]:.0%}/{sh[1]:.0%} (bare {fmt_speed(bare['filter_mib_s'])}/"
+                f"{fmt_speed(bare['unfilter_mib_s'])} MiB/s)"
+            )
+        # With filters before the compressor, the pipeline's time includes theirs.
+        extra = " (incl. the filters before it)" if "," in r["pipeline"] else ""
+        print(
+            f"  {r['pipeline']:<12} of bare codec (filter/unfilter): " + "; ".join(parts) + extra,
+            file=out,
+        )
+
+
+def bare_shares(cell):
+    """(filter, unfilter) speed of our pipeline as a share of the bare codec's, or None."""
+    bare = cell.get("bare")
+    ours = cell["ours"]
+    if not bare or "error" in bare or "error" in ours:
+        return None
+    return tuple(ours[f"{d}_mib_s"] / bare[f"{d}_mib_s"] for d in ("filter", "unfilter"))
 
 
 def summarize(results, out):
@@ -461,6 +507,20 @@ def summarize(results, out):
                 f"{geo:.2f}x over {len(vals)}; min {lo[0]:.2f}x ({lo[1]} {lo[2]})",
                 file=out,
             )
+    short = []
+    for ds in results:
+        for r in ds["rows"]:
+            for t in THREADS:
+                sh = bare_shares(r["threads"][t])
+                for d, x in zip(("filter", "unfilter"), sh or ()):
+                    if x < BARE_SHARE_TARGET:
+                        short.append((x, f"{r['pipeline']}@{ds['name']} {d} {t} thr"))
+    summary["below_bare_share_target"] = [f"{w} {x:.3f}" for x, w in sorted(short)]
+    print(
+        f"pipeline / bare codec below {BARE_SHARE_TARGET:.0%}: "
+        + (", ".join(f"{w} {x:.0%}" for x, w in sorted(short)) or "none"),
+        file=out,
+    )
     worse = []
     for ds in results:
         for r in ds["rows"]:
@@ -604,6 +664,16 @@ def main():
                         args.stat,
                     )
                     row["threads"][t] = {"tiledb": tdb, "ours": ours}
+                    if codec_bound(spec):
+                        row["threads"][t]["bare"] = tdbf_bench(
+                            tdbf,
+                            [
+                                "--filters", spec, "--type", dtype, "--threads", str(t),
+                                "--tile-bytes", str(TILE_BYTES), "--repeat", str(args.repeat),
+                                "--bare-codec", path,
+                            ],
+                            args.stat,
+                        )
                 rows.append(row)
                 print(f"# {name} {spec}: done ({time.time() - started:.0f} s)", file=sys.stderr,
                       flush=True)

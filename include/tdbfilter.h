@@ -172,6 +172,18 @@ typedef uint32_t tdb_filter_type_t;
 typedef uint32_t tdb_filter_option_t;
 
 /**
+ * A job handed to a host executor: call it as `job(job_ctx, i)`.
+ */
+typedef void (*tdb_job_fn)(void *job_ctx, size_t i);
+
+/**
+ * A host executor: must call `job(job_ctx, i)` exactly once for every `i` in `[0, n_jobs)`,
+ * on any threads and in any order (concurrently or not), and return only when every call has
+ * returned. It may be called from several threads at once when the pipeline is.
+ */
+typedef void (*tdb_executor_fn)(void *ctx, size_t n_jobs, tdb_job_fn job, void *job_ctx);
+
+/**
  * The field's own filters (attributes; dimensions with their effective filters).
  */
 #define TDB_ARRAY_PIPELINE_FIELD 0
@@ -1165,6 +1177,31 @@ tdb_status_t tdb_pipeline_unfilter_into(const tdb_pipeline_t *pipeline,
 tdb_status_t tdb_pipeline_set_gzip_identical(tdb_pipeline_t *pipeline,
                                              bool identical,
                                              tdb_error_t **error);
+
+/**
+ * Runs the pipeline's chunk jobs on the host's executor instead of tdbfilter's own thread pool
+ * (for engines and runtimes with their own schedulers). `run` is called once per parallel
+ * step of a tile (see `tdb_executor_fn` for its contract) with `ctx` as its first argument;
+ * `ctx` must stay valid while the pipeline uses it. `run` NULL goes back to the built-in pool.
+ * The thread count (`tdb_pipeline_set_threads`) still decides how many jobs a tile is split
+ * into; with 1 thread no job is handed out. Results are identical either way. A job the
+ * executor never runs makes the call fail with `TDB_ERR_INTERNAL`, never return wrong bytes.
+ */
+tdb_status_t tdb_pipeline_set_executor(tdb_pipeline_t *pipeline,
+                                       tdb_executor_fn run,
+                                       void *ctx,
+                                       tdb_error_t **error);
+
+/**
+ * Limits what one unfilter call through this pipeline may allocate for its output tile to
+ * `limit` bytes (0: no limit beyond the format's own bounds, the default). A tile that would
+ * need more fails with `TDB_ERR_OUT_OF_MEMORY`, naming the size it needs and the limit,
+ * before anything is allocated. Calls writing into the caller's buffer (`*_into`) allocate
+ * no output and are not limited.
+ */
+tdb_status_t tdb_pipeline_set_memory_limit(tdb_pipeline_t *pipeline,
+                                           uint64_t limit,
+                                           tdb_error_t **error);
 
 /**
  * Sets the format version of the tiles the pipeline reads and writes (1 to 23; a pipeline

@@ -2,6 +2,8 @@
 //! byte strings ("parts"). Compressors, checksums and encryption treat each part separately,
 //! so part boundaries decide the output bytes.
 
+use crate::kernels;
+
 /// A borrowed list of parts: their bytes, concatenated, and the length of each part.
 #[derive(Clone, Copy, Debug)]
 pub struct Parts<'a> {
@@ -161,6 +163,21 @@ impl PartList {
         self.len = start + len;
         self.lens.push(len);
         &mut self.bytes[start..start + len]
+    }
+
+    /// Appends one part of `len` bytes written by `write`, which must write every byte of the
+    /// slice it is given when it returns `Ok` (its old contents are unspecified; the storage is
+    /// not zero-filled first). On error nothing is appended.
+    pub fn push_filled<E>(
+        &mut self,
+        len: usize,
+        write: impl FnOnce(&mut [u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let start = self.len;
+        kernels::uninit::fill_range(&mut self.bytes, start, len, write)?;
+        self.len = start + len;
+        self.lens.push(len);
+        Ok(())
     }
 
     /// Appends the parts of `parts` as TileDB forwards a list (see [`Parts::forwarded`]).

@@ -351,3 +351,59 @@ fn text_report_and_errors() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("whole number"));
 }
+
+#[test]
+fn bare_codec_times_the_compressor_on_the_pipeline_parts() {
+    let path = scratch_file("bare", "ts.bin", &timestamps(40_000));
+    for spec in [
+        "zstd:3",
+        "byteshuffle,zstd",
+        "bitshuffle,lz4",
+        "gzip:6",
+        "bzip2:9",
+    ] {
+        for threads in ["1", "2"] {
+            let args = [
+                "--filters",
+                spec,
+                "--type",
+                "int64",
+                "--threads",
+                threads,
+                "--repeat",
+                "1",
+                "--json",
+            ];
+            let pipe = json_of(&bench(&args, &path));
+            let bare = json_of(&bench(&[&args[..], &["--bare-codec"]].concat(), &path));
+            assert!(str_field(&bare, "spec").starts_with("bare "), "{bare}");
+            assert_eq!(u64_field(&bare, "input_bytes"), 320_000);
+            // The bare codec's output is the pipeline's minus the tile and chunk headers.
+            let (b, p) = (
+                u64_field(&bare, "filtered_bytes"),
+                u64_field(&pipe, "filtered_bytes"),
+            );
+            assert!(
+                b > 0 && b < p && p - b < 1000,
+                "{spec}: bare {b} vs pipeline {p}"
+            );
+            assert!(f64_field(&bare, "filter_mib_s") > 0.0);
+            assert!(f64_field(&bare, "unfilter_mib_s") > 0.0);
+        }
+    }
+    let o = bench(
+        &[
+            "--filters",
+            "byteshuffle",
+            "--type",
+            "int64",
+            "--bare-codec",
+        ],
+        &path,
+    );
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("needs a pipeline ending in"),
+        "{o:?}"
+    );
+}

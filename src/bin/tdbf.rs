@@ -8,6 +8,7 @@
 //!   checks every tile of them.
 //! * `tdbf bench` measures a pipeline's filter and unfilter throughput on the tiles of a file
 //!   (or memcpy of the same tiles, as a baseline).
+//! * `tdbf advise` ranks TileDB's pipelines for a file of cells by ratio, speed or both.
 //!
 //! Every error is printed as `tdbf: <message>` on stderr with exit status 1.
 
@@ -18,8 +19,12 @@
 mod common;
 #[path = "tdbf_cli/array.rs"]
 mod array;
+#[path = "tdbf_cli/advise.rs"]
+mod advise;
 #[path = "tdbf_cli/bench.rs"]
 mod bench;
+#[path = "tdbf_cli/bench_codec.rs"]
+mod bench_codec;
 #[path = "tdbf_cli/convert.rs"]
 mod convert;
 #[path = "tdbf_cli/demo.rs"]
@@ -65,6 +70,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Read TileDB array folders without libtiledb: schema and fragments, cells, integrity.
     Array(array::ArrayArgs),
+    /// Try TileDB's pipelines for the datatype on a sample of a file's tiles and rank them
+    /// by ratio, speed or both, with the spec and TileDB-Py FilterList to paste.
+    Advise(advise::AdviseArgs),
 }
 
 fn main() -> ExitCode {
@@ -79,6 +87,7 @@ fn main() -> ExitCode {
         Command::Unfilter(args) => convert::unfilter(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Array(args) => array::run(&args),
+        Command::Advise(args) => advise::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -94,6 +94,30 @@ pub(crate) fn slice<'a, T>(ptr: *const T, len: usize, name: &str) -> Result<&'a 
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
+/// Copies `bytes` into the caller's `buffer` of `capacity` bytes and sets `*size` to their
+/// length. A NULL or too small buffer still gets `*size` set, and the error is
+/// `BufferTooSmall` naming `what` (the size query convention of the C API).
+pub(crate) fn copy_out(
+    bytes: &[u8],
+    buffer: *mut u8,
+    capacity: usize,
+    size: Out<usize>,
+    what: &str,
+) -> Result<()> {
+    let needed = bytes.len();
+    size.set(needed);
+    if buffer.is_null() || capacity < needed {
+        return Err(Error::BufferTooSmall {
+            needed,
+            message: format!("{what} needs {needed} bytes, buffer has {capacity}"),
+        });
+    }
+    // SAFETY: `buffer` is non-NULL and the caller guarantees `capacity` (>= needed) writable
+    // bytes that do not overlap `bytes`, which this library owns.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer, needed) };
+    Ok(())
+}
+
 /// A checked, non-NULL output parameter; written only on success.
 pub(crate) struct Out<T>(std::ptr::NonNull<T>);
 

@@ -220,19 +220,13 @@ pub unsafe extern "C" fn tdb_pipeline_serialize(
     guard(error, || {
         let p = arg(pipeline, "pipeline")?;
         let size = Out::new(size, "size")?;
-        let bytes = p.inner.serialize();
-        if buffer.is_null() || capacity < bytes.len() {
-            let needed = bytes.len();
-            size.set(needed);
-            return Err(Error::BufferTooSmall {
-                needed,
-                message: format!("serialized pipeline needs {needed} bytes, buffer has {capacity}"),
-            });
-        }
-        // SAFETY: `buffer` is non-NULL and the caller guarantees `capacity` writable bytes.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer, bytes.len()) };
-        size.set(bytes.len());
-        Ok(())
+        guard::copy_out(
+            &p.inner.serialize(),
+            buffer,
+            capacity,
+            size,
+            "serialized pipeline",
+        )
     })
 }
 
@@ -517,6 +511,100 @@ pub unsafe extern "C" fn tdb_pipeline_set_gzip_identical(
         arg_mut(pipeline, "pipeline")?
             .inner
             .set_gzip_identical(identical);
+        Ok(())
+    })
+}
+
+/// A job handed to a host executor: call it as `job(job_ctx, i)`.
+pub type tdb_job_fn = Option<unsafe extern "C" fn(job_ctx: *mut c_void, i: usize)>;
+
+/// A host executor: must call `job(job_ctx, i)` exactly once for every `i` in `[0, n_jobs)`,
+/// on any threads and in any order (concurrently or not), and return only when every call has
+/// returned. It may be called from several threads at once when the pipeline is.
+pub type tdb_executor_fn = Option<
+    unsafe extern "C" fn(ctx: *mut c_void, n_jobs: usize, job: tdb_job_fn, job_ctx: *mut c_void),
+>;
+
+/// A host executor registered through the C API.
+struct CExecutor {
+    run: unsafe extern "C" fn(*mut c_void, usize, tdb_job_fn, *mut c_void),
+    ctx: *mut c_void,
+}
+
+// SAFETY: the caller of tdb_pipeline_set_executor guarantees that `run` may be called with
+// `ctx` from any thread, concurrently (the documented contract).
+unsafe impl Send for CExecutor {}
+// SAFETY: as above; CExecutor holds no Rust state of its own.
+unsafe impl Sync for CExecutor {}
+
+/// What a C job call refers to: the Rust job to run.
+struct JobCtx<'a> {
+    job: &'a (dyn Fn(usize) + Sync),
+}
+
+/// Runs job `i` of the `JobCtx` behind `job_ctx`. Panics never reach the host: the core's job
+/// wrapper already turns them into errors, and anything left is caught here.
+unsafe extern "C" fn run_job(job_ctx: *mut c_void, i: usize) {
+    // SAFETY: `job_ctx` is the `JobCtx` that CExecutor::run passed to the host, alive until
+    // `run` returns, which the executor contract makes after every job call has returned.
+    let ctx = unsafe { &*job_ctx.cast::<JobCtx<'_>>() };
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (ctx.job)(i)));
+}
+
+impl crate::pipeline::Executor for CExecutor {
+    fn run(&self, n_jobs: usize, job: &(dyn Fn(usize) + Sync)) {
+        let ctx = JobCtx { job };
+        // SAFETY: `run` is the host's function, called as its contract says; `ctx` outlives
+        // the call, which returns only after every job has returned.
+        unsafe {
+            (self.run)(
+                self.ctx,
+                n_jobs,
+                Some(run_job),
+                (&ctx as *const JobCtx<'_>).cast_mut().cast(),
+            )
+        };
+    }
+}
+
+/// Runs the pipeline's chunk jobs on the host's executor instead of tdbfilter's own thread pool
+/// (for engines and runtimes with their own schedulers). `run` is called once per parallel
+/// step of a tile (see `tdb_executor_fn` for its contract) with `ctx` as its first argument;
+/// `ctx` must stay valid while the pipeline uses it. `run` NULL goes back to the built-in pool.
+/// The thread count (`tdb_pipeline_set_threads`) still decides how many jobs a tile is split
+/// into; with 1 thread no job is handed out. Results are identical either way. A job the
+/// executor never runs makes the call fail with `TDB_ERR_INTERNAL`, never return wrong bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_set_executor(
+    pipeline: *mut tdb_pipeline_t,
+    run: tdb_executor_fn,
+    ctx: *mut c_void,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg_mut(pipeline, "pipeline")?;
+        p.inner.set_executor(
+            run.map(|run| std::sync::Arc::new(CExecutor { run, ctx }) as std::sync::Arc<_>),
+        );
+        Ok(())
+    })
+}
+
+/// Limits what one unfilter call through this pipeline may allocate for its output tile to
+/// `limit` bytes (0: no limit beyond the format's own bounds, the default). A tile that would
+/// need more fails with `TDB_ERR_OUT_OF_MEMORY`, naming the size it needs and the limit,
+/// before anything is allocated. Calls writing into the caller's buffer (`*_into`) allocate
+/// no output and are not limited.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_set_memory_limit(
+    pipeline: *mut tdb_pipeline_t,
+    limit: u64,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg_mut(pipeline, "pipeline")?;
+        p.inner
+            .set_memory_limit(if limit == 0 { None } else { Some(limit) });
         Ok(())
     })
 }

@@ -3,7 +3,7 @@
 
 use super::constants::tdb_status_t;
 use super::error::tdb_error_t;
-use super::guard::{Out, arg, guard};
+use super::guard::{self, Out, arg, guard};
 use super::pipeline::tdb_pipeline_t;
 use crate::error::Error;
 use std::ffi::{CStr, c_char};
@@ -49,21 +49,8 @@ pub unsafe extern "C" fn tdb_pipeline_to_spec(
     guard(error, || {
         let p = arg(pipeline, "pipeline")?;
         let size = Out::new(size, "size")?;
-        let text = crate::spec::to_spec(p.pipeline());
-        let needed = text.len() + 1;
-        if buffer.is_null() || capacity < needed {
-            size.set(needed);
-            return Err(Error::BufferTooSmall {
-                needed,
-                message: format!("pipeline spec needs {needed} bytes, buffer has {capacity}"),
-            });
-        }
-        // SAFETY: `buffer` is non-NULL and the caller guarantees `capacity` (>= needed) writable bytes.
-        unsafe {
-            std::ptr::copy_nonoverlapping(text.as_ptr(), buffer.cast::<u8>(), text.len());
-            buffer.add(text.len()).write(0);
-        }
-        size.set(needed);
-        Ok(())
+        let mut text = crate::spec::to_spec(p.pipeline()).into_bytes();
+        text.push(0);
+        guard::copy_out(&text, buffer.cast::<u8>(), capacity, size, "pipeline spec")
     })
 }

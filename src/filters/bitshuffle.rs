@@ -61,21 +61,25 @@ pub fn forward(ctx: &StageCtx<'_>, input: FwdIn<'_>, out: FwdOut<'_>) -> Result<
         }
     }
     out.md.extend_forwarded(input.md);
-    let dst = out.data.push_uninit(input.data.total_len());
-    let mut pos = 0;
-    for part in input.data.iter() {
-        let mut sub_pos = 0;
-        for len in subparts(part.len()) {
-            apply_subpart(
-                t,
-                &part[sub_pos..sub_pos + len],
-                &mut dst[pos..pos + len],
-                bitshuffle_block,
-            );
-            sub_pos += len;
-            pos += len;
+    // The sub-parts tile the output exactly; each is copied or transposed block by block by
+    // a kernel that writes every byte of its destination.
+    out.data.push_filled(input.data.total_len(), |dst| {
+        let mut pos = 0;
+        for part in input.data.iter() {
+            let mut sub_pos = 0;
+            for len in subparts(part.len()) {
+                apply_subpart(
+                    t,
+                    &part[sub_pos..sub_pos + len],
+                    &mut dst[pos..pos + len],
+                    bitshuffle_block,
+                );
+                sub_pos += len;
+                pos += len;
+            }
         }
-    }
+        Ok::<_, Error>(())
+    })?;
     Ok(DataFlow::Written)
 }
 

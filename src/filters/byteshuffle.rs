@@ -30,12 +30,15 @@ pub fn forward(ctx: &StageCtx<'_>, input: FwdIn<'_>, out: FwdOut<'_>) -> Result<
         own[4 + 4 * k..8 + 4 * k].copy_from_slice(&len.to_le_bytes());
     }
     out.md.extend_forwarded(input.md);
-    let dst = out.data.push_uninit(input.data.total_len());
-    let mut pos = 0;
-    for part in input.data.iter() {
-        shuffle(t, part, &mut dst[pos..pos + part.len()]);
-        pos += part.len();
-    }
+    // The parts tile the output exactly and the kernel writes every byte of its destination.
+    out.data.push_filled(input.data.total_len(), |dst| {
+        let mut pos = 0;
+        for part in input.data.iter() {
+            shuffle(t, part, &mut dst[pos..pos + part.len()]);
+            pos += part.len();
+        }
+        Ok::<_, Error>(())
+    })?;
     Ok(DataFlow::Written)
 }
 

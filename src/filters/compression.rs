@@ -109,6 +109,84 @@ pub fn forward(
     Ok(DataFlow::Written)
 }
 
+/// A compression stage's part table (its own metadata), checked against the compressed bytes
+/// before anything is allocated: every part's declared size must be possible for its
+/// compressed size at the codec's largest ratio, and a ZSTD frame that records its content
+/// size must record the declared one.
+pub struct PartTable {
+    /// `(uncompressed, compressed)` of each metadata part.
+    pub md: Vec<(usize, usize)>,
+    /// `(uncompressed, compressed)` of each data part.
+    pub data: Vec<(usize, usize)>,
+}
+
+impl PartTable {
+    /// Reads and checks the part table in `md` for the compressed parts in `data`.
+    pub fn read(c: &CompressionOptions, md: &[u8], data: &[u8]) -> Result<PartTable> {
+        let mut r = ByteReader::new(md, "compression metadata");
+        let n_md = r.u32()? as u64;
+        let n_data = r.u32()? as u64;
+        let table = r.take(
+            usize::try_from((n_md + n_data) * 8)
+                .map_err(|_| Error::corrupt("compression metadata: part count overflows"))?,
+        )?;
+        let sizes: Vec<(usize, usize)> = table
+            .chunks_exact(8)
+            .map(|e| {
+                (
+                    u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize,
+                    u32::from_le_bytes([e[4], e[5], e[6], e[7]]) as usize,
+                )
+            })
+            .collect();
+        let compressed_total: usize = sizes.iter().map(|s| s.1).sum();
+        if compressed_total > data.len() {
+            return Err(Error::corrupt(format!(
+                "compressed parts total {compressed_total} bytes but only {} bytes of data",
+                data.len()
+            )));
+        }
+        let ratio = super::reverse_max_ratio(&crate::filter::Filter::Compression(*c));
+        let mut at = 0;
+        for (i, &(u, z)) in sizes.iter().enumerate() {
+            let what = || {
+                if (i as u64) < n_md {
+                    format!("metadata part {i}")
+                } else {
+                    format!("data part {}", i as u64 - n_md)
+                }
+            };
+            if u as u64 > (z as u64).saturating_mul(ratio).saturating_add(64) {
+                return Err(Error::corrupt(format!(
+                    "{}: {u} bytes are impossible from {z} compressed bytes",
+                    what()
+                )));
+            }
+            if c.compressor == Compressor::Zstd
+                && let Some(n) = super::zstd::frame_content_size(&data[at..at + z])
+                && n != u as u64
+            {
+                return Err(Error::corrupt(format!(
+                    "{}: the zstd frame holds {n} bytes, the part table says {u}",
+                    what()
+                )));
+            }
+            at += z;
+        }
+        let mut sizes = sizes;
+        let data_sizes = sizes.split_off(n_md as usize);
+        Ok(PartTable {
+            md: sizes,
+            data: data_sizes,
+        })
+    }
+
+    /// Bytes of the restored data stream.
+    pub fn data_total(&self) -> usize {
+        self.data.iter().map(|s| s.0).sum()
+    }
+}
+
 /// Reverse: decompresses every part into the restored metadata and data streams.
 pub fn reverse(
     c: &CompressionOptions,
@@ -116,32 +194,10 @@ pub fn reverse(
     input: RevIn<'_>,
     mut out: RevOut<'_>,
 ) -> Result<(MdFlow, DataFlow)> {
-    let mut r = ByteReader::new(input.md, "compression metadata");
-    let n_md = r.u32()? as u64;
-    let n_data = r.u32()? as u64;
-    let table = r.take(
-        usize::try_from((n_md + n_data) * 8)
-            .map_err(|_| Error::corrupt("compression metadata: part count overflows"))?,
-    )?;
-    let sizes: Vec<(usize, usize)> = table
-        .chunks_exact(8)
-        .map(|e| {
-            (
-                u32::from_le_bytes(e[0..4].try_into().unwrap()) as usize,
-                u32::from_le_bytes(e[4..8].try_into().unwrap()) as usize,
-            )
-        })
-        .collect();
-    let (md_sizes, data_sizes) = sizes.split_at(n_md as usize);
+    let table = PartTable::read(c, input.md, input.data)?;
+    let (md_sizes, data_sizes) = (&table.md[..], &table.data[..]);
     let md_total: usize = md_sizes.iter().map(|s| s.0).sum();
-    let data_total: usize = data_sizes.iter().map(|s| s.0).sum();
-    let compressed_total: usize = sizes.iter().map(|s| s.1).sum();
-    if compressed_total > input.data.len() {
-        return Err(Error::corrupt(format!(
-            "compressed parts total {compressed_total} bytes but only {} bytes of data",
-            input.data.len()
-        )));
-    }
+    let data_total = table.data_total();
     // Both restored streams are bounded by what the previous stage can produce.
     out.data.check_len(data_total)?;
     if let crate::stage::DataSink::Scratch { limit, .. } = &out.data

@@ -186,7 +186,8 @@ pub fn reverse_max_ratio(filter: &Filter) -> u64 {
             Compressor::Gzip => 1032,
             Compressor::Zstd => 32768,
             Compressor::Lz4 => 256,
-            Compressor::Rle => u64::MAX,
+            // Each run is a value of v bytes and a u16 count: at most 65535·v out of v + 2 in.
+            Compressor::Rle => 65536,
             Compressor::DoubleDelta => 64,
             Compressor::Delta => 1,
             Compressor::Bzip2 | Compressor::Dictionary => u64::MAX,

@@ -7,7 +7,8 @@
 //! concatenated, where `y_0 = x_0` and `y_j = x_j ^ x_{j-1}`.
 //!
 //! Because XOR acts on each byte independently, element `j` XOR element `j-1` is the same as
-//! byte `i` XOR byte `i-s`; the code works on bytes and never reinterprets memory.
+//! byte `i` XOR byte `i-s`; the code works on bytes and never reinterprets memory. The work is
+//! done by [`kernels::xor_encode`] and [`kernels::xor_decode`] (SIMD where the CPU has it).
 //!
 //! Policies:
 //! * A part whose length is not a multiple of `s` is refused on write. TileDB records the full
@@ -18,6 +19,7 @@
 
 use crate::byte_reader::ByteReader;
 use crate::error::{Error, Result};
+use crate::kernels;
 use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 
 /// The element width for the stage's data type, or an error when XOR cannot process it.
@@ -30,28 +32,6 @@ fn element_width(ctx: &StageCtx<'_>) -> Result<usize> {
             "XOR: datatype {} of {s} bytes cannot be processed as an integer type",
             ctx.datatype.name()
         )))
-    }
-}
-
-/// Encodes `src` into `dst` (same length, a multiple of `s`).
-fn encode(s: usize, src: &[u8], dst: &mut [u8]) {
-    let head = s.min(src.len());
-    dst[..head].copy_from_slice(&src[..head]);
-    for ((d, &cur), &prev) in dst[head..]
-        .iter_mut()
-        .zip(&src[head..])
-        .zip(&src[..src.len() - head])
-    {
-        *d = cur ^ prev;
-    }
-}
-
-/// Decodes `src` into `dst` (same length, a multiple of `s`).
-fn decode(s: usize, src: &[u8], dst: &mut [u8]) {
-    let head = s.min(src.len());
-    dst[..head].copy_from_slice(&src[..head]);
-    for i in head..src.len() {
-        dst[i] = src[i] ^ dst[i - s];
     }
 }
 
@@ -82,12 +62,15 @@ pub fn forward(ctx: &mut StageCtx<'_>, input: FwdIn<'_>, out: FwdOut<'_>) -> Res
         own[4 + 4 * k..8 + 4 * k].copy_from_slice(&(part.len() as u32).to_le_bytes());
     }
     out.md.extend_forwarded(input.md);
-    let dst = out.data.push_uninit(input.data.total_len());
-    let mut pos = 0;
-    for part in input.data.iter() {
-        encode(s, part, &mut dst[pos..pos + part.len()]);
-        pos += part.len();
-    }
+    // The parts tile the output exactly and the kernel writes every byte of its destination.
+    out.data.push_filled(input.data.total_len(), |dst| {
+        let mut pos = 0;
+        for part in input.data.iter() {
+            kernels::xor_encode(s, part, &mut dst[pos..pos + part.len()]);
+            pos += part.len();
+        }
+        Ok::<_, Error>(())
+    })?;
     Ok(DataFlow::Written)
 }
 
@@ -125,7 +108,7 @@ pub fn reverse(
     let mut pos = 0;
     for l in lens.chunks_exact(4) {
         let len = u32::from_le_bytes([l[0], l[1], l[2], l[3]]) as usize;
-        decode(s, &input.data[pos..pos + len], &mut dst[pos..pos + len]);
+        kernels::xor_decode(s, &input.data[pos..pos + len], &mut dst[pos..pos + len]);
         pos += len;
     }
     Ok((MdFlow::Rest(r.position()), DataFlow::Written))

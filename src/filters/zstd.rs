@@ -36,6 +36,11 @@ pub fn compress(ctxs: &mut ZstdContexts, level: i32, src: &[u8], out: &mut Vec<u
     Ok(())
 }
 
+/// The content size a zstd frame's header records, if it records one (TileDB's writer does).
+pub fn frame_content_size(frame: &[u8]) -> Option<u64> {
+    zstd_safe::get_frame_content_size(frame).ok().flatten()
+}
+
 /// Decompresses the zstd frame `src` into exactly `dst.len()` bytes.
 pub fn decompress(ctxs: &mut ZstdContexts, src: &[u8], dst: &mut [u8]) -> Result<()> {
     let dctx = ctxs.dctx.get_or_insert_with(DCtx::create);

@@ -1,9 +1,11 @@
-//! SIMD kernels of the BYTESHUFFLE and BITSHUFFLE filters, chosen once at run time from the
-//! CPU's features.
+//! SIMD kernels of the BYTESHUFFLE, BITSHUFFLE and XOR filters, chosen once at run time from
+//! the CPU's features.
 //!
-//! Four kernels — [`shuffle`], [`unshuffle`] (FORMAT.md §5.15) and [`bitshuffle_block`],
-//! [`bitunshuffle_block`] (§5.14) — exist at each [`Level`]: portable [`scalar`] code, SSE2,
-//! AVX2 (x86 and x86-64) and AVX-512 (x86-64 only; its byte shuffle is the AVX2 one). Every
+//! Six kernels — [`shuffle`], [`unshuffle`] (FORMAT.md §5.15), [`bitshuffle_block`],
+//! [`bitunshuffle_block`] (§5.14), [`xor_encode`] and [`xor_decode`] (§5.18) — exist at each
+//! [`Level`]: portable [`scalar`] code, SSE2, AVX2 (x86 and x86-64) and AVX-512 (x86-64 only;
+//! its byte shuffle and XOR kernels are the AVX2 ones, SSE2's XOR encoding the scalar loop,
+//! which LLVM vectorises for the SSE2 baseline). Every
 //! level produces exactly the bytes of the scalar code, for every element size and length;
 //! the SIMD kernels fall back to narrower ones (and finally to scalar) for sizes and lengths
 //! they do not handle.
@@ -29,6 +31,9 @@ pub mod scalar;
 pub mod sha256_lanes;
 #[cfg(test)]
 mod tests;
+pub(crate) mod uninit;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod xor_x86;
 
 use std::sync::OnceLock;
 
@@ -97,7 +102,7 @@ impl Level {
     }
 }
 
-/// The four kernels of one [`Level`]. Obtainable only for supported levels, through
+/// The kernels of one [`Level`]. Obtainable only for supported levels, through
 /// [`Kernels::for_level`] and [`Kernels::best`].
 #[derive(Debug)]
 pub struct Kernels {
@@ -106,6 +111,8 @@ pub struct Kernels {
     unshuffle: RawKernel,
     bitshuffle: RawKernel,
     bitunshuffle: RawKernel,
+    xor_encode: RawKernel,
+    xor_decode: RawKernel,
 }
 
 static SCALAR: Kernels = Kernels {
@@ -114,6 +121,8 @@ static SCALAR: Kernels = Kernels {
     unshuffle: scalar::unshuffle,
     bitshuffle: scalar::bitshuffle_block,
     bitunshuffle: scalar::bitunshuffle_block,
+    xor_encode: scalar::xor_encode,
+    xor_decode: scalar::xor_decode,
 };
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
@@ -123,6 +132,8 @@ static SSE2: Kernels = Kernels {
     unshuffle: byteshuffle_x86::unshuffle_sse2,
     bitshuffle: bitshuffle_x86::bitshuffle_sse2,
     bitunshuffle: bitshuffle_x86::bitunshuffle_sse2,
+    xor_encode: scalar::xor_encode,
+    xor_decode: xor_x86::xor_decode_sse2,
 };
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
@@ -132,6 +143,8 @@ static AVX2: Kernels = Kernels {
     unshuffle: byteshuffle_x86::unshuffle_avx2,
     bitshuffle: bitshuffle_x86::bitshuffle_avx2,
     bitunshuffle: bitshuffle_x86::bitunshuffle_avx2,
+    xor_encode: xor_x86::xor_encode_avx2,
+    xor_decode: xor_x86::xor_decode_avx2,
 };
 
 #[cfg(target_arch = "x86_64")]
@@ -141,6 +154,8 @@ static AVX512: Kernels = Kernels {
     unshuffle: byteshuffle_x86::unshuffle_avx2,
     bitshuffle: bitshuffle_avx512::bitshuffle_avx512,
     bitunshuffle: bitshuffle_avx512::bitunshuffle_avx512,
+    xor_encode: xor_x86::xor_encode_avx2,
+    xor_decode: xor_x86::xor_decode_avx2,
 };
 
 static BEST: OnceLock<&'static Kernels> = OnceLock::new();
@@ -213,6 +228,20 @@ impl Kernels {
         // SAFETY: as in `shuffle`: the level's features were detected.
         unsafe { (self.bitunshuffle)(t, src, dst) }
     }
+
+    /// [`scalar::xor_encode`] at this level.
+    #[inline]
+    pub fn xor_encode(&self, s: usize, src: &[u8], dst: &mut [u8]) {
+        // SAFETY: as in `shuffle`: the level's features were detected.
+        unsafe { (self.xor_encode)(s, src, dst) }
+    }
+
+    /// [`scalar::xor_decode`] at this level.
+    #[inline]
+    pub fn xor_decode(&self, s: usize, src: &[u8], dst: &mut [u8]) {
+        // SAFETY: as in `shuffle`: the level's features were detected.
+        unsafe { (self.xor_decode)(s, src, dst) }
+    }
 }
 
 /// Byte shuffle with element size `t` at the best level ([`scalar::shuffle`] semantics).
@@ -253,4 +282,24 @@ pub fn bitshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
 #[inline]
 pub fn bitunshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
     Kernels::best().bitunshuffle_block(t, src, dst)
+}
+
+/// XOR encoding with element width `s` at the best level ([`scalar::xor_encode`] semantics).
+///
+/// # Panics
+///
+/// If `src` and `dst` differ in length, or if `s == 0`.
+#[inline]
+pub fn xor_encode(s: usize, src: &[u8], dst: &mut [u8]) {
+    Kernels::best().xor_encode(s, src, dst)
+}
+
+/// Reverses [`xor_encode`] (a running XOR over elements), at the best level.
+///
+/// # Panics
+///
+/// If `src` and `dst` differ in length, or if `s == 0`.
+#[inline]
+pub fn xor_decode(s: usize, src: &[u8], dst: &mut [u8]) {
+    Kernels::best().xor_decode(s, src, dst)
 }

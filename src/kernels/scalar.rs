@@ -159,3 +159,51 @@ pub fn bitunshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
     }
     dst[n * t..].copy_from_slice(&src[n * t..]);
 }
+
+/// XOR encoding (FORMAT.md §5.18) of bytes with element width `s`: `dst[i] = src[i] ^ src[i-s]`
+/// for `i ≥ s`, `dst[i] = src[i]` below. On bytes, XOR of element `j` with element `j-1` is the
+/// XOR of byte `i` with byte `i-s`, whatever the length.
+///
+/// # Panics
+///
+/// If `src` and `dst` differ in length, or if `s == 0`.
+pub fn xor_encode(s: usize, src: &[u8], dst: &mut [u8]) {
+    assert_eq!(src.len(), dst.len());
+    assert!(s > 0, "XOR element width 0");
+    xor_encode_from(s, src, dst, 0);
+}
+
+/// Reverses [`xor_encode`]: the running XOR `dst[i] = src[i] ^ dst[i-s]`.
+///
+/// # Panics
+///
+/// If `src` and `dst` differ in length, or if `s == 0`.
+pub fn xor_decode(s: usize, src: &[u8], dst: &mut [u8]) {
+    assert_eq!(src.len(), dst.len());
+    assert!(s > 0, "XOR element width 0");
+    xor_decode_from(s, src, dst, 0);
+}
+
+/// [`xor_encode`] of bytes `from..` only (the tail of the SIMD kernels).
+pub(crate) fn xor_encode_from(s: usize, src: &[u8], dst: &mut [u8], from: usize) {
+    let head = s.min(src.len()).max(from);
+    dst[from..head].copy_from_slice(&src[from..head]);
+    // Past `head` (when anything is left there) `head ≥ s`, so the subtraction is exact.
+    for ((d, &cur), &prev) in dst[head..]
+        .iter_mut()
+        .zip(&src[head..])
+        .zip(&src[head.saturating_sub(s)..])
+    {
+        *d = cur ^ prev;
+    }
+}
+
+/// [`xor_decode`] of bytes `from..` only, `dst[..from]` being decoded already (the tail of the
+/// SIMD kernels).
+pub(crate) fn xor_decode_from(s: usize, src: &[u8], dst: &mut [u8], from: usize) {
+    let head = s.min(src.len()).max(from);
+    dst[from..head].copy_from_slice(&src[from..head]);
+    for i in head..src.len() {
+        dst[i] = src[i] ^ dst[i - s];
+    }
+}

@@ -361,11 +361,13 @@ fn best_level_is_the_widest_supported() {
 
 #[test]
 fn every_level_rejects_mismatched_lengths() {
-    let kernels: [Kernel; 4] = [
+    let kernels: [Kernel; 6] = [
         Kernels::shuffle,
         Kernels::unshuffle,
         Kernels::bitshuffle_block,
         Kernels::bitunshuffle_block,
+        Kernels::xor_encode,
+        Kernels::xor_decode,
     ];
     for k in Level::ALL.into_iter().filter_map(Kernels::for_level) {
         for kernel in kernels {
@@ -474,5 +476,119 @@ fn every_level_matches_blosc2_output_digest() {
         }
         let digest: String = md5.finalize().iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(digest, BLOSC2_MD5, "{:?}", k.level());
+    }
+}
+
+/// The XOR kernels at `k`'s level against the scalar ones, for the element sizes of the XOR
+/// filter (and others, which take the fallback), every length of [`lengths`] (the tails after
+/// the last whole vector included), aligned and not; the decoding of the encoding restores the
+/// input.
+fn check_xor_level(k: &Kernels) {
+    let mut rng = Rng(0x584f_5221 ^ k.level() as u64);
+    for s in [1usize, 2, 4, 8, 3, 16, 33] {
+        for len in lengths() {
+            let unaligned = len % 37 == 0 || len > 300;
+            let src = rng.bytes(len);
+            let encoded = check_one(
+                k,
+                Kernels::xor_encode,
+                scalar::xor_encode,
+                s,
+                &src,
+                &mut rng,
+                unaligned,
+            );
+            check_one(
+                k,
+                Kernels::xor_decode,
+                scalar::xor_decode,
+                s,
+                &src,
+                &mut rng,
+                unaligned,
+            );
+            let back = check_one(
+                k,
+                Kernels::xor_decode,
+                scalar::xor_decode,
+                s,
+                &encoded,
+                &mut rng,
+                false,
+            );
+            assert_eq!(back, src, "{:?} s={s} len={len}: round trip", k.level());
+        }
+    }
+}
+
+#[test]
+fn scalar_xor_matches_elementwise_definition() {
+    // y_0 = x_0, y_j = x_j ^ x_{j-1} over little-endian elements of s bytes.
+    let mut rng = Rng(3);
+    for s in [1usize, 2, 4, 8] {
+        for n in [0usize, 1, 2, 5, 100] {
+            let src = rng.bytes(n * s);
+            let elems: Vec<u64> = src
+                .chunks_exact(s)
+                .map(|c| {
+                    let mut b = [0u8; 8];
+                    b[..s].copy_from_slice(c);
+                    u64::from_le_bytes(b)
+                })
+                .collect();
+            let mut want = Vec::new();
+            let mut running = 0u64;
+            for (j, &e) in elems.iter().enumerate() {
+                let prev = if j == 0 { 0 } else { elems[j - 1] };
+                want.extend_from_slice(&(e ^ prev).to_le_bytes()[..s]);
+                running ^= e;
+            }
+            let mut got = vec![0u8; src.len()];
+            scalar::xor_encode(s, &src, &mut got);
+            assert_eq!(got, want, "encode s={s} n={n}");
+            // Decoding `src` is the running XOR of its elements.
+            scalar::xor_decode(s, &src, &mut got);
+            let last = got.len().saturating_sub(s);
+            assert_eq!(&got[last..], &running.to_le_bytes()[..src.len() - last]);
+        }
+    }
+}
+
+#[test]
+fn sse2_xor_matches_scalar() {
+    if let Some(k) = level_or_skip(Level::Sse2) {
+        check_xor_level(k);
+    }
+}
+
+#[test]
+fn avx2_xor_matches_scalar() {
+    if let Some(k) = level_or_skip(Level::Avx2) {
+        check_xor_level(k);
+    }
+}
+
+#[test]
+fn avx512_xor_matches_scalar() {
+    if let Some(k) = level_or_skip(Level::Avx512) {
+        check_xor_level(k);
+    }
+}
+
+#[test]
+fn dispatched_xor_matches_scalar() {
+    let mut rng = Rng(4);
+    for s in [1usize, 2, 4, 8] {
+        for len in [0usize, 7, 64, 255, 4096, 65537] {
+            let src = rng.bytes(len);
+            let mut want = vec![0u8; len];
+            let mut got = vec![0u8; len];
+            scalar::xor_encode(s, &src, &mut want);
+            super::xor_encode(s, &src, &mut got);
+            assert_eq!(got, want);
+            scalar::xor_decode(s, &src, &mut want);
+            super::xor_decode(s, &src, &mut got);
+            assert_eq!(got, want);
+        }
     }
 }

@@ -9,7 +9,6 @@ use crate::parts::Parts;
 use crate::stage::{DataFlow, FwdIn, FwdOut, StageCtx};
 use crate::thread_scratch::{ThreadScratch, with_scratch};
 use crate::tile_format::{CHUNK_HEADER_SIZE, chunk_header};
-use rayon::prelude::*;
 use std::ops::Range;
 
 /// The fewest chunks per parallel group when the last filter is a checksum (the widest
@@ -293,22 +292,13 @@ pub(crate) fn filter_chunks(
     };
     let groups: Vec<&[Range<usize>]> = chunks.chunks(per_group).collect();
     let mut bufs: Vec<Vec<u8>> = (0..round.min(groups.len())).map(|_| Vec::new()).collect();
-    let pool = threads::pool(threads)?;
     for (r, batch) in groups.chunks(round).enumerate() {
-        let results: Vec<Result<()>> = pool.install(|| {
-            batch
-                .par_iter()
-                .zip(bufs.par_iter_mut())
-                .enumerate()
-                .map(|(j, group)| {
-                    let (group, buf) = group;
-                    buf.clear();
-                    filter_range(s, tile, group, (r * round + j) * per_group, buf)
-                })
-                .collect()
-        });
-        for (result, buf) in results.into_iter().zip(&bufs) {
-            result?;
+        let bufs = &mut bufs[..batch.len()];
+        threads::run_each(s.executor, threads, bufs, |j, buf| {
+            buf.clear();
+            filter_range(s, tile, batch[j], (r * round + j) * per_group, buf)
+        })?;
+        for buf in bufs.iter() {
             out.put(buf)?;
         }
     }

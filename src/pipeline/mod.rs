@@ -8,6 +8,7 @@ mod serialize;
 pub(crate) mod threads;
 
 pub use serialize::FORMAT_VERSION;
+pub use threads::{Executor, ExecutorHandle};
 
 use crate::chunking;
 use crate::datatype::Datatype;
@@ -18,6 +19,7 @@ use crate::filter_type::FilterType;
 use crate::filters;
 use crate::format_version;
 use crate::tile::Tile;
+use std::sync::Arc;
 
 /// The settings every chunk needs, fixed for one tile.
 #[derive(Clone, Copy)]
@@ -36,6 +38,10 @@ pub(crate) struct ChunkSettings<'a> {
     pub cipher: Option<&'a aes_gcm::Aes256Gcm>,
     /// Write GZIP with zlib (TileDB's exact bytes) instead of libdeflate.
     pub gzip_identical: bool,
+    /// The host's executor for chunk jobs, instead of the shared pools.
+    pub executor: Option<&'a ExecutorHandle>,
+    /// The most bytes one unfilter call may allocate for its output (None: no limit).
+    pub memory_limit: Option<u64>,
 }
 
 /// An ordered list of filters with TileDB's pipeline settings.
@@ -48,6 +54,8 @@ pub struct Pipeline {
     format_version: u32,
     encryption_key: Option<EncryptionKey>,
     gzip_identical: bool,
+    executor: Option<ExecutorHandle>,
+    memory_limit: Option<u64>,
 }
 
 impl Default for Pipeline {
@@ -67,6 +75,8 @@ impl Pipeline {
             format_version: FORMAT_VERSION,
             encryption_key: None,
             gzip_identical: true,
+            executor: None,
+            memory_limit: None,
         }
     }
 
@@ -126,6 +136,30 @@ impl Pipeline {
     /// Sets the threads used per tile (0 = all cores).
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads;
+    }
+
+    /// Runs the chunk jobs of every tile on `executor` (the host's threads) instead of
+    /// tdbfilter's own pool; `None` goes back to the pool. The thread count still decides how
+    /// many jobs a tile is split into. Results are the same either way.
+    pub fn set_executor(&mut self, executor: Option<Arc<dyn Executor>>) {
+        self.executor = executor.map(ExecutorHandle);
+    }
+
+    /// Limits the output one unfilter call may allocate to `limit` bytes (`None`: no limit
+    /// beyond the format's own bounds). A tile that would need more fails with
+    /// `OutOfMemory` naming the size and the limit, before anything is allocated.
+    pub fn set_memory_limit(&mut self, limit: Option<u64>) {
+        self.memory_limit = limit;
+    }
+
+    /// The memory limit of unfilter calls, if any.
+    pub fn memory_limit(&self) -> Option<u64> {
+        self.memory_limit
+    }
+
+    /// Whether the pipeline runs its chunk jobs on a host executor.
+    pub fn has_executor(&self) -> bool {
+        self.executor.is_some()
     }
 
     /// Whether checksum filters skip verification on read.
@@ -220,6 +254,8 @@ impl Pipeline {
             rebuild_offsets: false,
             cipher: self.encryption_key.as_ref().map(|k| k.cipher()),
             gzip_identical: self.gzip_identical,
+            executor: self.executor.as_ref(),
+            memory_limit: self.memory_limit,
         }
     }
 

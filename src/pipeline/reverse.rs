@@ -6,11 +6,12 @@ use super::ChunkSettings;
 use super::forward::OUTER_DIGEST_GROUP;
 use super::{outer_digest, threads};
 use crate::error::{Error, Result};
+use crate::filter::Filter;
 use crate::filters;
+use crate::kernels;
 use crate::stage::{DataFlow, DataSink, MdFlow, RevIn, RevOut, StageCtx};
 use crate::thread_scratch::{ThreadScratch, with_scratch};
 use crate::tile_format::{self, ChunkRef};
-use rayon::prelude::*;
 
 /// Unfilters one chunk into `window` (exactly its original length). With `offsets`, the first
 /// filter rebuilds the var-size offsets from the data (§5.8). `outer_verified`: the last
@@ -175,10 +176,47 @@ pub(crate) fn parse_tile<'a>(
                 c.original_length
             )));
         }
+        check_outer_parts(s, c).map_err(|e| e.context(format!("chunk {i}")))?;
     }
     let total = usize::try_from(table.unfiltered_size)
         .map_err(|_| Error::corrupt("unfiltered tile size overflows"))?;
     Ok((table.chunks, total))
+}
+
+/// Checks a chunk's original length against the part table of its outermost stage when that
+/// is a general-purpose compressor, before the tile's output is allocated: the parts must be
+/// possible for their compressed sizes, and the stages inside must be able to turn the parts'
+/// bytes into the original length (exactly that length when the compressor is the only
+/// filter). Catches damaged chunk headers that would otherwise reserve gigabytes.
+fn check_outer_parts(s: &ChunkSettings<'_>, c: &ChunkRef<'_>) -> Result<()> {
+    let Some((Filter::Compression(opts), inner)) = s.filters.split_last() else {
+        return Ok(());
+    };
+    use crate::filter_type::Compressor::*;
+    if s.rebuild_offsets
+        || !matches!(
+            opts.compressor,
+            Gzip | Zstd | Lz4 | Bzip2 | Delta | DoubleDelta
+        )
+    {
+        return Ok(());
+    }
+    let name = s.filters.last().map_or("", |f| f.name());
+    let parts = filters::compression::PartTable::read(opts, c.metadata, c.data)
+        .map_err(|e| e.context(name))?;
+    let restored = parts.data_total() as u64;
+    let original = u64::from(c.original_length);
+    let possible = inner
+        .iter()
+        .map(filters::reverse_max_ratio)
+        .fold(restored, |a, r| a.saturating_mul(r))
+        .saturating_add(if inner.is_empty() { 0 } else { 64 });
+    if original > possible || (inner.is_empty() && original != restored) {
+        return Err(Error::corrupt(format!(
+            "original length {original} cannot come from the {restored} bytes {name}'s parts hold"
+        )));
+    }
+    Ok(())
 }
 
 /// Unfilters parsed chunks into `out` (exactly the unfiltered size). On the var-string path
@@ -247,15 +285,12 @@ pub(crate) fn unfilter_chunks_into(
             .enumerate()
             .try_for_each(run)?;
     } else {
-        let results: Vec<Result<()>> = threads::pool(threads)?.install(|| {
-            chunks
-                .par_chunks(per_group)
-                .zip(windows.par_chunks_mut(per_group))
-                .enumerate()
-                .map(run)
-                .collect()
-        });
-        results.into_iter().collect::<Result<()>>()?;
+        let mut groups: Vec<&mut [&mut [u8]]> = windows.chunks_mut(per_group).collect();
+        threads::run_each(s.executor, threads, &mut groups, |g, windows| {
+            let first = g * per_group;
+            let group = &chunks[first..(first + per_group).min(chunks.len())];
+            run((g, (group, &mut **windows)))
+        })?;
     }
     Ok(None)
 }
@@ -267,13 +302,25 @@ pub(crate) fn unfilter_chunks(
     threads: usize,
 ) -> Result<(Vec<u8>, Option<Vec<u64>>)> {
     let (chunks, total) = parse_tile(s, filtered)?;
+    if let Some(limit) = s.memory_limit
+        && total as u64 > limit
+    {
+        return Err(Error::OutOfMemory(format!(
+            "unfiltering the tile needs {total} bytes, over the memory limit of {limit} bytes"
+        )));
+    }
     let mut out = Vec::new();
     out.try_reserve_exact(total).map_err(|_| {
         Error::OutOfMemory(format!(
             "cannot allocate {total} bytes for the unfiltered tile"
         ))
     })?;
-    out.resize(total, 0);
-    let offsets = unfilter_chunks_into(s, &chunks, threads, &mut out)?;
+    // Written without zero-filling first: `total` is the sum of the chunks' original lengths
+    // (tile_format::parse), so their windows tile `out` exactly, and the first stage of every
+    // chunk fills its whole window (DataSink::alloc demands its exact length) or copies into
+    // it. On error `out` stays empty.
+    let offsets = kernels::uninit::fill_range(&mut out, 0, total, |buf| {
+        unfilter_chunks_into(s, &chunks, threads, buf)
+    })?;
     Ok((out, offsets))
 }

@@ -13,6 +13,7 @@
 //! writes); with fewer tiles than threads, tiles run one after another and the pipeline
 //! spreads the chunks of each tile over its own threads.
 
+use crate::bench_codec;
 use crate::common::{
     CliResult, Failure, json_string, parse_size, ratio, read_input, resolve_cells,
 };
@@ -119,6 +120,11 @@ pub struct BenchArgs {
     /// Measure a baseline instead of a pipeline.
     #[arg(long, value_enum, value_name = "BASELINE", conflicts_with = "memcpy")]
     pub baseline: Option<Baseline>,
+    /// Time only the pipeline's last filter, a ZSTD, LZ4, GZIP or BZIP2 compressor, as the bare
+    /// library call on the parts it compresses in the pipeline (the filters before it run
+    /// untimed); speeds are in original tile bytes per second.
+    #[arg(long, hide = true, conflicts_with_all = ["memcpy", "baseline"])]
+    pub bare_codec: bool,
     /// Raw cells to cut into tiles ('-' for stdin).
     #[arg(value_name = "FILE")]
     pub input: PathBuf,
@@ -452,7 +458,11 @@ pub fn run(args: &BenchArgs) -> CliResult<()> {
         pipeline
             .check_types(datatype, false)
             .map_err(|e| Failure::from(e).context(format_args!("pipeline '{text}'")))?;
-        bench_pipeline(args, pipeline, text, &tiles, threads, mode)?
+        if args.bare_codec {
+            bench_bare_codec(args, &pipeline, &tiles, threads, mode)?
+        } else {
+            bench_pipeline(args, pipeline, text, &tiles, threads, mode)?
+        }
     };
     let stdout = io::stdout();
     let mut out = stdout.lock();
@@ -555,6 +565,34 @@ fn bench_pipeline(
         mode,
         filter_times,
         unfilter_times,
+        memcpy: false,
+        outputs: args.outputs,
+    })
+}
+
+/// `--bare-codec`: the pipeline's compressor alone (see [`bench_codec`]).
+fn bench_bare_codec(
+    args: &BenchArgs,
+    pipeline: &Pipeline,
+    tiles: &[Tile],
+    threads: usize,
+    mode: Mode,
+) -> CliResult<Measured> {
+    let codec = bench_codec::BareCodec::of_pipeline(pipeline)?;
+    let t = bench_codec::measure(pipeline, codec, tiles, threads, args.repeat)?;
+    Ok(Measured {
+        spec: format!("bare {codec:?}"),
+        canonical: spec::to_spec(pipeline),
+        datatype: tiles[0].datatype(),
+        cell_size: tiles[0].cell_size(),
+        input_bytes: tiles.iter().map(|t| t.data().len() as u64).sum(),
+        filtered_bytes: t.compressed_bytes,
+        tiles: tiles.len(),
+        tile_bytes: tiles[0].data().len() as u64,
+        threads,
+        mode,
+        filter_times: t.compress,
+        unfilter_times: t.decompress,
         memcpy: false,
         outputs: args.outputs,
     })
@@ -851,10 +889,5 @@ mod tests {
         assert!(cut_tiles(&[0u8; 10], Datatype::Int32, 4, 30, "x").is_err());
         assert!(cut_tiles(&[], Datatype::Int32, 4, 30, "x").is_err());
         assert!(cut_tiles(&[0u8; 8], Datatype::Int64, 8, 4, "x").is_err());
-    }
-
-    #[test]
-    fn json_strings_are_escaped() {
-        assert_eq!(json_string("a\"b\\c\n\u{1}"), "\"a\\\"b\\\\c\\n\\u0001\"");
     }
 }

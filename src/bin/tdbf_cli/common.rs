@@ -308,4 +308,9 @@ mod tests {
         let e = parse_datatype("int33").unwrap_err();
         assert!(e.message().unwrap_or("").contains("datetime_ns"));
     }
+
+    #[test]
+    fn json_strings_are_escaped() {
+        assert_eq!(json_string("a\"b\\c\n\u{1}"), "\"a\\\"b\\\\c\\n\\u0001\"");
+    }
 }

@@ -1,0 +1,114 @@
+package tdbfilter
+
+// #include <tdbfilter.h>
+import "C"
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Status is the status code of a failed call (tdb_status_t values).
+type Status uint32
+
+// The status codes of the C API.
+const (
+	StatusOK               Status = C.TDB_OK                    // Success.
+	StatusInvalidArgument  Status = C.TDB_ERR_INVALID_ARGUMENT  // A caller-supplied argument is invalid.
+	StatusCorruptData      Status = C.TDB_ERR_CORRUPT_DATA      // Filtered bytes are truncated, inconsistent or not a valid encoding.
+	StatusChecksumMismatch Status = C.TDB_ERR_CHECKSUM_MISMATCH // A checksum filter found a digest mismatch.
+	StatusDecryptionFailed Status = C.TDB_ERR_DECRYPTION_FAILED // Wrong key or tampered bytes.
+	StatusUnsupported      Status = C.TDB_ERR_UNSUPPORTED       // Valid TileDB input this version does not support.
+	StatusBufferTooSmall   Status = C.TDB_ERR_BUFFER_TOO_SMALL  // The caller's buffer is too small.
+	StatusOutOfMemory      Status = C.TDB_ERR_OUT_OF_MEMORY     // An allocation failed.
+	StatusInternal         Status = C.TDB_ERR_INTERNAL          // A bug in tdbfilter.
+)
+
+// Sentinel errors, one per status: errors.Is(err, ErrChecksumMismatch) reports whether err
+// (or an error it wraps) is an *Error with that status.
+var (
+	ErrInvalidArgument  = errors.New("tdbfilter: invalid argument")
+	ErrCorruptData      = errors.New("tdbfilter: corrupt data")
+	ErrChecksumMismatch = errors.New("tdbfilter: checksum mismatch")
+	ErrDecryptionFailed = errors.New("tdbfilter: decryption failed")
+	ErrUnsupported      = errors.New("tdbfilter: unsupported")
+	ErrBufferTooSmall   = errors.New("tdbfilter: buffer too small")
+	ErrOutOfMemory      = errors.New("tdbfilter: out of memory")
+	ErrInternal         = errors.New("tdbfilter: internal error")
+)
+
+// ErrClosed is returned by every method of a Pipeline after Close.
+var ErrClosed = errors.New("tdbfilter: pipeline is closed")
+
+var sentinels = map[Status]error{
+	StatusInvalidArgument:  ErrInvalidArgument,
+	StatusCorruptData:      ErrCorruptData,
+	StatusChecksumMismatch: ErrChecksumMismatch,
+	StatusDecryptionFailed: ErrDecryptionFailed,
+	StatusUnsupported:      ErrUnsupported,
+	StatusBufferTooSmall:   ErrBufferTooSmall,
+	StatusOutOfMemory:      ErrOutOfMemory,
+	StatusInternal:         ErrInternal,
+}
+
+var statusNames = map[Status]string{
+	StatusOK:               "ok",
+	StatusInvalidArgument:  "invalid argument",
+	StatusCorruptData:      "corrupt data",
+	StatusChecksumMismatch: "checksum mismatch",
+	StatusDecryptionFailed: "decryption failed",
+	StatusUnsupported:      "unsupported",
+	StatusBufferTooSmall:   "buffer too small",
+	StatusOutOfMemory:      "out of memory",
+	StatusInternal:         "internal error",
+}
+
+// String returns the status in words, e.g. "checksum mismatch".
+func (s Status) String() string {
+	if name, ok := statusNames[s]; ok {
+		return name
+	}
+	return fmt.Sprintf("Status(%d)", uint32(s))
+}
+
+// Error is the error every failed call returns: the C API's status and message.
+type Error struct {
+	// Status says what kind of failure it is; errors.Is matches it against the sentinels.
+	Status Status
+	// Message is the library's message; it names what failed (filter, chunk, tile...).
+	Message string
+	// Needed is set with StatusBufferTooSmall: a buffer size that suffices.
+	Needed int
+}
+
+// Error returns "tdbfilter: <status>: <message>".
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return "tdbfilter: " + e.Status.String()
+	}
+	return "tdbfilter: " + e.Status.String() + ": " + e.Message
+}
+
+// Is reports whether target is the sentinel error of e's status.
+func (e *Error) Is(target error) bool {
+	sentinel, ok := sentinels[e.Status]
+	return ok && target == sentinel
+}
+
+// takeError turns a failed status and its C error into an *Error and frees the C error.
+func takeError(status C.tdb_status_t, cerr *C.tdb_error_t) error {
+	if status == C.TDB_OK {
+		C.tdb_error_free(cerr)
+		return nil
+	}
+	e := &Error{Status: Status(status)}
+	if cerr != nil {
+		e.Message = C.GoString(C.tdb_error_message(cerr))
+		C.tdb_error_free(cerr)
+	}
+	return e
+}
+
+func invalidArgument(format string, args ...any) error {
+	return &Error{Status: StatusInvalidArgument, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,3 @@
+module github.com/tdbfilter/tdbfilter/bindings/go
+
+go 1.24

@@ -1,0 +1,59 @@
+# Runs with Julia and an installed tdbfilter (not executed in this project's CI, which has no
+# Julia; there bindings/julia/check_ccalls.py checks every ccall against the header).
+using Test
+using TDBFilter
+
+@testset "TDBFilter" begin
+    @test !isempty(TDBFilter.version())
+
+    cells = collect(Int64, 1:100_000)
+    for s in ("none", "bitshuffle,zstd:3", "byteshuffle,lz4", "delta,gzip:9", "zstd,checksum_md5")
+        p = Pipeline(s)
+        bytes = filter(p, cells)
+        @test unfilter(p, bytes, Int64) == cells
+        @test deserialize(serialize(p)) isa Pipeline
+        @test Pipeline(spec(p)) |> serialize == serialize(p)
+        close(p)
+        close(p) # idempotent
+    end
+
+    p = Pipeline("bitshuffle,zstd:3")
+    @test filter_types(p) == [TDBFilter.TDB_FILTER_BITSHUFFLE, TDBFilter.TDB_FILTER_ZSTD]
+    @test level(p, 1) == 3
+    floats = rand(Float64, 10_000)
+    @test unfilter(p, filter(p, floats), Float64) == floats
+
+    # Errors carry the status and the library's message.
+    e = try Pipeline("nosuchfilter"); nothing catch e; e end
+    @test e isa TDBFilterError && e.status == TDBFilter.TDB_ERR_INVALID_ARGUMENT
+    @test occursin("nosuchfilter", e.message)
+
+    q = Pipeline("zstd,checksum_sha256")
+    bytes = filter(q, cells)
+    bytes[end ÷ 2] ⊻= 0x01
+    e = try unfilter(q, bytes, Int64); nothing catch e; e end
+    @test e isa TDBFilterError &&
+          e.status in (TDBFilter.TDB_ERR_CHECKSUM_MISMATCH, TDBFilter.TDB_ERR_CORRUPT_DATA)
+
+    # Var-size strings.
+    dp = Pipeline("zstd")
+    op = Pipeline("double_delta,zstd")
+    strs = ["a", "", "tile", "ünïcode", "x"^1000]
+    fo, fd = filter_var(dp, op, strs)
+    @test unfilter_var(dp, op, fo, fd) == strs
+
+    # Encryption.
+    k = Pipeline("zstd")
+    set_encryption_key!(k, fill(UInt8(7), 32))
+    enc = filter(k, cells)
+    @test unfilter(k, enc, Int64) == cells
+    wrong = Pipeline("zstd")
+    set_encryption_key!(wrong, fill(UInt8(8), 32))
+    e = try unfilter(wrong, enc, Int64); nothing catch e; e end
+    @test e isa TDBFilterError && e.status == TDBFilter.TDB_ERR_DECRYPTION_FAILED
+
+    # Generic tiles.
+    g = generic_tile_write(Pipeline("zstd"), Vector{UInt8}("a schema"))
+    payload, consumed = generic_tile_read(g)
+    @test String(payload) == "a schema" && consumed == length(g)
+end

@@ -1,0 +1,25 @@
+"""tdbfilter: TileDB's tile format and filter pipeline, byte-compatible with TileDB 2.30,
+without libtiledb (Python bindings over the tdbfilter C library).
+
+>>> import numpy as np, tdbfilter
+>>> p = tdbfilter.Pipeline.from_spec("bitshuffle,zstd:3")
+>>> tile = p.filter(np.arange(1000, dtype=np.int64))     # TileDB's filtered tile bytes
+>>> p.unfilter(tile, np.int64)[:3]
+array([0, 1, 2])
+
+Failures raise :class:`TdbfilterError` subclasses mirroring the C status codes
+(:class:`ChecksumMismatch`, :class:`CorruptData`, …). The numcodecs codec is
+:class:`tdbfilter.numcodecs_codec.TileDBCodec` (``codec_id = "tiledb"``).
+"""
+
+from .errors import (BufferTooSmall, ChecksumMismatch, CorruptData, DecryptionFailed,
+                     InternalError, InvalidArgument, OutOfMemory, TdbfilterError, Unsupported)
+from .pipeline import (FORMAT_VERSION, Pipeline, datatype_of, generic_tile_read,
+                       generic_tile_write, version)
+
+__all__ = [
+    "BufferTooSmall", "ChecksumMismatch", "CorruptData", "DecryptionFailed", "FORMAT_VERSION",
+    "InternalError", "InvalidArgument", "OutOfMemory", "Pipeline", "TdbfilterError",
+    "Unsupported", "datatype_of", "generic_tile_read", "generic_tile_write", "version",
+]
+__version__ = "0.1.0"

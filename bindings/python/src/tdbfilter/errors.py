@@ -1,0 +1,80 @@
+"""Exceptions mirroring the C API's status codes (``tdb_status_t``)."""
+
+from __future__ import annotations
+
+
+class TdbfilterError(Exception):
+    """A failed tdbfilter call: ``status`` is the C status code, ``str(e)`` the library's
+    message (which names the chunk, filter or argument that failed)."""
+
+    status: int = 0
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        if status is not None:
+            self.status = status
+
+
+class InvalidArgument(TdbfilterError, ValueError):
+    """A caller-supplied argument is invalid (``TDB_ERR_INVALID_ARGUMENT``)."""
+
+    status = 1
+
+
+class CorruptData(TdbfilterError):
+    """Filtered bytes are truncated, inconsistent or not a valid encoding
+    (``TDB_ERR_CORRUPT_DATA``)."""
+
+    status = 2
+
+
+class ChecksumMismatch(CorruptData):
+    """A checksum filter found a digest mismatch (``TDB_ERR_CHECKSUM_MISMATCH``)."""
+
+    status = 3
+
+
+class DecryptionFailed(TdbfilterError):
+    """AES-256-GCM decryption failed: wrong key or tampered bytes
+    (``TDB_ERR_DECRYPTION_FAILED``)."""
+
+    status = 4
+
+
+class Unsupported(TdbfilterError):
+    """Valid TileDB input this version does not support (``TDB_ERR_UNSUPPORTED``)."""
+
+    status = 5
+
+
+class BufferTooSmall(TdbfilterError):
+    """The caller's buffer is too small (``TDB_ERR_BUFFER_TOO_SMALL``); ``needed`` is the size
+    that fits, when known."""
+
+    status = 6
+    needed: int | None = None
+
+
+class OutOfMemory(TdbfilterError, MemoryError):
+    """An allocation failed or a memory limit was reached (``TDB_ERR_OUT_OF_MEMORY``)."""
+
+    status = 7
+
+
+class InternalError(TdbfilterError):
+    """A bug in tdbfilter (``TDB_ERR_INTERNAL``)."""
+
+    status = 8
+
+
+BY_STATUS: dict[int, type[TdbfilterError]] = {
+    cls.status: cls
+    for cls in (InvalidArgument, CorruptData, ChecksumMismatch, DecryptionFailed, Unsupported,
+                BufferTooSmall, OutOfMemory, InternalError)
+}
+
+
+def from_status(status: int, message: str) -> TdbfilterError:
+    """The exception for a C status code."""
+    cls = BY_STATUS.get(status, TdbfilterError)
+    return cls(message, status)

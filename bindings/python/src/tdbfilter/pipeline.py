@@ -1,0 +1,496 @@
+"""``Pipeline``: TileDB filter pipelines over the tdbfilter C library."""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from ctypes import byref, c_double, c_float, c_int32, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
+from typing import Optional, Sequence, Union
+
+import numpy as np
+
+from . import _lib
+from .errors import BufferTooSmall, InvalidArgument, from_status
+
+FORMAT_VERSION = 22
+"""The format version TileDB 2.30 writes (the default of :meth:`Pipeline.deserialize`)."""
+
+_LIB: Optional[ctypes.CDLL] = None
+_LIB_LOCK = threading.Lock()
+
+
+def lib() -> ctypes.CDLL:
+    """The loaded C library (loaded on first use)."""
+    global _LIB
+    with _LIB_LOCK:
+        if _LIB is None:
+            _LIB = _lib.load()
+        return _LIB
+
+
+def version() -> str:
+    """The C library's version."""
+    return lib().tdb_version().decode()
+
+
+def _check(status: int, err: c_void_p) -> None:
+    if status != 0:
+        L = lib()
+        message = L.tdb_error_message(err).decode() if err else "tdbfilter call failed"
+        L.tdb_error_free(err)
+        raise from_status(status, message)
+
+
+# TileDB datatype numbers for numpy dtypes (cells of one value).
+DATATYPES = {
+    np.dtype(np.int8): 5, np.dtype(np.uint8): 6, np.dtype(np.int16): 7, np.dtype(np.uint16): 8,
+    np.dtype(np.int32): 0, np.dtype(np.uint32): 9, np.dtype(np.int64): 1, np.dtype(np.uint64): 10,
+    np.dtype(np.float32): 2, np.dtype(np.float64): 3, np.dtype(np.bool_): 41,
+}
+DATATYPE_NAMES = {
+    "int32": 0, "int64": 1, "float32": 2, "float64": 3, "char": 4, "int8": 5, "uint8": 6,
+    "int16": 7, "uint16": 8, "uint32": 9, "uint64": 10, "string_ascii": 11, "string_utf8": 12,
+    "any": 17, "datetime_ns": 27, "blob": 40, "bool": 41,
+}
+
+Datatype = Union[int, str, np.dtype, type]
+Buffer = Union[np.ndarray, bytes, bytearray, memoryview]
+
+
+def datatype_of(dt: Datatype) -> tuple[int, int]:
+    """``(TileDB datatype number, element size)`` for a numpy dtype, a TileDB datatype name
+    (``"int64"``, ``"string_utf8"``…) or number."""
+    if isinstance(dt, (int, np.integer)) and not isinstance(dt, bool):
+        sizes = {0: 4, 1: 8, 2: 4, 3: 8, 4: 1, 5: 1, 6: 1, 7: 2, 8: 2, 9: 4, 10: 8, 11: 1, 12: 1,
+                 17: 1, 40: 1, 41: 1}
+        return int(dt), sizes.get(int(dt), 8)
+    if isinstance(dt, str) and dt.lower() in DATATYPE_NAMES:
+        return datatype_of(DATATYPE_NAMES[dt.lower()])
+    try:
+        d = np.dtype(dt)
+    except TypeError as e:
+        raise InvalidArgument(f"not a datatype: {dt!r}") from e
+    if d.kind == "M" or d.kind == "m":
+        return 27, 8  # datetime64/timedelta64 as TileDB DATETIME_NS cells of 8 bytes
+    if d.newbyteorder("=") not in DATATYPES:
+        raise InvalidArgument(f"no TileDB datatype for numpy dtype {d}")
+    if d.byteorder == ">":
+        raise InvalidArgument("big-endian arrays are not TileDB cells; use .astype('<...')")
+    return DATATYPES[d.newbyteorder("=")], d.itemsize
+
+
+def _bytes_view(data: Buffer) -> memoryview:
+    mv = memoryview(data)
+    if not mv.c_contiguous:
+        raise InvalidArgument("the buffer must be C-contiguous")
+    return mv.cast("B")
+
+
+def _address(mv: memoryview) -> tuple[int, object]:
+    """The address of a memoryview's bytes and an object keeping it alive."""
+    if mv.nbytes == 0:
+        return 0, None
+    if mv.readonly:
+        arr = np.frombuffer(mv, dtype=np.uint8)
+        return arr.ctypes.data, arr
+    holder = (ctypes.c_char * mv.nbytes).from_buffer(mv)
+    return ctypes.addressof(holder), holder
+
+
+def _take_tile(tile: c_void_p) -> bytes:
+    """Copies a library tile's bytes and frees the tile."""
+    L = lib()
+    try:
+        data = c_void_p()
+        size = c_size_t()
+        _check(L.tdb_tile_data(tile, byref(data), byref(size)), None)
+        return ctypes.string_at(data, size.value) if size.value else b""
+    finally:
+        L.tdb_tile_free(tile)
+
+
+class _Tile:
+    """An input tile created from a buffer (freed on exit)."""
+
+    def __init__(self, dt: int, cell_size: int, mv: memoryview):
+        self.addr, self.keep = _address(mv)
+        self.handle = c_void_p()
+        err = c_void_p()
+        _check(lib().tdb_tile_create(dt, cell_size, self.addr or None, mv.nbytes,
+                                     byref(self.handle), byref(err)), err)
+
+    def __enter__(self) -> "_Tile":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        lib().tdb_tile_free(self.handle)
+
+
+# Option numbers and their C types (tdb_filter_option_t).
+OPTIONS = {
+    "level": (0, c_int32), "compression_level": (0, c_int32),
+    "bit_width_max_window": (1, c_uint32), "positive_delta_max_window": (2, c_uint32),
+    "scale_float_bytewidth": (3, c_uint64), "scale_float_factor": (4, c_double),
+    "scale_float_offset": (5, c_double), "webp_quality": (6, c_float),
+    "webp_input_format": (7, c_uint8), "webp_lossless": (8, c_uint8),
+    "reinterpret_datatype": (9, c_uint8),
+}
+
+FILTER_TYPES = {
+    "none": 0, "gzip": 1, "zstd": 2, "lz4": 3, "rle": 4, "bzip2": 5, "double_delta": 6,
+    "bit_width_reduction": 7, "bitshuffle": 8, "byteshuffle": 9, "positive_delta": 10,
+    "checksum_md5": 12, "checksum_sha256": 13, "dictionary": 14, "scale_float": 15, "xor": 16,
+    "webp": 18, "delta": 19,
+}
+
+
+class Pipeline:
+    """A TileDB filter pipeline.
+
+    Build one from a spec (``Pipeline.from_spec("bitshuffle,zstd:3")``, the grammar of
+    ``tdbf --filters``), from filters (``Pipeline()`` then :meth:`add_filter`), or from TileDB's
+    serialized bytes (:meth:`deserialize`). Filtering and unfiltering release the GIL and may
+    run from several threads at once; configuring a pipeline while another thread uses it is
+    not allowed. Use it as a context manager or call :meth:`close` to free it early.
+    """
+
+    def __init__(self, _handle: Optional[c_void_p] = None):
+        if _handle is None:
+            _handle = c_void_p()
+            err = c_void_p()
+            _check(lib().tdb_pipeline_create(byref(_handle), byref(err)), err)
+        self._handle: Optional[c_void_p] = _handle
+
+    @classmethod
+    def from_spec(cls, spec: str) -> "Pipeline":
+        """A pipeline from a spec such as ``"bitshuffle,zstd:3"`` or ``"gzip:level=9"``."""
+        h = c_void_p()
+        err = c_void_p()
+        _check(lib().tdb_pipeline_from_spec(spec.encode(), byref(h), byref(err)), err)
+        return cls(h)
+
+    @classmethod
+    def deserialize(cls, data: bytes, version: int = FORMAT_VERSION) -> "Pipeline":
+        """A pipeline from TileDB's serialized bytes (as stored in array schemas) of
+        ``version``."""
+        data = bytes(data)
+        h = c_void_p()
+        err = c_void_p()
+        _check(lib().tdb_pipeline_deserialize(data, len(data), version, byref(h), byref(err)), err)
+        return cls(h)
+
+    # --- lifetime -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Frees the C pipeline (idempotent)."""
+        if self._handle is not None and _LIB is not None:
+            _LIB.tdb_pipeline_free(self._handle)
+        self._handle = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+    def __enter__(self) -> "Pipeline":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def handle(self) -> c_void_p:
+        """The C handle (``tdb_pipeline_t *``)."""
+        if self._handle is None:
+            raise InvalidArgument("the pipeline is closed")
+        return self._handle
+
+    # --- configuration --------------------------------------------------------------------
+
+    def add_filter(self, filter_type: Union[str, int], **options: float) -> "Pipeline":
+        """Appends a filter (a spec name such as ``"zstd"`` or TileDB's number) and sets
+        options by name (``level=3``, ``bit_width_max_window=128``, …)."""
+        t = FILTER_TYPES[filter_type.lower()] if isinstance(filter_type, str) else filter_type
+        err = c_void_p()
+        _check(lib().tdb_pipeline_add_filter(self.handle, t, byref(err)), err)
+        for name, value in options.items():
+            self.set_option(len(self) - 1, name, value)
+        return self
+
+    def set_option(self, index: int, name: str, value: float) -> None:
+        """Sets option ``name`` of filter ``index``."""
+        if name not in OPTIONS:
+            raise InvalidArgument(f"unknown option {name!r} (known: {', '.join(OPTIONS)})")
+        number, ctype = OPTIONS[name]
+        v = ctype(value)
+        err = c_void_p()
+        _check(lib().tdb_pipeline_set_option(self.handle, index, number, byref(v), byref(err)), err)
+
+    def get_option(self, index: int, name: str) -> float:
+        """Reads option ``name`` of filter ``index``."""
+        number, ctype = OPTIONS[name]
+        v = ctype()
+        err = c_void_p()
+        _check(lib().tdb_pipeline_get_option(self.handle, index, number, byref(v), byref(err)), err)
+        return v.value
+
+    def __len__(self) -> int:
+        n = c_uint32()
+        err = c_void_p()
+        _check(lib().tdb_pipeline_filter_count(self.handle, byref(n), byref(err)), err)
+        return n.value
+
+    @property
+    def filter_types(self) -> list[int]:
+        """TileDB's numbers of the filters, in order."""
+        out = []
+        for i in range(len(self)):
+            t = c_uint32()
+            err = c_void_p()
+            _check(lib().tdb_pipeline_filter_type(self.handle, i, byref(t), byref(err)), err)
+            out.append(t.value)
+        return out
+
+    def set_threads(self, n: int) -> None:
+        """Threads per tile (0 = all cores)."""
+        err = c_void_p()
+        _check(lib().tdb_pipeline_set_threads(self.handle, n, byref(err)), err)
+
+    def set_max_chunk_size(self, n: int) -> None:
+        """TileDB's chunk size in bytes (0: the whole tile is one chunk)."""
+        err = c_void_p()
+        _check(lib().tdb_pipeline_set_max_chunk_size(self.handle, n, byref(err)), err)
+
+    def set_skip_checksum_validation(self, skip: bool) -> None:
+        """Skip checksum verification on read."""
+        err = c_void_p()
+        _check(lib().tdb_pipeline_set_skip_checksum_validation(self.handle, skip, byref(err)), err)
+
+    def set_encryption_key(self, key: bytes) -> None:
+        """A 32-byte AES-256-GCM key: tiles are encrypted on filter and decrypted on unfilter."""
+        key = bytes(key)
+        err = c_void_p()
+        _check(lib().tdb_pipeline_set_encryption_key(self.handle, key, len(key), byref(err)), err)
+
+    def set_memory_limit(self, limit: int) -> None:
+        """The most bytes one :meth:`unfilter` may allocate for its output (0: no limit)."""
+        err = c_void_p()
+        _check(lib().tdb_pipeline_set_memory_limit(self.handle, limit, byref(err)), err)
+
+    # --- text and bytes -------------------------------------------------------------------
+
+    @property
+    def spec(self) -> str:
+        """The pipeline's spec (parses back to the same pipeline)."""
+        n = c_size_t()
+        err = c_void_p()
+        status = lib().tdb_pipeline_to_spec(self.handle, None, 0, byref(n), byref(err))
+        if status != BufferTooSmall.status:
+            _check(status, err)
+        else:
+            lib().tdb_error_free(err)
+        buf = ctypes.create_string_buffer(n.value)
+        err = c_void_p()
+        _check(lib().tdb_pipeline_to_spec(self.handle, buf, n.value, byref(n), byref(err)), err)
+        return buf.value.decode()
+
+    def __repr__(self) -> str:
+        return f"Pipeline.from_spec({self.spec!r})" if self._handle else "Pipeline(<closed>)"
+
+    def serialize(self) -> bytes:
+        """TileDB's serialized pipeline bytes (format version 22)."""
+        n = c_size_t()
+        err = c_void_p()
+        lib().tdb_pipeline_serialize(self.handle, None, 0, byref(n), byref(err))
+        lib().tdb_error_free(err)
+        buf = ctypes.create_string_buffer(n.value)
+        err = c_void_p()
+        _check(lib().tdb_pipeline_serialize(self.handle, buf, n.value, byref(n), byref(err)), err)
+        return buf.raw[: n.value]
+
+    # --- fixed-size tiles -----------------------------------------------------------------
+
+    def filter(self, cells: Buffer, dtype: Optional[Datatype] = None,
+               cell_size: Optional[int] = None) -> bytes:
+        """Filters cells into TileDB's filtered tile bytes. ``dtype`` defaults to a numpy
+        array's dtype (bytes-like input needs one); ``cell_size`` to the element size."""
+        dt, size = self._cell_type(cells, dtype)
+        mv = _bytes_view(cells)
+        out = c_void_p()
+        err = c_void_p()
+        with _Tile(dt, cell_size or size, mv) as tile:
+            _check(lib().tdb_pipeline_filter(self.handle, tile.handle, byref(out), byref(err)), err)
+        return _take_tile(out)
+
+    def filter_into(self, cells: Buffer, out: Buffer, dtype: Optional[Datatype] = None,
+                    cell_size: Optional[int] = None) -> int:
+        """Filters into a writable buffer; returns the bytes written. A buffer of
+        :meth:`filtered_size_bound` bytes always suffices."""
+        dt, size = self._cell_type(cells, dtype)
+        mv = _bytes_view(cells)
+        dst = _bytes_view(out)
+        if dst.readonly:
+            raise InvalidArgument("the output buffer is read-only")
+        addr, keep = _address(dst)
+        written = c_size_t()
+        err = c_void_p()
+        with _Tile(dt, cell_size or size, mv) as tile:
+            status = lib().tdb_pipeline_filter_into(self.handle, tile.handle, addr or None,
+                                                    dst.nbytes, byref(written), byref(err))
+        del keep
+        self._check_into(status, err, written)
+        return written.value
+
+    def filtered_size_bound(self, nbytes: int) -> int:
+        """An upper bound of the filtered size of ``nbytes`` of cells."""
+        n = c_size_t()
+        err = c_void_p()
+        _check(lib().tdb_pipeline_filtered_size_bound(self.handle, nbytes, byref(n), byref(err)), err)
+        return n.value
+
+    def unfilter(self, data: bytes, dtype: Datatype, cell_size: Optional[int] = None) -> np.ndarray:
+        """Unfilters TileDB's filtered tile bytes (exactly one tile) into a numpy array of
+        ``dtype`` (a numpy dtype, or a TileDB datatype name or number: then ``uint8`` cells)."""
+        dt, size = datatype_of(dtype)
+        data = bytes(data)
+        out = c_void_p()
+        err = c_void_p()
+        _check(lib().tdb_pipeline_unfilter(self.handle, data, len(data), dt, cell_size or size,
+                                           byref(out), byref(err)), err)
+        raw = _take_tile(out)
+        return self._as_array(raw, dtype)
+
+    def unfilter_into(self, data: bytes, out: Buffer, dtype: Datatype,
+                      cell_size: Optional[int] = None) -> int:
+        """Unfilters into a writable buffer; returns the bytes written."""
+        dt, size = datatype_of(dtype)
+        data = bytes(data)
+        dst = _bytes_view(out)
+        if dst.readonly:
+            raise InvalidArgument("the output buffer is read-only")
+        addr, keep = _address(dst)
+        written = c_size_t()
+        err = c_void_p()
+        status = lib().tdb_pipeline_unfilter_into(self.handle, data, len(data), dt,
+                                                  cell_size or size, addr or None, dst.nbytes,
+                                                  byref(written), byref(err))
+        del keep
+        self._check_into(status, err, written)
+        return written.value
+
+    # --- var-size tiles -------------------------------------------------------------------
+
+    def filter_var(self, values: Sequence[Union[str, bytes]], offsets_pipeline: "Pipeline",
+                   dtype: Datatype = "string_utf8") -> tuple[bytes, bytes]:
+        """Filters a var-size tile (strings or byte strings) into TileDB's filtered offsets
+        tile and data tile: ``(filtered_offsets, filtered_data)``."""
+        dt, _ = datatype_of(dtype)
+        encoded = [v.encode() if isinstance(v, str) else bytes(v) for v in values]
+        data = b"".join(encoded)
+        offsets = np.zeros(len(encoded), dtype=np.uint64)
+        if encoded:
+            offsets[1:] = np.cumsum([len(v) for v in encoded[:-1]])
+        tile = c_void_p()
+        err = c_void_p()
+        buf = ctypes.create_string_buffer(data, len(data)) if data else None
+        _check(lib().tdb_tile_create_var(
+            dt, offsets.ctypes.data_as(ctypes.POINTER(c_uint64)), len(offsets), buf, len(data),
+            byref(tile), byref(err)), err)
+        fo, fd = c_void_p(), c_void_p()
+        try:
+            err = c_void_p()
+            _check(lib().tdb_pipeline_filter_var(self.handle, offsets_pipeline.handle, tile,
+                                                 byref(fo), byref(fd), byref(err)), err)
+        finally:
+            lib().tdb_tile_free(tile)
+        return _take_tile(fo), _take_tile(fd)
+
+    def unfilter_var(self, filtered_offsets: bytes, filtered_data: bytes,
+                     offsets_pipeline: "Pipeline", dtype: Datatype = "string_utf8"
+                     ) -> tuple[np.ndarray, bytes]:
+        """Unfilters a var-size tile: ``(offsets, data)``, offsets as uint64 byte offsets into
+        data (one per cell)."""
+        dt, _ = datatype_of(dtype)
+        fo, fd = bytes(filtered_offsets), bytes(filtered_data)
+        tile = c_void_p()
+        err = c_void_p()
+        _check(lib().tdb_pipeline_unfilter_var(self.handle, offsets_pipeline.handle, fo, len(fo),
+                                               fd, len(fd), dt, byref(tile), byref(err)), err)
+        try:
+            ptr = c_void_p()
+            n = c_size_t()
+            _check(lib().tdb_tile_offsets(tile, byref(ptr), byref(n)), None)
+            offsets = (np.frombuffer(ctypes.string_at(ptr, 8 * n.value), dtype=np.uint64).copy()
+                       if n.value else np.zeros(0, dtype=np.uint64))
+            data = c_void_p()
+            size = c_size_t()
+            _check(lib().tdb_tile_data(tile, byref(data), byref(size)), None)
+            raw = ctypes.string_at(data, size.value) if size.value else b""
+        finally:
+            lib().tdb_tile_free(tile)
+        return offsets, raw
+
+    # --- helpers --------------------------------------------------------------------------
+
+    @staticmethod
+    def _cell_type(cells: Buffer, dtype: Optional[Datatype]) -> tuple[int, int]:
+        if dtype is None:
+            if isinstance(cells, np.ndarray):
+                return datatype_of(cells.dtype)
+            raise InvalidArgument("dtype is required for a bytes-like input")
+        return datatype_of(dtype)
+
+    @staticmethod
+    def _as_array(raw: bytes, dtype: Datatype) -> np.ndarray:
+        if isinstance(dtype, (int, str)) and not (isinstance(dtype, str) and dtype.lower() in
+                                                   ("int8", "uint8", "int16", "uint16", "int32",
+                                                    "uint32", "int64", "uint64", "float32",
+                                                    "float64", "bool")):
+            return np.frombuffer(raw, dtype=np.uint8).copy()
+        return np.frombuffer(raw, dtype=np.dtype(dtype)).copy()
+
+    @staticmethod
+    def _check_into(status: int, err: c_void_p, written: c_size_t) -> None:
+        if status == BufferTooSmall.status:
+            try:
+                _check(status, err)
+            except BufferTooSmall as e:
+                e.needed = written.value or None
+                raise
+        _check(status, err)
+
+
+def generic_tile_write(payload: bytes, pipeline: Optional[Pipeline] = None) -> bytes:
+    """Writes ``payload`` as a TileDB generic tile (the container of array schemas, fragment
+    metadata and array metadata), with ``pipeline`` or TileDB's default (ZSTD)."""
+    L = lib()
+    own = None
+    if pipeline is None:
+        h = c_void_p()
+        err = c_void_p()
+        _check(L.tdb_generic_tile_default_pipeline(byref(h), byref(err)), err)
+        own = pipeline = Pipeline(h)
+    try:
+        payload = bytes(payload)
+        out = c_void_p()
+        err = c_void_p()
+        with _Tile(4, 1, _bytes_view(payload)) as tile:
+            _check(L.tdb_generic_tile_write(pipeline.handle, tile.handle, byref(out), byref(err)), err)
+        return _take_tile(out)
+    finally:
+        if own is not None:
+            own.close()
+
+
+def generic_tile_read(data: bytes, key: Optional[bytes] = None) -> tuple[bytes, int]:
+    """Reads a generic tile (AES-256-GCM encrypted ones with ``key``): ``(payload,
+    bytes_consumed)``."""
+    data = bytes(data)
+    key = bytes(key) if key else None
+    tile = c_void_p()
+    consumed = c_uint64()
+    err = c_void_p()
+    _check(lib().tdb_generic_tile_read(data, len(data), key, len(key) if key else 0, byref(tile),
+                                       byref(consumed), byref(err)), err)
+    return _take_tile(tile), consumed.value

@@ -1,0 +1,173 @@
+//! Damaged tiles must fail with a clear error without allocating what their damaged sizes
+//! claim, and a caller's memory limit is honoured. A counting global allocator records the
+//! largest single allocation each case makes.
+//!
+//! Regressions: a GZIP part whose declared size had a flipped high bit made unfilter allocate
+//! (and zero) up to 2 GiB for a 156-byte `rle,gzip` tile; a 3 MiB ZSTD tile whose chunk
+//! headers claimed 2 GiB each made it reserve over 10 GiB for the output.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tdbfilter::{Datatype, Error, Pipeline, Tile, spec};
+
+/// Records the largest allocation (or reallocation) size requested.
+struct Largest;
+
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+/// The cases run one at a time, so that each sees only its own allocations.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+// SAFETY: forwards every call to the system allocator unchanged; only records sizes.
+unsafe impl GlobalAlloc for Largest {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LARGEST.fetch_max(new_size, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Largest = Largest;
+
+/// Runs `f` and returns its result and the largest allocation it made.
+fn largest_allocation<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    LARGEST.store(0, Ordering::Relaxed);
+    let out = f();
+    (out, LARGEST.load(Ordering::Relaxed))
+}
+
+fn filter(spec_text: &str, cells: &[u8]) -> (Pipeline, Vec<u8>) {
+    let mut p = spec::parse(spec_text).unwrap();
+    p.set_threads(1);
+    let tile = Tile::new(Datatype::Int64, 8, cells.to_vec()).unwrap();
+    let filtered = p.filter_tile(&tile).unwrap();
+    (p, filtered)
+}
+
+fn int64s(values: impl Iterator<Item = i64>) -> Vec<u8> {
+    values.flat_map(|v| v.to_le_bytes()).collect()
+}
+
+#[test]
+fn a_damaged_gzip_part_size_is_refused_before_allocating() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let (p, tile) = filter("rle,gzip", &int64s((0..300).map(|i| i / 7)));
+    // Chunk header (8 + 12 bytes), then GZIP's part table: n_md, n_data, (u, z) per part.
+    // Byte 31 is the high byte of the metadata part's size, byte 39 the data part's.
+    for pos in [31, 39] {
+        for bit in 0..8 {
+            let mut bad = tile.clone();
+            bad[pos] ^= 1 << bit;
+            let (result, largest) =
+                largest_allocation(|| p.unfilter_tile(&bad, Datatype::Int64, 8));
+            let err = result.expect_err("a damaged part size must be an error");
+            assert!(
+                matches!(err, Error::CorruptData(_)),
+                "byte {pos} bit {bit}: {err}"
+            );
+            assert!(
+                largest < 1 << 20,
+                "byte {pos} bit {bit}: allocated {largest} bytes for a {}-byte tile ({err})",
+                tile.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn damaged_chunk_lengths_of_a_zstd_tile_are_refused_before_allocating() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    // 3 MiB of incompressible int64s: 48 chunks of 64 KiB, each about 64 KiB filtered.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let cells = int64s((0..(3 << 20) / 8).map(|_| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x as i64
+    }));
+    let (p, tile) = filter("zstd", &cells);
+    // Each chunk claims 2 GiB (its original length's high byte set), which ZSTD's largest
+    // ratio would allow for its filtered size: 5 such chunks claim over 10 GiB.
+    let mut bad = tile.clone();
+    let mut at = 8;
+    for _ in 0..5 {
+        let filtered = u32::from_le_bytes(bad[at + 4..at + 8].try_into().unwrap()) as usize;
+        let metadata = u32::from_le_bytes(bad[at + 8..at + 12].try_into().unwrap()) as usize;
+        bad[at + 3] = 0x7f;
+        at += 12 + filtered + metadata;
+    }
+    let (result, largest) = largest_allocation(|| p.unfilter_tile(&bad, Datatype::Int64, 8));
+    let err = result.expect_err("damaged chunk lengths must be an error");
+    assert!(matches!(err, Error::CorruptData(_)), "{err}");
+    assert!(
+        largest < 16 << 20,
+        "allocated {largest} bytes for a {}-byte tile ({err})",
+        tile.len()
+    );
+    // The intact tile still reads.
+    let back = p.unfilter_tile(&tile, Datatype::Int64, 8).unwrap();
+    assert_eq!(back.data(), &cells[..]);
+}
+
+#[test]
+fn an_rle_chunk_claiming_gigabytes_is_refused_before_allocating() {
+    // Found by the `unfilter` fuzz target: a 189-byte `bitshuffle,rle` chunk claiming
+    // 4,177,463,392 bytes made unfilter reserve them (RLE had no ratio bound).
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let (p, tile) = filter("bitshuffle,rle", &int64s((0..64).map(|i| i / 9)));
+    let mut bad = tile.clone();
+    bad[8..12].copy_from_slice(&4_177_463_392u32.to_le_bytes());
+    let (result, largest) = largest_allocation(|| p.unfilter_tile(&bad, Datatype::Int64, 8));
+    let err = result.expect_err("an impossible original length must be an error");
+    assert!(matches!(err, Error::CorruptData(_)), "{err}");
+    assert!(
+        largest < 1 << 20,
+        "allocated {largest} bytes for a {}-byte tile",
+        tile.len()
+    );
+}
+
+#[test]
+fn the_memory_limit_is_honoured_and_named() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let cells = int64s(0..(1 << 20) / 8);
+    let (mut p, tile) = filter("byteshuffle,zstd", &cells);
+    p.set_memory_limit(Some(512 << 10));
+    let (result, largest) = largest_allocation(|| p.unfilter_tile(&tile, Datatype::Int64, 8));
+    let err = result.expect_err("a 1 MiB tile is over a 512 KiB limit");
+    assert!(matches!(err, Error::OutOfMemory(_)), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("1048576") && text.contains("524288") && text.contains("memory limit"),
+        "{text}"
+    );
+    assert!(
+        largest < 512 << 10,
+        "allocated {largest} bytes over the limit"
+    );
+    p.set_memory_limit(Some(1 << 20));
+    assert_eq!(
+        p.unfilter_tile(&tile, Datatype::Int64, 8).unwrap().data(),
+        &cells[..]
+    );
+    p.set_memory_limit(None);
+    assert_eq!(
+        p.unfilter_tile(&tile, Datatype::Int64, 8).unwrap().data(),
+        &cells[..]
+    );
+}
