@@ -8,6 +8,7 @@ use super::schema::{ArraySchema, Layout, Range};
 use super::tiles::{DecodedTile, TileField, TileReader};
 use super::{Array, FieldData, FieldRef, value};
 use crate::error::{Error, Result};
+use crate::kernels::hugepages;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
@@ -479,7 +480,7 @@ fn read_attribute(
 ) -> Result<FieldData> {
     let attr = &array.schema().attributes[i];
     let n = q.cells;
-    let mut validity = attr.nullable.then(|| vec![0u8; n]);
+    let mut validity = attr.nullable.then(|| hugepages::zeroed(n));
     let (data, offsets) = match attr.cell_size() {
         Some(cs) => {
             if attr.fill_value.len() != cs {
@@ -491,7 +492,7 @@ fn read_attribute(
             }
             // Zeroed pages cost nothing until written; only cells no fragment provides are
             // filled.
-            let mut data = vec![0u8; n * cs];
+            let mut data = hugepages::zeroed(n * cs);
             let mut fill_boxes: Vec<&Cube> = unwritten.iter().collect();
             for plan in plans {
                 let frag = &array.fragments()[plan.frag];
@@ -636,6 +637,9 @@ fn read_var(
     n: usize,
     mut validity: Option<&mut Vec<u8>>,
 ) -> Result<(Vec<u8>, Vec<u64>)> {
+    if let Some(out) = read_var_in_order(array, i, plans, n, validity.as_deref_mut())? {
+        return Ok(out);
+    }
     const FILL: (u32, u32) = (u32::MAX, 0);
     let attr = &array.schema().attributes[i];
     let mut source = vec![FILL; n];
@@ -669,8 +673,8 @@ fn read_var(
             tiles[t as usize].cell(c as usize, 0).len()
         };
     }
-    let mut data = Vec::with_capacity(total);
-    let mut offsets = Vec::with_capacity(n);
+    let mut data = hugepages::with_capacity(total);
+    let mut offsets = hugepages::with_capacity(n);
     for &(t, c) in &source {
         offsets.push(data.len() as u64);
         if t == u32::MAX {
@@ -680,6 +684,75 @@ fn read_var(
         }
     }
     Ok((data, offsets))
+}
+
+/// The common case of a var-size read: every tile lands whole and in order and together they
+/// cover the result (no fill values). Tiles are decoded in parallel batches and appended as
+/// they come, so the peak is the result plus one batch of tiles (the result's size is known
+/// from the fragment metadata when it records var sizes). `None` when the read is not of
+/// this shape.
+fn read_var_in_order(
+    array: &Array,
+    i: usize,
+    plans: &[Plan],
+    n: usize,
+    mut validity: Option<&mut Vec<u8>>,
+) -> Result<Option<(Vec<u8>, Vec<u64>)>> {
+    let mut readers = Vec::with_capacity(plans.len());
+    let mut order: Vec<(u64, usize, u64)> = Vec::new(); // (result cell, reader, tile)
+    for plan in plans {
+        let frag = &array.fragments()[plan.frag];
+        let Some(reader) = TileReader::new(array, frag, TileField::Attribute(i))? else {
+            return Ok(None);
+        };
+        for job in &plan.jobs {
+            match job.direct(reader.cell_num(job.tile)) {
+                Some(dst) => order.push((dst, readers.len(), job.tile)),
+                None => return Ok(None),
+            }
+        }
+        readers.push(reader);
+    }
+    order.sort_unstable();
+    let mut next = 0u64;
+    let mut total = Some(0u64);
+    for &(dst, r, tile) in &order {
+        if dst != next {
+            return Ok(None);
+        }
+        next += readers[r].cell_num(tile);
+        total = total.and_then(|t| Some(t + readers[r].var_size(tile)?));
+    }
+    if next != n as u64 {
+        return Ok(None);
+    }
+    let mut data = match total.and_then(|t| usize::try_from(t).ok()) {
+        Some(t) => hugepages::with_capacity(t),
+        None => Vec::new(),
+    };
+    let mut offsets = hugepages::with_capacity(n);
+    let batch = (rayon::current_num_threads() * 2).max(4);
+    for chunk in order.chunks(batch) {
+        let decoded: Vec<DecodedTile> = chunk
+            .par_iter()
+            .map(|&(_, r, tile)| readers[r].decode(tile))
+            .collect::<Result<_>>()?;
+        for (&(dst, _, _), tile) in chunk.iter().zip(decoded) {
+            let base = data.len() as u64;
+            offsets.extend(
+                tile.offsets
+                    .as_deref()
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|o| o + base),
+            );
+            data.extend_from_slice(&tile.data);
+            if let (Some(v), Some(tv)) = (validity.as_deref_mut(), tile.validity.as_ref()) {
+                v[dst as usize..dst as usize + tv.len()].copy_from_slice(tv);
+            }
+        }
+    }
+    Ok(Some((data, offsets)))
 }
 
 #[cfg(test)]

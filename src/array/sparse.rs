@@ -462,7 +462,7 @@ fn read_whole(array: &Array, r: &FieldRef) -> Result<FieldData> {
     }
     match cell_size {
         Some(cs) => {
-            out.data = vec![0u8; cells * cs];
+            out.data = crate::kernels::hugepages::zeroed(cells * cs);
             let slices = split(&mut out.data, &counts, cs);
             tiles
                 .par_iter()

@@ -9,9 +9,18 @@ use super::{Array, Fragment};
 use crate::datatype::Datatype;
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
+use std::cell::Cell;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
+
+/// Read buffers up to this size are kept per thread between tiles.
+const MAX_KEPT_READ_BUFFER: usize = 256 << 20;
+
+thread_local! {
+    /// Each thread's buffer for filtered tile bytes (see [`TileReader::with_filtered`]).
+    static READ_BUFFER: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
 
 /// A field to read from fragments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -292,18 +301,46 @@ impl<'a> TileReader<'a> {
 
     /// The filtered bytes of tile `i` of `kind` (a positioned read).
     pub fn read_filtered(&self, i: u64, kind: TileKind) -> Result<Vec<u8>> {
+        self.with_filtered(i, kind, |b| Ok(b.to_vec()))
+    }
+
+    /// Calls `f` with the filtered bytes of tile `i` of `kind`, read with a positioned read
+    /// into this thread's reusable buffer (no allocation or zero-filling per tile once the
+    /// buffer has grown to the largest tile).
+    pub fn with_filtered<R>(
+        &self,
+        i: u64,
+        kind: TileKind,
+        f: impl FnOnce(&[u8]) -> Result<R>,
+    ) -> Result<R> {
         let (path, off, size) = self.location(i, kind)?;
         let file = self.files[kind as usize]
             .as_ref()
             .expect("checked by location");
-        let mut buf = vec![0u8; usize::try_from(size).map_err(|_| Error::corrupt("tile size"))?];
-        file.read_exact_at(&mut buf, off).map_err(|e| {
-            Error::corrupt(format!(
+        let size = usize::try_from(size).map_err(|_| Error::corrupt("tile size"))?;
+        // Taken out of the thread-local slot while in use: a nested read on this thread (rayon
+        // may run another tile's job while this one waits) finds it empty and allocates.
+        let mut buf = READ_BUFFER.with(|b| b.take());
+        if buf.len() < size {
+            buf.resize(size, 0);
+        }
+        let result = match file.read_exact_at(&mut buf[..size], off) {
+            Ok(()) => f(&buf[..size]),
+            Err(e) => Err(Error::corrupt(format!(
                 "{}: cannot read {size} bytes at offset {off}: {e}",
                 path.display()
-            ))
-        })?;
-        Ok(buf)
+            ))),
+        };
+        if buf.len() <= MAX_KEPT_READ_BUFFER {
+            READ_BUFFER.with(|b| {
+                let mut slot = b.take();
+                if slot.len() < buf.len() {
+                    slot = buf;
+                }
+                b.set(slot);
+            });
+        }
+        result
     }
 
     fn ctx(&self, i: u64) -> impl Fn(Error) -> Error + '_ {
@@ -318,15 +355,14 @@ impl<'a> TileReader<'a> {
 
     /// Unfilters fixed-size tile `i` into `out` (exactly `cell_num × cell_size` bytes).
     pub fn decode_fixed_into(&self, i: u64, out: &mut [u8]) -> Result<()> {
-        let filtered = self
-            .read_filtered(i, TileKind::Fixed)
-            .map_err(self.ctx(i))?;
         let cell_size = self
             .cell_size
             .ok_or_else(|| Error::invalid("var-size field"))?;
         let n = self
-            .data
-            .unfilter_tile_into(&filtered, self.datatype, cell_size as u64, out)
+            .with_filtered(i, TileKind::Fixed, |filtered| {
+                self.data
+                    .unfilter_tile_into(filtered, self.datatype, cell_size as u64, out)
+            })
             .map_err(|e| match e {
                 Error::BufferTooSmall { needed, .. } => Error::corrupt(format!(
                     "the tile unfilters to {needed} bytes, {} expected",
@@ -346,12 +382,15 @@ impl<'a> TileReader<'a> {
 
     /// Unfilters the validity tile `i` into `out` (one byte per cell).
     pub fn decode_validity_into(&self, i: u64, out: &mut [u8]) -> Result<()> {
-        let filtered = self
-            .read_filtered(i, TileKind::Validity)
-            .map_err(self.ctx(i))?;
         let n = self
-            .validity
-            .unfilter_validity_tile_into(&filtered, self.datatype, self.frag.meta.dense, out)
+            .with_filtered(i, TileKind::Validity, |filtered| {
+                self.validity.unfilter_validity_tile_into(
+                    filtered,
+                    self.datatype,
+                    self.frag.meta.dense,
+                    out,
+                )
+            })
             .map_err(self.ctx(i))?;
         if n != out.len() {
             return Err(self.ctx(i)(Error::corrupt(format!(
@@ -388,6 +427,11 @@ impl<'a> TileReader<'a> {
             ))));
         }
         Ok((offsets, tile.into_data()))
+    }
+
+    /// The unfiltered size of var-size tile `i`'s data as the fragment metadata records it.
+    pub fn var_size(&self, i: u64) -> Option<u64> {
+        self.var_sizes.get(i as usize).copied()
     }
 
     /// Decodes tile `i`: data (and offsets), validity when nullable.

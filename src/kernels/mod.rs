@@ -24,6 +24,7 @@ mod bitshuffle_avx512;
 mod bitshuffle_x86;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod byteshuffle_x86;
+pub(crate) mod hugepages;
 pub mod md5_lanes;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod prefetch_x86;
