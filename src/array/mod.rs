@@ -388,6 +388,12 @@ impl Array {
         if let Some(j) = self.latest.dimension_index(name) {
             return Ok(FieldRef::Dimension(j));
         }
+        if let Some(l) = self.latest.labels.iter().find(|l| l.name == name) {
+            return Err(Error::Unsupported(format!(
+                "'{name}' is a dimension label (label arrays are not read; its array is {})",
+                l.uri
+            )));
+        }
         Err(Error::invalid(format!(
             "'{name}' is not an attribute or dimension of the array"
         )))

@@ -574,6 +574,21 @@ def sparse_deletes(tmp):
 
 
 @case
+def dense_dimension_labels(tmp):
+    # The attribute reads as TileDB reads it; the label itself is refused as unsupported.
+    uri = os.path.join(tmp, "dense_labels")
+    dim = tiledb.Dim("x", domain=(0, 9), tile=10, dtype=np.int64)
+    labels = {0: {"xl": dim.create_label_schema(order="increasing", dtype=np.float64)}}
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=tiledb.Domain(dim), dim_labels=labels,
+                                                attrs=[tiledb.Attr("v", dtype=np.int64)]))
+    with tiledb.open(uri, "w") as A:
+        A[0:10] = {"v": np.arange(10), "xl": np.arange(10) / 2.0}
+    check_dense(uri, label="labelled")
+    msg = expect_error("dimension label", 5, lambda: tdbf_array.Array(LIB, uri).read_cells("xl"))
+    assert "dimension label" in msg, msg
+
+
+@case
 def sparse_encrypted_and_evolution(tmp):
     uri = os.path.join(tmp, "sparse_encrypted")
     ctx = ctx_for(KEY)
