@@ -37,8 +37,8 @@ var (
 	ErrInternal         = errors.New("tdbfilter: internal error")
 )
 
-// ErrClosed is returned by every method of a Pipeline after Close.
-var ErrClosed = errors.New("tdbfilter: pipeline is closed")
+// ErrClosed is returned by every method of a Pipeline or an Array after Close.
+var ErrClosed = errors.New("tdbfilter: closed")
 
 var sentinels = map[Status]error{
 	StatusInvalidArgument:  ErrInvalidArgument,

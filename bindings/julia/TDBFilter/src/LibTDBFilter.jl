@@ -18,6 +18,8 @@ const libtdbfilter = get(ENV, "TDBFILTER_LIBRARY", "libtdbfilter")
 const Error = Cvoid
 const PipelineHandle = Cvoid
 const TileHandle = Cvoid
+const ArrayHandle = Cvoid
+const ResultHandle = Cvoid
 
 """Mirror of `tdb_generic_tile_header_t`."""
 struct GenericTileHeader
@@ -187,6 +189,109 @@ tdb_tile_free(tile) = ccall((:tdb_tile_free, libtdbfilter), Cvoid, (Ptr{TileHand
 tdb_filtered_tile_size(bytes, size, tile_size, error) =
     ccall((:tdb_filtered_tile_size, libtdbfilter), Cint,
           (Ptr{UInt8}, Csize_t, Ref{UInt64}, Ref{Ptr{Error}}), bytes, size, tile_size, error)
+# Arrays.
+tdb_array_open(path, key, key_len, array, error) =
+    ccall((:tdb_array_open, libtdbfilter), Cint,
+          (Cstring, Ptr{Cvoid}, Csize_t, Ref{Ptr{ArrayHandle}}, Ref{Ptr{Error}}),
+          path, key, key_len, array, error)
+tdb_array_open_at(path, key, key_len, timestamp_start, timestamp_end, array, error) =
+    ccall((:tdb_array_open_at, libtdbfilter), Cint,
+          (Cstring, Ptr{Cvoid}, Csize_t, UInt64, UInt64, Ref{Ptr{ArrayHandle}}, Ref{Ptr{Error}}),
+          path, key, key_len, timestamp_start, timestamp_end, array, error)
+tdb_array_free(array) = ccall((:tdb_array_free, libtdbfilter), Cvoid, (Ptr{ArrayHandle},), array)
+tdb_array_set_threads(array, threads, error) =
+    ccall((:tdb_array_set_threads, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt32, Ref{Ptr{Error}}), array, threads, error)
+tdb_array_read(array, field, subarray, result, error) =
+    ccall((:tdb_array_read, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, Cstring, Ptr{Cvoid}, Ref{Ptr{ResultHandle}}, Ref{Ptr{Error}}),
+          array, field, subarray, result, error)
+tdb_array_read_fields(array, fields, field_num, subarray, results, error) =
+    ccall((:tdb_array_read_fields, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, Ptr{Cstring}, Csize_t, Ptr{Cvoid}, Ptr{Ptr{ResultHandle}}, Ref{Ptr{Error}}),
+          array, fields, field_num, subarray, results, error)
+tdb_result_data(result, data, size, error) =
+    ccall((:tdb_result_data, libtdbfilter), Cint,
+          (Ptr{ResultHandle}, Ref{Ptr{UInt8}}, Ref{Csize_t}, Ref{Ptr{Error}}), result, data, size, error)
+tdb_result_offsets(result, offsets, count, error) =
+    ccall((:tdb_result_offsets, libtdbfilter), Cint,
+          (Ptr{ResultHandle}, Ref{Ptr{UInt64}}, Ref{Csize_t}, Ref{Ptr{Error}}), result, offsets, count, error)
+tdb_result_validity(result, validity, count, error) =
+    ccall((:tdb_result_validity, libtdbfilter), Cint,
+          (Ptr{ResultHandle}, Ref{Ptr{UInt8}}, Ref{Csize_t}, Ref{Ptr{Error}}), result, validity, count, error)
+tdb_result_cell_count(result, count, error) =
+    ccall((:tdb_result_cell_count, libtdbfilter), Cint,
+          (Ptr{ResultHandle}, Ref{UInt64}, Ref{Ptr{Error}}), result, count, error)
+tdb_result_type(result, datatype, cell_val_num, error) =
+    ccall((:tdb_result_type, libtdbfilter), Cint,
+          (Ptr{ResultHandle}, Ref{UInt32}, Ref{UInt32}, Ref{Ptr{Error}}), result, datatype, cell_val_num, error)
+tdb_result_free(result) = ccall((:tdb_result_free, libtdbfilter), Cvoid, (Ptr{ResultHandle},), result)
+tdb_array_enumeration(array, name, values, error) =
+    ccall((:tdb_array_enumeration, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, Cstring, Ref{Ptr{ResultHandle}}, Ref{Ptr{Error}}), array, name, values, error)
+tdb_array_metadata_num(array, count, error) =
+    ccall((:tdb_array_metadata_num, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, Ref{UInt32}, Ref{Ptr{Error}}), array, count, error)
+tdb_array_metadata(array, index, key, datatype, value_num, value, error) =
+    ccall((:tdb_array_metadata, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt32, Ref{Ptr{UInt8}}, Ref{UInt32}, Ref{UInt32}, Ref{Ptr{Cvoid}}, Ref{Ptr{Error}}),
+          array, index, key, datatype, value_num, value, error)
+tdb_array_schema_info(array, array_type, tile_order, cell_order, capacity, allows_dups, version, error) =
+    ccall((:tdb_array_schema_info, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, Ref{UInt8}, Ref{UInt8}, Ref{UInt8}, Ref{UInt64}, Ref{Bool}, Ref{UInt32}, Ref{Ptr{Error}}),
+          array, array_type, tile_order, cell_order, capacity, allows_dups, version, error)
+tdb_array_field_num(array, dim_num, attribute_num, error) =
+    ccall((:tdb_array_field_num, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, Ref{UInt32}, Ref{UInt32}, Ref{Ptr{Error}}), array, dim_num, attribute_num, error)
+tdb_array_dimension(array, index, name, datatype, cell_val_num, error) =
+    ccall((:tdb_array_dimension, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt32, Ref{Ptr{UInt8}}, Ref{UInt32}, Ref{UInt32}, Ref{Ptr{Error}}),
+          array, index, name, datatype, cell_val_num, error)
+tdb_array_dimension_domain(array, index, lo, hi, size, extent, error) =
+    ccall((:tdb_array_dimension_domain, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt32, Ref{Ptr{Cvoid}}, Ref{Ptr{Cvoid}}, Ref{Csize_t}, Ref{Ptr{Cvoid}}, Ref{Ptr{Error}}),
+          array, index, lo, hi, size, extent, error)
+tdb_array_attribute(array, index, name, datatype, cell_val_num, nullable, error) =
+    ccall((:tdb_array_attribute, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt32, Ref{Ptr{UInt8}}, Ref{UInt32}, Ref{UInt32}, Ref{Bool}, Ref{Ptr{Error}}),
+          array, index, name, datatype, cell_val_num, nullable, error)
+tdb_array_attribute_fill_value(array, index, value, size, validity, error) =
+    ccall((:tdb_array_attribute_fill_value, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt32, Ref{Ptr{Cvoid}}, Ref{Csize_t}, Ref{UInt8}, Ref{Ptr{Error}}),
+          array, index, value, size, validity, error)
+tdb_array_pipeline(array, field, kind, pipeline, error) =
+    ccall((:tdb_array_pipeline, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, Cstring, UInt32, Ref{Ptr{PipelineHandle}}, Ref{Ptr{Error}}),
+          array, field, kind, pipeline, error)
+tdb_array_fragment_num(array, count, error) =
+    ccall((:tdb_array_fragment_num, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, Ref{UInt32}, Ref{Ptr{Error}}), array, count, error)
+tdb_array_fragment(array, index, name, timestamp_start, timestamp_end, version, dense, cell_num,
+                   tile_num, error) =
+    ccall((:tdb_array_fragment, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt32, Ref{Ptr{UInt8}}, Ref{UInt64}, Ref{UInt64}, Ref{UInt32}, Ref{Bool},
+           Ref{UInt64}, Ref{UInt64}, Ref{Ptr{Error}}),
+          array, index, name, timestamp_start, timestamp_end, version, dense, cell_num, tile_num, error)
+tdb_array_fragment_non_empty_domain(array, index, dim, lo, lo_size, hi, hi_size, error) =
+    ccall((:tdb_array_fragment_non_empty_domain, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt32, UInt32, Ref{Ptr{Cvoid}}, Ref{Csize_t}, Ref{Ptr{Cvoid}}, Ref{Csize_t},
+           Ref{Ptr{Error}}),
+          array, index, dim, lo, lo_size, hi, hi_size, error)
+tdb_array_tile_count(array, fragment, tile, tile_num, cell_num, error) =
+    ccall((:tdb_array_tile_count, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt32, UInt64, Ref{UInt64}, Ref{UInt64}, Ref{Ptr{Error}}),
+          array, fragment, tile, tile_num, cell_num, error)
+tdb_array_tile_location(array, fragment, field, tile, kind, path, capacity, path_size, offset, size,
+                        error) =
+    ccall((:tdb_array_tile_location, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt32, Cstring, UInt64, UInt32, Ptr{UInt8}, Csize_t, Ref{Csize_t},
+           Ref{UInt64}, Ref{UInt64}, Ref{Ptr{Error}}),
+          array, fragment, field, tile, kind, path, capacity, path_size, offset, size, error)
+tdb_array_tile_read(array, fragment, field, tile, result, error) =
+    ccall((:tdb_array_tile_read, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt32, Cstring, UInt64, Ref{Ptr{ResultHandle}}, Ref{Ptr{Error}}),
+          array, fragment, field, tile, result, error)
+
 tdb_version() = ccall((:tdb_version, libtdbfilter), Cstring, ())
 
 end # module

@@ -26,7 +26,8 @@ include("constants.jl")
 
 export Pipeline, TDBFilterError, Status, unfilter, filter_var, unfilter_var,
        serialize, deserialize, spec, set_threads!, set_max_chunk_size!, set_memory_limit!, set_format_version!, set_encryption_key!,
-       set_level!, level, filter_types, generic_tile_write, generic_tile_read, datatype_of
+       set_level!, level, filter_types, generic_tile_write, generic_tile_read, datatype_of,
+       TDBArray, ArrayField, fields, metadata, enumeration
 
 """
     TDBFilterError(status, message)
@@ -331,5 +332,7 @@ end
 
 """The library's version string."""
 version() = unsafe_string(L.tdb_version())
+
+include("array.jl")
 
 end # module

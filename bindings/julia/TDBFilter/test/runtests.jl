@@ -56,4 +56,24 @@ using TDBFilter
     g = generic_tile_write(Pipeline("zstd"), Vector{UInt8}("a schema"))
     payload, consumed = generic_tile_read(g)
     @test String(payload) == "a schema" && consumed == length(g)
+
+    # Arrays TileDB-Py 0.36.1 wrote (tests/data/c_array, see make_c_array.py).
+    arrays = joinpath(@__DIR__, "..", "..", "..", "..", "tests", "data", "c_array")
+    a = TDBArray(joinpath(arrays, "dense"); threads = 2)
+    dims, attrs = fields(a)
+    @test [d.name for d in dims] == ["r", "c"] && attrs[3].nullable
+    v = read(a, "a", [(1, 6), (1, 4)])
+    @test v isa Vector{Int32} && length(v) == 24 && v[1] == 11 && v[end] == -1
+    cols = read(a, ["s", "f"], [(1, 1), (1, 4)])
+    @test cols["s"] == ["1111", "", "13", "1414"]   # str(10r+c) repeated (10r+c) % 3 times
+    @test ismissing(cols["f"][2]) && cols["f"][1] == 1.1
+    close(a)
+    close(a) # idempotent
+    m = TDBArray(joinpath(arrays, "meta"))
+    @test enumeration(m, "colors") == ["red", "green", "blue"]
+    @test read(m, "color") == Int8[2, 0, 1, 2]
+    @test String(metadata(m)["name"][2]) == "meta array"
+    close(m)
+    e = try TDBArray("s3://bucket/array"); nothing catch e; e end
+    @test e isa TDBFilterError && e.status == TDBFilter.TDB_ERR_UNSUPPORTED
 end

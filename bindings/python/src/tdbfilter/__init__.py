@@ -9,16 +9,18 @@ array([0, 1, 2])
 
 Failures raise :class:`TdbfilterError` subclasses mirroring the C status codes
 (:class:`ChecksumMismatch`, :class:`CorruptData`, …). The numcodecs codec is
-:class:`tdbfilter.numcodecs_codec.TileDBCodec` (``codec_id = "tiledb"``).
+:class:`tdbfilter.numcodecs_codec.TileDBCodec` (``codec_id = "tiledb"``). Whole TileDB
+arrays are read with :class:`Array` (``tdbfilter.Array("my_array").read("a")``).
 """
 
 from .errors import (BufferTooSmall, ChecksumMismatch, CorruptData, DecryptionFailed,
                      InternalError, InvalidArgument, OutOfMemory, TdbfilterError, Unsupported)
+from .array import Array, Field, Fragment
 from .pipeline import (FORMAT_VERSION, Pipeline, datatype_of, generic_tile_read,
                        generic_tile_write, version)
 
 __all__ = [
-    "BufferTooSmall", "ChecksumMismatch", "CorruptData", "DecryptionFailed", "FORMAT_VERSION",
+    "Array", "Field", "Fragment", "BufferTooSmall", "ChecksumMismatch", "CorruptData", "DecryptionFailed", "FORMAT_VERSION",
     "InternalError", "InvalidArgument", "OutOfMemory", "Pipeline", "TdbfilterError",
     "Unsupported", "datatype_of", "generic_tile_read", "generic_tile_write", "version",
 ]
