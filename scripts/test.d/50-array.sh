@@ -1,4 +1,4 @@
-# step: array reader: TileDB-Py differential suite (C API through ctypes) and tdbf array info/cat/verify
+# step: array reader: TileDB-Py differential suite (C API through ctypes), tdbf array info/cat/verify, and the array benchmark in quick mode (checks our reads equal TileDB-Py's)
 set -euo pipefail
 cd "$TDBF_ROOT"
 # The suite needs TileDB-Py 0.36.1 (libtiledb 2.30) and numpy, which test-all.sh installs into
@@ -11,3 +11,4 @@ if [ -f "$TDBF_PREFIX/lib/libtdbfilter.so" ]; then
   lib="$TDBF_PREFIX/lib/libtdbfilter.so"
 fi
 python tests/array/run_array_tests.py --lib "$lib" --tdbf "$TDBF_ROOT/target/release/tdbf"
+python bench/compare_arrays.py --quick --workdir "$TDBF_ROOT/build/bench-arrays-quick" --lib "$lib"

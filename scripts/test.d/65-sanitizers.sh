@@ -24,7 +24,7 @@ echo "ASan+UBSan C tests: $((SECONDS - t0)) s"
 #    test_filter's large tiles, are left to ASan: under valgrind they take minutes).
 t0=$SECONDS
 for t in test_errors test_spec test_pipeline test_generic_tile test_var test_into \
-         test_executor test_memory_limit test_format_version; do
+         test_executor test_memory_limit test_format_version test_array; do
   exe=build/${t}_shared
   [ -x "$exe" ] || continue
   if ! LD_LIBRARY_PATH="$root/target/release" valgrind -q --error-exitcode=1 --leak-check=full \

@@ -17,10 +17,10 @@
 #[path = "tdbf_cli/common.rs"]
 #[macro_use]
 mod common;
-#[path = "tdbf_cli/array.rs"]
-mod array;
 #[path = "tdbf_cli/advise.rs"]
 mod advise;
+#[path = "tdbf_cli/array.rs"]
+mod array;
 #[path = "tdbf_cli/bench.rs"]
 mod bench;
 #[path = "tdbf_cli/bench_codec.rs"]
