@@ -359,6 +359,27 @@ static void test_metadata_and_enumeration(void) {
   tdb_array_free(a);
 }
 
+/* A read over the memory limit fails before allocating and names both sizes. */
+static void test_memory_limit(void) {
+  tdb_array_t *a = NULL;
+  CHECK_OK(tdb_array_open(array_path("dense"), NULL, 0, &a, E));
+  CHECK_OK(tdb_array_set_memory_limit(a, 64, E)); /* 20 int32 cells need 80 bytes */
+  tdb_result_t *r = NULL;
+  tdb_error_t *err = NULL;
+  CHECK(tdb_array_read(a, "a", NULL, &r, &err) == TDB_ERR_OUT_OF_MEMORY);
+  CHECK(r == NULL && err != NULL);
+  CHECK_MSG(strstr(tdb_error_message(err), "80 bytes") != NULL &&
+                strstr(tdb_error_message(err), "64 bytes") != NULL,
+            "%s", tdb_error_message(err));
+  tdb_error_free(err);
+  CHECK_OK(tdb_array_set_memory_limit(a, 80, E));
+  r = read_field(a, "a", NULL);
+  CHECK(cells_of(r) == 20);
+  tdb_result_free(r);
+  CHECK_OK(tdb_array_set_memory_limit(a, 0, E)); /* 0: no limit */
+  tdb_array_free(a);
+}
+
 static void test_errors(void) {
   tdb_array_t *a = NULL;
   CHECK_ERR(tdb_array_open(array_path("missing"), NULL, 0, &a, E), TDB_ERR_INVALID_ARGUMENT);
@@ -376,6 +397,7 @@ int main(void) {
   test_dense();
   test_sparse();
   test_metadata_and_enumeration();
+  test_memory_limit();
   test_errors();
   CHECK_DONE("test_array");
 }

@@ -635,6 +635,14 @@ void tdb_array_free(tdb_array_t *array);
 tdb_status_t tdb_array_set_threads(tdb_array_t *array, uint32_t threads, tdb_error_t **error);
 
 /**
+ * Sets the most bytes one field's result may take (0 = no limit, the default). A read
+ * needing more fails with `TDB_ERR_OUT_OF_MEMORY` naming the size and the limit, before
+ * allocating. Set it when reading arrays from untrusted sources: damaged fragment metadata
+ * or a damaged non-empty domain can otherwise claim results of any size.
+ */
+tdb_status_t tdb_array_set_memory_limit(tdb_array_t *array, uint64_t bytes, tdb_error_t **error);
+
+/**
  * Reads `field` (an attribute or dimension name) over `subarray` (NULL for the whole non-empty
  * domain, or an inclusive [low, high] pair per dimension in the dimension's type, packed in
  * dimension order; numeric dimensions only). Dense arrays: the cells of the box in row-major

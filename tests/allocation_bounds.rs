@@ -171,3 +171,69 @@ fn the_memory_limit_is_honoured_and_named() {
         &cells[..]
     );
 }
+
+/// Replays an `array_folder` fuzz input: a copy of the fixture array `tests/data/c_array/`
+/// (dense, sparse, meta by the first byte % 3) with file (byte / 3) % files (sorted) replaced
+/// by the rest of the input; returns the copy's path.
+fn replay_array_folder(input: &[u8]) -> std::path::PathBuf {
+    fn copy(from: &std::path::Path, to: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                copy(&e.path(), &to.join(e.file_name()), files);
+            } else {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+                files.push(to.join(e.file_name()));
+            }
+        }
+    }
+    let names = ["dense", "sparse", "meta"];
+    let name = names[input[0] as usize % 3];
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/c_array")
+        .join(name);
+    let dst = std::env::temp_dir()
+        .join(format!(
+            "tdbf-replay-{}-{:x}",
+            std::process::id(),
+            input.len()
+        ))
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dst);
+    let mut files = Vec::new();
+    copy(&src, &dst, &mut files);
+    files.sort();
+    let k = (input[0] as usize / 3) % files.len();
+    std::fs::write(&files[k], &input[1..]).unwrap();
+    dst
+}
+
+#[test]
+fn a_damaged_dense_domain_is_refused_by_the_memory_limit_before_planning() {
+    // Found by the `array_folder` fuzz target: damaged metadata describing a box of millions
+    // of rows made the dense planner build one copy run per row (190 MB) before the result
+    // size was checked against the memory limit.
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let input = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/fuzz/array_folder-huge-box"
+    ))
+    .unwrap();
+    let path = replay_array_folder(&input);
+    let options = tdbfilter::array::OpenOptions {
+        memory_limit: Some(64 << 20),
+        ..Default::default()
+    };
+    let (result, largest) = largest_allocation(|| {
+        let array = tdbfilter::array::Array::open(path.to_str().unwrap(), &options)?;
+        array.read(&["a"], None)
+    });
+    let err = result.expect_err("a box over the memory limit");
+    assert!(
+        matches!(err, Error::OutOfMemory(_) | Error::CorruptData(_)),
+        "{err}"
+    );
+    assert!(largest < 16 << 20, "allocated {largest} bytes");
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}

@@ -38,6 +38,7 @@ type arrayOptions struct {
 	start, end uint64
 	timeTravel bool
 	threads    uint32
+	limit      uint64
 }
 
 // WithKey opens an encrypted array with its 32-byte AES-256-GCM key.
@@ -51,6 +52,10 @@ func WithTimestamps(start, end uint64) ArrayOption {
 
 // WithThreads sets the threads decoding tiles (0: all cores, the default).
 func WithThreads(n int) ArrayOption { return func(o *arrayOptions) { o.threads = uint32(n) } }
+
+// WithMemoryLimit refuses reads whose result for one field would take more than bytes,
+// before allocating (ErrOutOfMemory). Set it for arrays from untrusted sources.
+func WithMemoryLimit(bytes uint64) ArrayOption { return func(o *arrayOptions) { o.limit = bytes } }
 
 // OpenArray opens the local array folder at path. Remote URIs are ErrUnsupported; a folder
 // that is not an array is ErrInvalidArgument.
@@ -79,6 +84,12 @@ func OpenArray(path string, opts ...ArrayOption) (*Array, error) {
 	}
 	if o.threads != 0 {
 		if err := takeError(C.tdb_array_set_threads(c, C.uint32_t(o.threads), &cerr), cerr); err != nil {
+			C.tdb_array_free(c)
+			return nil, err
+		}
+	}
+	if o.limit != 0 {
+		if err := takeError(C.tdb_array_set_memory_limit(c, C.uint64_t(o.limit), &cerr), cerr); err != nil {
 			C.tdb_array_free(c)
 			return nil, err
 		}

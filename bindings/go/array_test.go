@@ -197,6 +197,17 @@ func TestArrayErrorsAndClose(t *testing.T) {
 	}
 }
 
+func TestArrayMemoryLimit(t *testing.T) {
+	a := openArray(t, "dense", tdbfilter.WithMemoryLimit(64))
+	if _, err := a.Read([]string{"a"}, nil); !errors.Is(err, tdbfilter.ErrOutOfMemory) {
+		t.Fatalf("20 int32 cells over a 64-byte limit: %v", err)
+	}
+	b := openArray(t, "dense", tdbfilter.WithMemoryLimit(80))
+	if cols, err := b.Read([]string{"a"}, nil); err != nil || cols[0].Cells != 20 {
+		t.Fatalf("at the limit: %v", err)
+	}
+}
+
 func TestArrayConcurrentReads(t *testing.T) {
 	a := openArray(t, "dense")
 	var wg sync.WaitGroup

@@ -410,6 +410,22 @@ pub(crate) fn read(
     subarray: Option<&[Range]>,
 ) -> Result<Vec<FieldData>> {
     let schema = array.schema();
+    // A fragment's tiles cover its non-empty domain: a domain claiming more cells than its
+    // tiles hold is damaged metadata (and would size the result of a whole-array read).
+    for f in array.fragments() {
+        if let Some(ned) = f.meta.non_empty_domain.as_ref() {
+            let cells = cube_of(&f.schema, ned)?.cells()?;
+            let room = f.meta.tile_num().saturating_mul(f.meta.cell_num_of_tile(0));
+            if f.meta.dense && cells > room {
+                return Err(Error::corrupt(format!(
+                    "fragment {}: a non-empty domain of {cells} cells for {} tiles of {} cells",
+                    f.name(),
+                    f.meta.tile_num(),
+                    f.meta.cell_num_of_tile(0)
+                )));
+            }
+        }
+    }
     let query = match subarray {
         Some(s) => Some(cube_of(schema, s)?),
         None => match array.non_empty_domain() {
@@ -421,6 +437,12 @@ pub(crate) fn read(
         return Ok(refs.iter().map(|r| r.info(schema).empty()).collect());
     };
     let cells = query.cells()?;
+    // Planning takes memory in proportion to the box too: check the limit first.
+    for r in refs {
+        let info = r.info(schema);
+        let per_cell = info.cell_size.unwrap_or(8) as u64 + u64::from(info.nullable);
+        array.check_result_size(&info.name, cells.saturating_mul(per_cell))?;
+    }
     let widths: Vec<u64> = (0..query.lo.len())
         .map(|d| (query.hi[d] - query.lo[d] + 1) as u64)
         .collect();
@@ -480,6 +502,8 @@ fn read_attribute(
 ) -> Result<FieldData> {
     let attr = &array.schema().attributes[i];
     let n = q.cells;
+    let per_cell = attr.cell_size().unwrap_or(8) as u64 + u64::from(attr.nullable);
+    array.check_result_size(&attr.name, (n as u64).saturating_mul(per_cell))?;
     let mut validity = attr.nullable.then(|| hugepages::zeroed(n));
     let (data, offsets) = match attr.cell_size() {
         Some(cs) => {

@@ -47,6 +47,9 @@ pub struct OpenOptions {
     pub timestamp_end: Option<u64>,
     /// Threads decoding tiles (0 = all cores).
     pub threads: usize,
+    /// The most bytes one field's result may take (`None`: no limit). A read needing more
+    /// fails with [`Error::OutOfMemory`] naming both sizes, before allocating.
+    pub memory_limit: Option<u64>,
 }
 
 /// A visible fragment: its metadata and the schema it was written with.
@@ -175,6 +178,7 @@ pub struct Array {
     fragments: Vec<Fragment>,
     conditions: Vec<ConditionCommit>,
     threads: usize,
+    memory_limit: Option<u64>,
 }
 
 impl std::fmt::Debug for Array {
@@ -280,6 +284,7 @@ impl Array {
             fragments,
             conditions,
             threads,
+            memory_limit: options.memory_limit,
         };
         Ok((array, broken))
     }
@@ -322,6 +327,21 @@ impl Array {
     /// Sets the threads decoding tiles (0 = all cores).
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads;
+    }
+
+    /// Sets the most bytes one field's result may take (`None`: no limit).
+    pub fn set_memory_limit(&mut self, limit: Option<u64>) {
+        self.memory_limit = limit;
+    }
+
+    /// Refuses a result of `bytes` for `field` over the memory limit, before it is allocated.
+    pub(crate) fn check_result_size(&self, field: &str, bytes: u64) -> Result<()> {
+        match self.memory_limit {
+            Some(limit) if bytes > limit => Err(Error::OutOfMemory(format!(
+                "reading {field} needs {bytes} bytes, over the memory limit of {limit} bytes"
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// The delete and update commits that apply to the open range.

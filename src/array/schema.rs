@@ -180,6 +180,10 @@ impl Attribute {
     }
 }
 
+/// The largest fixed-size cell this reader accepts (2 GiB): a schema claiming more is
+/// refused before anything of that size is allocated.
+pub const MAX_CELL_BYTES: u64 = 1 << 31;
+
 /// A dimension label (v18+); this reader reports labels but does not read them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DimensionLabel {
@@ -480,11 +484,24 @@ fn parse_attribute(r: &mut ByteReader<'_>, version: u32) -> Result<Attribute> {
             "attribute {name}: cell_val_num is 0"
         )));
     }
+    if cell_val_num != VAR_NUM && datatype.size() as u64 * cell_val_num as u64 > MAX_CELL_BYTES {
+        return Err(Error::Unsupported(format!(
+            "attribute {name}: cells of {cell_val_num} {datatype} values (over {MAX_CELL_BYTES} bytes)"
+        )));
+    }
     let filters = pipeline(r, version, "attribute filters")?;
     let fill_value = if version >= 6 {
         let n = r.u64()?;
-        r.take(usize::try_from(n).map_err(|_| Error::corrupt("fill size"))?)?
-            .to_vec()
+        let fill = r
+            .take(usize::try_from(n).map_err(|_| Error::corrupt("fill size"))?)?
+            .to_vec();
+        let cell = datatype.size() as u64 * cell_val_num as u64;
+        if cell_val_num != VAR_NUM && n != cell {
+            return Err(Error::corrupt(format!(
+                "attribute {name}: a fill value of {n} bytes for cells of {cell} bytes"
+            )));
+        }
+        fill
     } else {
         let one = default_fill_value(datatype);
         let n = if cell_val_num == VAR_NUM {

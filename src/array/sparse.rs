@@ -435,6 +435,7 @@ fn read_whole(array: &Array, r: &FieldRef) -> Result<FieldData> {
     let schema = array.schema();
     let info = r.info(schema);
     let cell_size = info.cell_size;
+    let name = info.name.clone();
     let mut out = info.empty();
     let Some(frag) = array.fragments().first() else {
         return Ok(out);
@@ -448,7 +449,14 @@ fn read_whole(array: &Array, r: &FieldRef) -> Result<FieldData> {
         .iter()
         .map(|&t| frag.meta.cell_num_of_tile(t) as usize)
         .collect();
+    let per_cell = cell_size.unwrap_or(8) as u64 + u64::from(out.validity.is_some());
+    array.check_result_size(&name, n.saturating_mul(per_cell))?;
     let Some(reader) = reader else {
+        // An attribute added after the fragment: its cell count is justified by the
+        // fragment's coordinate tiles (checked against their stored bytes).
+        if !schema.dimensions.is_empty() {
+            TileReader::new(array, frag, TileField::Dimension(0))?;
+        }
         fill_missing(schema, r, &mut out, cells);
         return Ok(out);
     };
@@ -555,6 +563,8 @@ fn gather(array: &Array, r: &FieldRef, tiles: &[CoordTile], cells: &[Cell]) -> R
         FieldRef::Dimension(_) => None,
     };
     let cs = cell_size.unwrap_or(0);
+    let per_cell = cell_size.unwrap_or(8) as u64 + u64::from(nullable);
+    array.check_result_size(&info.name, (n as u64).saturating_mul(per_cell))?;
     let mut data = Vec::with_capacity(n * cs.max(1));
     let mut offsets = cell_size.is_none().then(|| Vec::with_capacity(n));
     let mut validity = nullable.then(|| Vec::with_capacity(n));

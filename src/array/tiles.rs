@@ -92,6 +92,8 @@ pub struct TileReader<'a> {
     offsets: [&'a [u64]; 3],
     var_sizes: &'a [u64],
     sizes: [u64; 3],
+    /// The files' actual lengths (reads never size a buffer past them).
+    lengths: [u64; 3],
 }
 
 impl std::fmt::Debug for TileReader<'_> {
@@ -234,7 +236,16 @@ impl<'a> TileReader<'a> {
             meta.file_var_sizes.get(s).copied().unwrap_or(0),
             meta.file_validity_sizes.get(s).copied().unwrap_or(0),
         ];
-        Ok(Some(TileReader {
+        let mut lengths = [0u64; 3];
+        for (k, f) in files.iter().enumerate() {
+            if let Some(f) = f {
+                lengths[k] = f
+                    .metadata()
+                    .map_err(|e| super::directory::io_error(&paths[k], e))?
+                    .len();
+            }
+        }
+        let reader = TileReader {
             frag,
             name,
             slot: s,
@@ -249,7 +260,69 @@ impl<'a> TileReader<'a> {
             offsets,
             var_sizes,
             sizes,
-        }))
+            lengths,
+        };
+        reader
+            .check_claims()
+            .map_err(|e| e.context(format!("fragment {} field {}", frag.name(), reader.name)))?;
+        Ok(Some(reader))
+    }
+
+    /// Checks every tile's claimed contents against its stored bytes before anything is
+    /// allocated for them: the cells of a tile (and a var tile's data size) cannot exceed
+    /// what its filtered bytes expand to at the pipeline's largest ratio. Damaged fragment
+    /// metadata claiming billions of cells is refused here instead of sizing a result.
+    fn check_claims(&self) -> Result<()> {
+        let ratio = |p: &Pipeline| {
+            p.filters()
+                .iter()
+                .map(crate::filters::reverse_max_ratio)
+                .fold(1u64, |a, r| a.saturating_mul(r))
+        };
+        let (data_ratio, offsets_ratio, validity_ratio) = (
+            ratio(&self.data),
+            ratio(&self.offsets_pipeline),
+            ratio(&self.validity),
+        );
+        // Chunk headers and filter metadata: a generous allowance per tile.
+        let bound = |stored: u64, r: u64| stored.saturating_mul(r).saturating_add(1 << 16);
+        // What tile i of `kind` really has on disk (the metadata's file size may be damaged).
+        let stored = |i: u64, kind: TileKind| -> Result<u64> {
+            let (_, off, size) = self.location(i, kind)?;
+            Ok(size.min(self.lengths[kind as usize].saturating_sub(off)))
+        };
+        for i in 0..self.tile_num() {
+            let cells = self.cell_num(i);
+            let fixed = stored(i, TileKind::Fixed)?;
+            let (claim, r) = match self.cell_size {
+                Some(cs) => (cells.saturating_mul(cs as u64), data_ratio),
+                None => (cells.saturating_mul(8), offsets_ratio),
+            };
+            if claim > bound(fixed, r) {
+                return Err(Error::corrupt(format!(
+                    "tile {i}: {cells} cells ({claim} bytes) cannot come from {fixed} stored bytes"
+                )));
+            }
+            if self.cell_size.is_none()
+                && let Some(size) = self.var_size(i)
+            {
+                let var = stored(i, TileKind::Var)?;
+                if size > bound(var, data_ratio) {
+                    return Err(Error::corrupt(format!(
+                        "tile {i}: {size} bytes of var data cannot come from {var} stored bytes"
+                    )));
+                }
+            }
+            if self.nullable {
+                let v = stored(i, TileKind::Validity)?;
+                if cells > bound(v, validity_ratio) {
+                    return Err(Error::corrupt(format!(
+                        "tile {i}: {cells} validity values cannot come from {v} stored bytes"
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The fragment.
@@ -317,6 +390,13 @@ impl<'a> TileReader<'a> {
         let file = self.files[kind as usize]
             .as_ref()
             .expect("checked by location");
+        if off.saturating_add(size) > self.lengths[kind as usize] {
+            return Err(Error::corrupt(format!(
+                "{}: a {size}-byte tile at offset {off} is past the end of the {}-byte file",
+                path.display(),
+                self.lengths[kind as usize]
+            )));
+        }
         let size = usize::try_from(size).map_err(|_| Error::corrupt("tile size"))?;
         // Taken out of the thread-local slot while in use: a nested read on this thread (rayon
         // may run another tile's job while this one waits) finds it empty and allocates.

@@ -59,6 +59,7 @@ fn open(
         timestamp_start: timestamps.map_or(0, |t| t.0),
         timestamp_end: timestamps.map(|t| t.1),
         threads: 0,
+        memory_limit: None,
     };
     let inner = Array::open(path, &options)?;
     let s = inner.schema();
@@ -138,6 +139,24 @@ pub unsafe extern "C" fn tdb_array_set_threads(
         guard::arg_mut(array, "array")?
             .inner
             .set_threads(threads as usize);
+        Ok(())
+    })
+}
+
+/// Sets the most bytes one field's result may take (0 = no limit, the default). A read
+/// needing more fails with `TDB_ERR_OUT_OF_MEMORY` naming the size and the limit, before
+/// allocating. Set it when reading arrays from untrusted sources: damaged fragment metadata
+/// or a damaged non-empty domain can otherwise claim results of any size.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_set_memory_limit(
+    array: *mut tdb_array_t,
+    bytes: u64,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        guard::arg_mut(array, "array")?
+            .inner
+            .set_memory_limit((bytes != 0).then_some(bytes));
         Ok(())
     })
 }

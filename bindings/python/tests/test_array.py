@@ -76,6 +76,14 @@ def test_metadata_and_enumeration():
         assert A.metadata == {"gone": "x", "scale": (0.5, 2.0), "version": 1}
 
 
+def test_memory_limit():
+    with tdbfilter.Array(ARRAYS / "dense", memory_limit=64) as A:
+        with pytest.raises(tdbfilter.OutOfMemory, match="80 bytes"):
+            A.read("a")  # 20 int32 cells
+    with tdbfilter.Array(ARRAYS / "dense", memory_limit=80) as A:
+        assert len(A.read("a")) == 20
+
+
 def test_errors_and_close(tmp_path):
     with pytest.raises(tdbfilter.InvalidArgument):
         tdbfilter.Array(tmp_path / "missing")

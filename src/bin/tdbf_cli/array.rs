@@ -1,7 +1,7 @@
 //! `tdbf array info|cat|verify`: a TileDB array folder's schema and fragments, its cells, and
 //! an integrity check of every tile (src/array/).
 
-use crate::common::{CliResult, Failure, json_string, parse_key};
+use crate::common::{CliResult, Failure, json_string, parse_key, parse_size};
 use clap::{Args, Subcommand, ValueEnum};
 use std::io::{self, Write};
 use tdbfilter::Datatype;
@@ -45,6 +45,10 @@ pub struct OpenArgs {
     /// Threads decoding tiles (0 = all cores).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub threads: usize,
+    /// Refuse reads whose result for one field would exceed SIZE (e.g. 512MiB): for arrays
+    /// from untrusted sources.
+    #[arg(long, value_name = "SIZE")]
+    pub memory_limit: Option<String>,
 }
 
 impl OpenArgs {
@@ -68,6 +72,11 @@ impl OpenArgs {
             timestamp_start: start,
             timestamp_end: end,
             threads: self.threads,
+            memory_limit: self
+                .memory_limit
+                .as_deref()
+                .map(|t| parse_size(t).map_err(|e| Failure::new(format!("--memory-limit: {e}"))))
+                .transpose()?,
         })
     }
 

@@ -202,6 +202,9 @@ tdb_array_free(array) = ccall((:tdb_array_free, libtdbfilter), Cvoid, (Ptr{Array
 tdb_array_set_threads(array, threads, error) =
     ccall((:tdb_array_set_threads, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, UInt32, Ref{Ptr{Error}}), array, threads, error)
+tdb_array_set_memory_limit(array, bytes, error) =
+    ccall((:tdb_array_set_memory_limit, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt64, Ref{Ptr{Error}}), array, bytes, error)
 tdb_array_read(array, field, subarray, result, error) =
     ccall((:tdb_array_read, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, Cstring, Ptr{Cvoid}, Ref{Ptr{ResultHandle}}, Ref{Ptr{Error}}),

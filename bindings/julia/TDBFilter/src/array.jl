@@ -1,12 +1,13 @@
 # Reading TileDB array folders without libtiledb (tdb_array_* of the C API).
 
 """
-    TDBArray(path; key = nothing, timestamp = nothing, threads = 0)
+    TDBArray(path; key = nothing, timestamp = nothing, threads = 0, memory_limit = 0)
 
 A TileDB array folder opened for reading, as TileDB 2.30 opens it. `key`: the 32-byte
 AES-256-GCM key of an encrypted array; `timestamp`: `end` or `(start, end)` in milliseconds
-to time-travel; `threads`: threads decoding tiles (0: all cores). Freed by `close(a)` or, as
-a backstop, by its finalizer.
+to time-travel; `threads`: threads decoding tiles (0: all cores); `memory_limit`: the most
+bytes one field's result may take (0: no limit; set it for untrusted arrays). Freed by
+`close(a)` or, as a backstop, by its finalizer.
 
 ```julia
 a = TDBArray("my_array")
@@ -18,7 +19,7 @@ close(a)
 mutable struct TDBArray
     handle::Ptr{Cvoid}
     function TDBArray(path::AbstractString; key::Union{Nothing,AbstractVector{UInt8}} = nothing,
-                      timestamp = nothing, threads::Integer = 0)
+                      timestamp = nothing, threads::Integer = 0, memory_limit::Integer = 0)
         out = Ref{Ptr{Cvoid}}(C_NULL)
         k = key === nothing ? UInt8[] : Vector{UInt8}(key)
         GC.@preserve k begin
@@ -33,6 +34,7 @@ mutable struct TDBArray
         a = new(out[])
         finalizer(close, a)
         threads != 0 && checked(err -> L.tdb_array_set_threads(a.handle, threads, err))
+        memory_limit != 0 && checked(err -> L.tdb_array_set_memory_limit(a.handle, memory_limit, err))
         return a
     end
 end

@@ -61,6 +61,7 @@ def _declare(L: ctypes.CDLL) -> None:
         "tdb_array_open_at": [c_char_p, c_void_p, c_size_t, c_uint64, c_uint64, PP, PP],
         "tdb_array_free": [P],
         "tdb_array_set_threads": [P, c_uint32, PP],
+        "tdb_array_set_memory_limit": [P, c_uint64, PP],
         "tdb_array_read_fields": [P, POINTER(c_char_p), c_size_t, c_void_p, PP, PP],
         "tdb_result_data": [P, PP, POINTER(c_size_t), PP],
         "tdb_result_offsets": [P, PP, POINTER(c_size_t), PP],
@@ -117,12 +118,15 @@ class Array:
 
     ``key``: the 32-byte AES-256-GCM key of an encrypted array (bytes or a 32-character str).
     ``timestamp``: ``end`` or ``(start, end)`` in milliseconds to time-travel. ``threads``:
-    threads decoding tiles (0: all cores). Close it (or use ``with``); a finalizer is only a
+    threads decoding tiles (0: all cores). ``memory_limit``: the most bytes one field's result
+    may take (0: none; set it for untrusted arrays: a read over it raises
+    :class:`OutOfMemory` before allocating). Close it (or use ``with``); a finalizer is only a
     backstop.
     """
 
     def __init__(self, path: str, key: Union[bytes, str, None] = None,
-                 timestamp: Union[int, tuple[int, int], None] = None, threads: int = 0):
+                 timestamp: Union[int, tuple[int, int], None] = None, threads: int = 0,
+                 memory_limit: int = 0):
         L = _lib()
         k = key.encode() if isinstance(key, str) else key
         handle = c_void_p()
@@ -135,6 +139,8 @@ class Array:
         self._h = handle
         if threads:
             _call(L.tdb_array_set_threads, self._h, threads)
+        if memory_limit:
+            _call(L.tdb_array_set_memory_limit, self._h, memory_limit)
         self.dimensions, self.attributes = self._fields()
 
     # -- life cycle ------------------------------------------------------------------------
