@@ -3,7 +3,12 @@
 pipelines tdbfilter makes, TileDB-written generic tiles (tests/data/generic), and zlib/bzip2
 streams from Python's zlib and bz2 modules (C zlib and libbzip2 1.0.8).
 
-Usage: make_seeds.py LIBTDBFILTER   (run from the repository root; rewrites fuzz/corpus)
+Usage: make_seeds.py LIBTDBFILTER [TARGET ...]   (run from the repository root; rewrites
+fuzz/corpus, or only the named targets' corpora)
+
+The array targets are seeded from the TileDB-Py-written arrays of tests/data/c_array:
+array_parsers with their schema, enumeration and metadata payloads (generic tiles unwrapped),
+array_folder with each of their files, prefixed by the byte that selects it.
 """
 
 import bz2
@@ -49,7 +54,12 @@ def filter_tile(p, datatype, cell_size, cells):
     return raw
 
 
+ONLY = set(sys.argv[2:])
+
+
 def put(target, name, data):
+    if ONLY and target not in ONLY:
+        return
     d = corpus / target
     d.mkdir(parents=True, exist_ok=True)
     (d / name).write_bytes(data)
@@ -64,7 +74,11 @@ text = b"tdbfilter seeds: " + bytes(range(32, 127)) * 3
 
 
 def main():
-    shutil.rmtree(corpus, ignore_errors=True)
+    if ONLY:
+        for t in ONLY:
+            shutil.rmtree(corpus / t, ignore_errors=True)
+    else:
+        shutil.rmtree(corpus, ignore_errors=True)
     for i, spec in enumerate(SPECS):
         p = pipeline(spec)
         ser = serialize(p)
@@ -91,8 +105,40 @@ def main():
         put("bzip2_vs_libbzip2", f"e{level}", bytes([level - 1]) + text + cells64[:400])
         stream = bz2.compress(text, level)
         put("bzip2_vs_libbzip2", f"s{level}", bytes([0x80 | level]) + struct.pack("<I", len(text)) + stream)
+    array_seeds()
     n = sum(1 for _ in corpus.rglob("*") if _.is_file())
     print(f"make_seeds: {n} seed files in {corpus.relative_to(root)}")
+
+
+def generic_payload(data):
+    """The payload of the first generic tile of `data` (unencrypted)."""
+    tile = ctypes.c_void_p()
+    consumed = ctypes.c_uint64()
+    assert lib.tdb_generic_tile_read(data, ctypes.c_size_t(len(data)), None, ctypes.c_size_t(0),
+                                     ctypes.byref(tile), ctypes.byref(consumed), None) == 0
+    ptr, n = ctypes.c_void_p(), ctypes.c_size_t()
+    lib.tdb_tile_data(tile, ctypes.byref(ptr), ctypes.byref(n))
+    payload = ctypes.string_at(ptr, n.value)
+    lib.tdb_tile_free(tile)
+    return payload
+
+
+def array_seeds():
+    arrays = root / "tests" / "data" / "c_array"
+    for a, name in enumerate(["dense", "sparse", "meta"]):
+        files = sorted(f for f in (arrays / name).rglob("*") if f.is_file())
+        for k, f in enumerate(files):
+            which = a + 3 * k
+            if which < 256:  # the target picks file (byte // 3) % files
+                put("array_folder", f"{name}-{k:02}", bytes([which]) + f.read_bytes())
+        for f in files:
+            rel = f.relative_to(arrays / name).parts
+            if rel[0] == "__schema" and len(rel) == 2:
+                put("array_parsers", f"schema-{name}", b"\0" + generic_payload(f.read_bytes()))
+            elif rel[0] == "__schema" and rel[1] == "__enumerations":
+                put("array_parsers", f"enumeration-{name}", b"\1" + generic_payload(f.read_bytes()))
+            elif rel[0] == "__meta":
+                put("array_parsers", f"meta-{name}-{f.name[:8]}", b"\2" + generic_payload(f.read_bytes()))
 
 
 main()
