@@ -237,3 +237,34 @@ fn a_damaged_dense_domain_is_refused_by_the_memory_limit_before_planning() {
     assert!(largest < 16 << 20, "allocated {largest} bytes");
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
+
+#[test]
+fn a_sparse_tile_count_beyond_the_listed_offsets_is_refused_before_allocating() {
+    // Found by the `array_folder` fuzz target: a damaged fragment footer claiming about 2^53
+    // tiles made the merge of a two-fragment sparse read collect that many tile indices.
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let input = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/fuzz/array_folder-tile-count"
+    ))
+    .unwrap();
+    let path = replay_array_folder(&input);
+    let (result, largest) = largest_allocation(|| {
+        let array = tdbfilter::array::Array::open(path.to_str().unwrap(), &Default::default())?;
+        let schema = array.schema();
+        let mut names: Vec<&str> = schema.attributes.iter().map(|a| a.name.as_str()).collect();
+        names.extend(schema.dimensions.iter().map(|d| d.name.as_str()));
+        array.read(&names, None)
+    });
+    if let Err(e) = &result {
+        assert!(
+            matches!(
+                e,
+                Error::CorruptData(_) | Error::Unsupported(_) | Error::InvalidArgument(_)
+            ),
+            "{e}"
+        );
+    }
+    assert!(largest < 16 << 20, "allocated {largest} bytes");
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}

@@ -49,3 +49,12 @@ fn a_v5_attribute_claiming_giant_cells_is_refused_before_allocating() {
     assert!(matches!(err, Error::Unsupported(_)), "{err}");
     assert!(err.to_string().contains("attribute a"), "{err}");
 }
+
+#[test]
+fn a_v5_fill_value_of_a_giant_cell_is_not_made() {
+    // Found by `array_parsers`: a v5 schema (fill values not stored) whose attribute had
+    // 1.5 GB cells made the parser build a 1.5 GB default fill value.
+    let input = std::fs::read(format!("{DATA}/fuzz/array_parsers-v5-giant-fill")).unwrap();
+    let err = ArraySchema::parse(&input[1..], "fuzz").expect_err("giant cells");
+    assert!(matches!(err, Error::Unsupported(_)), "{err}");
+}

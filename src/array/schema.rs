@@ -180,9 +180,9 @@ impl Attribute {
     }
 }
 
-/// The largest fixed-size cell this reader accepts (2 GiB): a schema claiming more is
-/// refused before anything of that size is allocated.
-pub const MAX_CELL_BYTES: u64 = 1 << 31;
+/// The largest fixed-size cell this reader accepts (256 MiB): a schema claiming more is
+/// refused before anything of that size (its fill value, a tile) is allocated.
+pub const MAX_CELL_BYTES: u64 = 256 << 20;
 
 /// A dimension label (v18+); this reader reports labels but does not read them.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,6 +5,7 @@
 //! duplicates (the newest by per-cell timestamp, else fragment timestamp, then fragment
 //! order, wins), and cells deleted at or before the open timestamp are dropped afterwards.
 
+use super::fragment_metadata::ListKind;
 use super::schema::{ArraySchema, Layout, Range};
 use super::tiles::{DecodedTile, TileField, TileReader};
 use super::{Array, FieldData, FieldRef, Fragment, value};
@@ -252,6 +253,19 @@ fn overlaps(schema: &ArraySchema, mbr: &[Range], subarray: &[Range]) -> bool {
 /// The tiles of `frag` a read over `subarray` needs.
 fn selected_tiles(array: &Array, frag: &Fragment, subarray: Option<&[Range]>) -> Result<Vec<u64>> {
     let n = frag.meta.tile_num();
+    // The footer's tile count is only a number: the tile offsets listed for the fragment's
+    // first field are what justify it (before anything is sized by it).
+    let listed = frag
+        .meta
+        .list(0, ListKind::TileOffsets, array.key())
+        .map_err(|e| e.context(format!("fragment {}", frag.name())))?
+        .len() as u64;
+    if listed < n {
+        return Err(Error::corrupt(format!(
+            "fragment {}: {n} tiles, {listed} tile offsets listed",
+            frag.name()
+        )));
+    }
     let Some(s) = subarray else {
         return Ok((0..n).collect());
     };
