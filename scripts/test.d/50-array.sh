@@ -1,4 +1,4 @@
-# step: array reader: TileDB-Py differential suite (C API through ctypes), tdbf array info/cat/verify, and the array benchmark in quick mode (checks our reads equal TileDB-Py's)
+# step: array reader (src/array, src/ffi/array.rs, tdbf array): TileDB-Py differential suite (C API through ctypes), tdbf array info/cat/verify, and the array benchmark in quick mode (checks our reads equal TileDB-Py's)
 set -euo pipefail
 cd "$TDBF_ROOT"
 # The suite needs TileDB-Py 0.36.1 (libtiledb 2.30) and numpy, which test-all.sh installs into

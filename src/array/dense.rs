@@ -439,9 +439,7 @@ pub(crate) fn read(
     let cells = query.cells()?;
     // Planning takes memory in proportion to the box too: check the limit first.
     for r in refs {
-        let info = r.info(schema);
-        let per_cell = info.cell_size.unwrap_or(8) as u64 + u64::from(info.nullable);
-        array.check_result_size(&info.name, cells.saturating_mul(per_cell))?;
+        r.info(schema).check_result(array, cells)?;
     }
     let widths: Vec<u64> = (0..query.lo.len())
         .map(|d| (query.hi[d] - query.lo[d] + 1) as u64)
@@ -502,8 +500,6 @@ fn read_attribute(
 ) -> Result<FieldData> {
     let attr = &array.schema().attributes[i];
     let n = q.cells;
-    let per_cell = attr.cell_size().unwrap_or(8) as u64 + u64::from(attr.nullable);
-    array.check_result_size(&attr.name, (n as u64).saturating_mul(per_cell))?;
     let mut validity = attr.nullable.then(|| hugepages::zeroed(n));
     let (data, offsets) = match attr.cell_size() {
         Some(cs) => {

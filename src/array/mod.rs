@@ -125,6 +125,15 @@ pub(crate) struct FieldInfo {
     pub nullable: bool,
 }
 
+impl FieldInfo {
+    /// Refuses a result of `cells` cells of this field over the array's memory limit (var-size
+    /// fields count their 8-byte offsets, nullable ones their validity bytes).
+    pub(crate) fn check_result(&self, array: &Array, cells: u64) -> Result<()> {
+        let per_cell = self.cell_size.unwrap_or(8) as u64 + u64::from(self.nullable);
+        array.check_result_size(&self.name, cells.saturating_mul(per_cell))
+    }
+}
+
 impl FieldRef {
     pub(crate) fn info(&self, schema: &ArraySchema) -> FieldInfo {
         match self {

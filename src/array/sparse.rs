@@ -449,22 +449,15 @@ fn read_whole(array: &Array, r: &FieldRef) -> Result<FieldData> {
     let schema = array.schema();
     let info = r.info(schema);
     let cell_size = info.cell_size;
-    let name = info.name.clone();
-    let mut out = info.empty();
     let Some(frag) = array.fragments().first() else {
-        return Ok(out);
+        return Ok(info.empty());
     };
     let n = frag.meta.cell_num();
     let cells = usize::try_from(n).map_err(|_| Error::invalid("too many cells"))?;
-    out.cell_count = n;
+    info.check_result(array, n)?;
     let reader = TileReader::new(array, frag, tile_field(r))?;
-    let tiles: Vec<u64> = (0..frag.meta.tile_num()).collect();
-    let counts: Vec<usize> = tiles
-        .iter()
-        .map(|&t| frag.meta.cell_num_of_tile(t) as usize)
-        .collect();
-    let per_cell = cell_size.unwrap_or(8) as u64 + u64::from(out.validity.is_some());
-    array.check_result_size(&name, n.saturating_mul(per_cell))?;
+    let mut out = info.empty();
+    out.cell_count = n;
     let Some(reader) = reader else {
         // An attribute added after the fragment: its cell count is justified by the
         // fragment's coordinate tiles (checked against their stored bytes).
@@ -474,6 +467,12 @@ fn read_whole(array: &Array, r: &FieldRef) -> Result<FieldData> {
         fill_missing(schema, r, &mut out, cells);
         return Ok(out);
     };
+    // TileReader::new checked that the fragment lists an offset for each of its tiles.
+    let tiles: Vec<u64> = (0..frag.meta.tile_num()).collect();
+    let counts: Vec<usize> = tiles
+        .iter()
+        .map(|&t| frag.meta.cell_num_of_tile(t) as usize)
+        .collect();
     if let Some(v) = out.validity.as_mut() {
         v.resize(cells, 0);
         let slices = split(v, &counts, 1);
@@ -577,8 +576,7 @@ fn gather(array: &Array, r: &FieldRef, tiles: &[CoordTile], cells: &[Cell]) -> R
         FieldRef::Dimension(_) => None,
     };
     let cs = cell_size.unwrap_or(0);
-    let per_cell = cell_size.unwrap_or(8) as u64 + u64::from(nullable);
-    array.check_result_size(&info.name, (n as u64).saturating_mul(per_cell))?;
+    info.check_result(array, n as u64)?;
     let mut data = Vec::with_capacity(n * cs.max(1));
     let mut offsets = cell_size.is_none().then(|| Vec::with_capacity(n));
     let mut validity = nullable.then(|| Vec::with_capacity(n));

@@ -273,12 +273,7 @@ impl<'a> TileReader<'a> {
     /// what its filtered bytes expand to at the pipeline's largest ratio. Damaged fragment
     /// metadata claiming billions of cells is refused here instead of sizing a result.
     fn check_claims(&self) -> Result<()> {
-        let ratio = |p: &Pipeline| {
-            p.filters()
-                .iter()
-                .map(crate::filters::reverse_max_ratio)
-                .fold(1u64, |a, r| a.saturating_mul(r))
-        };
+        let ratio = |p: &Pipeline| crate::filters::reverse_max_ratio_of(p.filters());
         let (data_ratio, offsets_ratio, validity_ratio) = (
             ratio(&self.data),
             ratio(&self.offsets_pipeline),

@@ -178,6 +178,15 @@ pub fn fixed_tile_bound(filter: &Filter, n: usize) -> usize {
     grown.saturating_add(slack)
 }
 
+/// An upper bound on how many times larger the reverse of a whole filter list can make its
+/// input (the product of the filters' bounds, saturating).
+pub fn reverse_max_ratio_of(filters: &[Filter]) -> u64 {
+    filters
+        .iter()
+        .map(reverse_max_ratio)
+        .fold(1u64, |a, r| a.saturating_mul(r))
+}
+
 /// An upper bound on how many times larger a filter's reverse output can be than its input.
 pub fn reverse_max_ratio(filter: &Filter) -> u64 {
     match filter {

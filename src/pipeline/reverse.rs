@@ -163,11 +163,7 @@ pub(crate) fn parse_tile<'a>(
             table.tile_size
         )));
     }
-    let ratio = s
-        .filters
-        .iter()
-        .map(filters::reverse_max_ratio)
-        .fold(1u64, |a, r| a.saturating_mul(r));
+    let ratio = filters::reverse_max_ratio_of(s.filters);
     for (i, c) in table.chunks.iter().enumerate() {
         let stored = (c.metadata.len() + c.data.len()) as u64;
         if c.original_length as u64 > stored.saturating_mul(ratio).saturating_add(64) {
