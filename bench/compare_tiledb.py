@@ -20,11 +20,20 @@ int32) and every pipeline of PIPELINES, at 1 and 2 threads:
   ZSTD_decompressDCtx at the same level, liblz4, zlib, libbzip2) on exactly the parts it
   compresses in the pipeline (the filters before it run untimed), in original bytes per
   second; "pipeline / bare codec" is our speed as a share of that (target: at least 97%).
+  Where filters come before the compressor, their time is part of the pipeline's, so those
+  rows are also timed with the filters before the compressor alone (`tdbf bench --filters`
+  without the compressor) and held to their parts run one after the other:
+  pipeline / (1 / (1/prefix + 1/bare codec)), the same 97% target.
   In --quick mode these shares are printed but, like every speed, not checked.
 
-Speeds are unfiltered MiB (2^20 bytes) per second; each is the median (or with --stat best,
-the fastest) of --repeat runs. tdbf warms up once before its timed runs; TileDB does not need
-to (every run writes a fresh array in the same long-lived process).
+Speeds are unfiltered MiB (2^20 bytes) per second. Each row and thread count is measured in
+--rounds interleaved rounds (TileDB, ours, the bare codec, and for memory-bound rows memcpy,
+one after the other), so that a slow phase of a shared machine falls on all of them rather
+than on one; a round takes the median (or with --stat best, the fastest) of --repeat runs
+(ours at least 3 on the memory-bound rows), and the speed reported is the median over rounds.
+tdbf warms up once before its timed runs; TileDB does not need to (every run writes a fresh
+array in the same long-lived process). Memory-bound rows are reported as a share of the
+memcpy measured in their own rounds.
 "ratio" is ours / TileDB (above 1: tdbfilter is faster).
 
 TileDB's timers (2.30):
@@ -36,7 +45,7 @@ TileDB's timers (2.30):
          which is exactly filter_tile's sum with one thread.
   read:  Context.Query.Reader.unfilter_attr_tiles: wall time of unfiltering all tiles.
 
-Usage: .venv/bin/python bench/compare_tiledb.py [--mib 64] [--repeat 3] [--quick]
+Usage: .venv/bin/python bench/compare_tiledb.py [--mib 64] [--rounds 3] [--repeat 1] [--quick]
        [--tdbf PATH] [--json out.json] [--only PIPELINE] [--datasets NAME,...]
        [--stat median|best] [--ours-outputs streamed|retained|into] [--check]
 """
@@ -291,6 +300,42 @@ def tdbf_bench(tdbf, args, stat):
     return res
 
 
+def measure_memcpy(tdbf, threads, path, args):
+    """memcpy MiB/s of the file's tiles (`tdbf bench --memcpy`, at least 5 runs), or None."""
+    m = tdbf_bench(
+        tdbf,
+        ["--memcpy", "--threads", str(threads), "--tile-bytes", str(TILE_BYTES),
+         "--repeat", str(max(args.repeat, 5)), "--outputs", args.ours_outputs, path],
+        args.stat,
+    )
+    return m.get("memcpy_mib_s")
+
+
+def combine_rounds(rounds):
+    """One cell from the interleaved rounds of a row: for TileDB, ours and the bare codec the
+    median over rounds of each round's speeds (an error in any round is the cell's), the
+    first round's other fields, and the per-round speeds under 'rounds'; memcpy the median."""
+    cell = {}
+    for who in ("tiledb", "ours", "bare", "prefix"):
+        got = [r[who] for r in rounds if who in r]
+        if not got:
+            continue
+        bad = [g for g in got if "error" in g]
+        if bad:
+            cell[who] = bad[0]
+            continue
+        merged = dict(got[0])
+        for d in ("filter", "unfilter"):
+            merged[f"{d}_mib_s"] = statistics.median(g[f"{d}_mib_s"] for g in got)
+        merged["rounds"] = [[g["filter_mib_s"], g["unfilter_mib_s"]] for g in got]
+        merged.pop("runs", None)
+        cell[who] = merged
+    mcs = [r["memcpy"] for r in rounds if r.get("memcpy")]
+    if mcs:
+        cell["memcpy"] = statistics.median(mcs)
+    return cell
+
+
 def loadavg():
     try:
         with open("/proc/loadavg") as f:
@@ -396,7 +441,8 @@ def print_dataset(name, dtype, nbytes, rows, memcpy, out):
             continue
         parts = []
         for t in THREADS:
-            m = memcpy.get(t)
+            # memcpy measured in the row's own rounds, else the data set's.
+            m = r["threads"][t].get("memcpy") or memcpy.get(t)
             if not m:
                 continue
             c = r["threads"][t]
@@ -406,7 +452,7 @@ def print_dataset(name, dtype, nbytes, rows, memcpy, out):
                 u = speed(c[who], "unfilter_mib_s")
                 if f and u:
                     fr.append(f"{label} {f / m:.0%}/{u / m:.0%}")
-            parts.append(f"{t} thr: " + ", ".join(fr))
+            parts.append(f"{t} thr: " + ", ".join(fr) + f" (memcpy {fmt_speed(m)})")
         print(
             f"  {r['pipeline']:<12} of memcpy (filter/unfilter): "
             + "; ".join(parts)
@@ -416,23 +462,37 @@ def print_dataset(name, dtype, nbytes, rows, memcpy, out):
     for r in rows:
         if not codec_bound(r["pipeline"]):
             continue
-        parts = []
-        for t in THREADS:
-            sh = bare_shares(r["threads"][t])
-            if sh is None:
-                parts.append(f"{t} thr: n/a")
-                continue
-            bare = r["threads"][t]["bare"]
-            parts.append(
-                f"{t} thr: {sh[0]:.0%}/{sh[1]:.0%} (bare {fmt_speed(bare['filter_mib_s'])}/"
-                f"{fmt_speed(bare['unfilter_mib_s'])} MiB/s)"
-            )
         # With filters before the compressor, the pipeline's time includes theirs.
         extra = " (incl. the filters before it)" if "," in r["pipeline"] else ""
         print(
-            f"  {r['pipeline']:<12} of bare codec (filter/unfilter): " + "; ".join(parts) + extra,
+            f"  {r['pipeline']:<12} of bare codec (filter/unfilter): "
+            + share_cells(r, bare_shares, "bare", "bare")
+            + extra,
             file=out,
         )
+        if "," in r["pipeline"]:
+            print(
+                f"  {r['pipeline']:<12} of its parts, prefix then bare codec (filter/unfilter): "
+                + share_cells(r, parts_shares, "prefix", "filters before it alone"),
+                file=out,
+            )
+
+
+def share_cells(row, shares_of, ref, label):
+    """'1 thr: F%/U% (label f/u MiB/s); 2 thr: ...' for `shares_of` (bare_shares or
+    parts_shares) of each thread count, with the speeds of the reference measurement `ref`."""
+    parts = []
+    for t in THREADS:
+        sh = shares_of(row["threads"][t])
+        if sh is None:
+            parts.append(f"{t} thr: n/a")
+            continue
+        x = row["threads"][t][ref]
+        parts.append(
+            f"{t} thr: {sh[0]:.0%}/{sh[1]:.0%} ({label} {fmt_speed(x['filter_mib_s'])}/"
+            f"{fmt_speed(x['unfilter_mib_s'])} MiB/s)"
+        )
+    return "; ".join(parts)
 
 
 def bare_shares(cell):
@@ -442,6 +502,20 @@ def bare_shares(cell):
     if not bare or "error" in bare or "error" in ours:
         return None
     return tuple(ours[f"{d}_mib_s"] / bare[f"{d}_mib_s"] for d in ("filter", "unfilter"))
+
+
+def parts_shares(cell):
+    """For a pipeline with filters before its compressor: (filter, unfilter) speed of the
+    pipeline as a share of its parts run one after the other (the filters before the
+    compressor alone, then the bare codec: 1 / (1/prefix + 1/bare)), or None. Above 100%, the
+    pipeline is faster than its parts."""
+    bare, prefix, ours = cell.get("bare"), cell.get("prefix"), cell["ours"]
+    if not bare or not prefix or any("error" in x for x in (bare, prefix, ours)):
+        return None
+    return tuple(
+        ours[f"{d}_mib_s"] * (1 / prefix[f"{d}_mib_s"] + 1 / bare[f"{d}_mib_s"])
+        for d in ("filter", "unfilter")
+    )
 
 
 def summarize(results, out):
@@ -511,13 +585,17 @@ def summarize(results, out):
     for ds in results:
         for r in ds["rows"]:
             for t in THREADS:
-                sh = bare_shares(r["threads"][t])
+                # Composite pipelines are held to their parts (prefix alone + bare codec).
+                composite = "," in r["pipeline"]
+                sh = (parts_shares if composite else bare_shares)(r["threads"][t])
+                label = " (of its parts)" if composite else ""
                 for d, x in zip(("filter", "unfilter"), sh or ()):
                     if x < BARE_SHARE_TARGET:
-                        short.append((x, f"{r['pipeline']}@{ds['name']} {d} {t} thr"))
+                        short.append((x, f"{r['pipeline']}@{ds['name']} {d} {t} thr{label}"))
     summary["below_bare_share_target"] = [f"{w} {x:.3f}" for x, w in sorted(short)]
     print(
-        f"pipeline / bare codec below {BARE_SHARE_TARGET:.0%}: "
+        f"pipeline / bare codec (with filters before the codec: / its parts) below "
+        f"{BARE_SHARE_TARGET:.0%}: "
         + (", ".join(f"{w} {x:.0%}" for x, w in sorted(short)) or "none"),
         file=out,
     )
@@ -553,7 +631,16 @@ def summarize(results, out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mib", type=int, default=64, help="MiB per data set (default 64)")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
+    ap.add_argument(
+        "--repeat", type=int, default=1,
+        help="runs per measurement in each round (default 1; ours at least 3 on the cheap "
+        "memory-bound rows)",
+    )
+    ap.add_argument(
+        "--rounds", type=int, default=3,
+        help="interleaved rounds of TileDB, ours, bare codec and memcpy per row and thread "
+        "count; each speed is the median over rounds (default 3)",
+    )
     ap.add_argument("--quick", action="store_true", help="CI mode: 4 MiB, 1 repeat")
     ap.add_argument("--tdbf", help=f"the tdbf binary (default {DEFAULT_TDBF})")
     ap.add_argument("--json", dest="json_out", metavar="OUT", help="also write results as JSON")
@@ -588,9 +675,9 @@ def main():
     ap.add_argument("--workdir", help="where data files and arrays go (default: a temp dir)")
     args = ap.parse_args()
     if args.quick:
-        args.mib, args.repeat = 4, 1
-    if args.mib < 1 or args.repeat < 1:
-        sys.exit("compare_tiledb: --mib and --repeat must be at least 1")
+        args.mib, args.repeat, args.rounds = 4, 1, 1
+    if args.mib < 1 or args.repeat < 1 or args.rounds < 1:
+        sys.exit("compare_tiledb: --mib, --repeat and --rounds must be at least 1")
     tdbf = find_tdbf(args.tdbf)
     probe = subprocess.run([tdbf, "bench", "--help"], capture_output=True, text=True)
     if probe.returncode != 0:
@@ -625,7 +712,8 @@ def main():
     print(
         f"# compare_tiledb: TileDB {'.'.join(map(str, tiledb.libtiledb.version()))} "
         f"(tiledb-py {tiledb.__version__}) vs {tdbf}; {args.mib} MiB per data set, "
-        f"1 MiB tiles, {args.stat} of {args.repeat}; tdbf --outputs {args.ours_outputs}; "
+        f"1 MiB tiles, median over {args.rounds} interleaved rounds of the {args.stat} of "
+        f"{args.repeat} run(s); tdbf --outputs {args.ours_outputs}; "
         f"{os.cpu_count()} CPUs; "
         f"load average {loadavg()}",
         file=out,
@@ -637,43 +725,66 @@ def main():
             data = gen(nbytes, np.random.default_rng(seed))
             path = os.path.join(workdir, f"{name}.bin")
             data.tofile(path)
-            memcpy = {}
-            for t in THREADS:
-                m = tdbf_bench(
-                    tdbf,
-                    ["--memcpy", "--threads", str(t), "--tile-bytes", str(TILE_BYTES),
-                     "--repeat", str(max(args.repeat, 5)), "--outputs", args.ours_outputs, path],
-                    args.stat,
-                )
-                memcpy[t] = m.get("memcpy_mib_s")
+            memcpy = {t: measure_memcpy(tdbf, t, path, args) for t in THREADS}
             rows = []
             for spec, filters_fn in pipelines:
                 row = {"pipeline": spec, "threads": {}}
+                memory_bound = spec in MEMORY_BOUND or spec in MEMCPY_SHARE_ALSO
+                # Cheap rows take more of our runs per round (a 64 MiB pass is milliseconds).
+                ours_repeat = max(args.repeat, 3) if memory_bound else args.repeat
                 for t in THREADS:
-                    tdb = tiledb_measure(
-                        ctxs[t], data, filters_fn, args.repeat, workdir, args.stat
-                    )
-                    ours = tdbf_bench(
-                        tdbf,
-                        [
-                            "--filters", spec, "--type", dtype, "--threads", str(t),
-                            "--tile-bytes", str(TILE_BYTES), "--repeat", str(args.repeat),
-                            "--outputs", args.ours_outputs,
-                            path,
-                        ],
-                        args.stat,
-                    )
-                    row["threads"][t] = {"tiledb": tdb, "ours": ours}
-                    if codec_bound(spec):
-                        row["threads"][t]["bare"] = tdbf_bench(
-                            tdbf,
-                            [
-                                "--filters", spec, "--type", dtype, "--threads", str(t),
-                                "--tile-bytes", str(TILE_BYTES), "--repeat", str(args.repeat),
-                                "--bare-codec", path,
-                            ],
-                            args.stat,
-                        )
+                    # Rounds interleave TileDB, ours, the bare codec and memcpy, so that a
+                    # slow phase of the machine falls on all of them rather than on one.
+                    rounds = []
+                    for _ in range(args.rounds):
+                        cell = {
+                            "tiledb": tiledb_measure(
+                                ctxs[t], data, filters_fn, args.repeat, workdir, args.stat
+                            ),
+                            "ours": tdbf_bench(
+                                tdbf,
+                                [
+                                    "--filters", spec, "--type", dtype, "--threads", str(t),
+                                    "--tile-bytes", str(TILE_BYTES),
+                                    "--repeat", str(ours_repeat),
+                                    "--outputs", args.ours_outputs,
+                                    path,
+                                ],
+                                args.stat,
+                            ),
+                        }
+                        if codec_bound(spec):
+                            cell["bare"] = tdbf_bench(
+                                tdbf,
+                                [
+                                    "--filters", spec, "--type", dtype, "--threads", str(t),
+                                    "--tile-bytes", str(TILE_BYTES),
+                                    "--repeat", str(args.repeat),
+                                    "--bare-codec", path,
+                                ],
+                                args.stat,
+                            )
+                            if "," in spec:
+                                # The filters before the compressor, alone, on the same tiles.
+                                cell["prefix"] = tdbf_bench(
+                                    tdbf,
+                                    [
+                                        "--filters", spec.rsplit(",", 1)[0], "--type", dtype,
+                                        "--threads", str(t), "--tile-bytes", str(TILE_BYTES),
+                                        "--repeat", str(max(args.repeat, 3)),
+                                        "--outputs", args.ours_outputs,
+                                        path,
+                                    ],
+                                    args.stat,
+                                )
+                        if memory_bound:
+                            cell["memcpy"] = measure_memcpy(tdbf, t, path, args)
+                        rounds.append(cell)
+                        if "error" in cell["tiledb"] or "error" in cell["ours"]:
+                            break
+                    row["threads"][t] = combine_rounds(rounds)
+                    if memory_bound and row["threads"][t].get("memcpy"):
+                        row["memcpy"] = {**row.get("memcpy", {}), t: row["threads"][t]["memcpy"]}
                 rows.append(row)
                 print(f"# {name} {spec}: done ({time.time() - started:.0f} s)", file=sys.stderr,
                       flush=True)
@@ -694,6 +805,7 @@ def main():
             "tdbf": tdbf,
             "mib": args.mib,
             "repeat": args.repeat,
+            "rounds": args.rounds,
             "stat": args.stat,
             "ours_outputs": args.ours_outputs,
             "tile_bytes": TILE_BYTES,
