@@ -13,7 +13,8 @@
 //! byte — bit 7 of byte `b` of the `E` elements, i.e. `E/8` bytes of row `8b + 7` — and adding
 //! the vector to itself moves the next bit up, for rows `8b + 6`, …, `8b`. With `t = 1`, 128
 //! (SSE2) or 256 (AVX2) elements at a time go through the mirror image of the reverse step
-//! below instead.
+//! below instead. With AVX2, blocks of 4- and 8-byte elements are written to an L1-resident
+//! stage and copied out whole, because the row stores of a step land on up to 64 lines.
 //!
 //! *Reverse*: one byte position `b` at a time, 128 (SSE2) or 256 (AVX2) bytes are rebuilt
 //! from 16 or 32 bytes of each of the 8 rows `8b..8b+8`: three unpack rounds put byte `q` of
@@ -369,17 +370,47 @@ pub(super) unsafe fn bitshuffle_avx2(t: usize, src: &[u8], dst: &mut [u8]) {
         unsafe { bitshuffle_sse2(t, src, dst) };
         return;
     }
-    // SAFETY: the caller guarantees AVX2; n ≥ 32, n is a multiple of 8 and both slices hold
-    // at least n·t bytes, as the body function requires.
+    let bytes = n * t;
+    if t >= 4 && bytes <= STAGE_BYTES {
+        // The row steps scatter 4-byte stores over 8·t rows at once; into a destination that
+        // is not in cache (a fresh output tile) they miss on up to 64 lines at a time. They go
+        // to an L1-resident stage instead, copied out in whole lines: 1.2–1.7× for t = 8 and
+        // 1.3× for t = 4 on fresh 1 MiB outputs (interleaved A/B, Zen 3); no gain for t = 2.
+        let mut stage = MaybeUninit::<[u8; STAGE_BYTES]>::uninit();
+        let stage = stage.as_mut_ptr().cast::<u8>();
+        // SAFETY: AVX2 per the caller; the stage holds bytes ≥ n·t writable bytes. The body
+        // writes every byte of stage[0, n·t) (each row byte belongs to one step), so the slice
+        // formed over them afterwards is initialised.
+        unsafe {
+            bitshuffle_body_dispatch_avx2(t, n, src, stage);
+            dst[..bytes].copy_from_slice(std::slice::from_raw_parts(stage, bytes));
+        }
+    } else {
+        // SAFETY: AVX2 per the caller; dst holds n·t writable bytes.
+        unsafe { bitshuffle_body_dispatch_avx2(t, n, src, dst.as_mut_ptr()) };
+    }
+    dst[bytes..].copy_from_slice(&src[bytes..]);
+}
+
+/// Bytes of the stage [`bitshuffle_avx2`] writes a block into: one bitshuffle block.
+const STAGE_BYTES: usize = 8192;
+
+/// [`bitshuffle_body_avx2`] for element size `t` (1, 2, 4 or 8).
+///
+/// # Safety
+///
+/// As for [`bitshuffle_body_avx2`].
+#[inline]
+unsafe fn bitshuffle_body_dispatch_avx2(t: usize, n: usize, src: &[u8], dp: *mut u8) {
+    // SAFETY: the caller's contract is the body's.
     unsafe {
         match t {
-            1 => bitshuffle_body_avx2::<1>(n, src, dst),
-            2 => bitshuffle_body_avx2::<2>(n, src, dst),
-            4 => bitshuffle_body_avx2::<4>(n, src, dst),
-            _ => bitshuffle_body_avx2::<8>(n, src, dst),
+            1 => bitshuffle_body_avx2::<1>(n, src, dp),
+            2 => bitshuffle_body_avx2::<2>(n, src, dp),
+            4 => bitshuffle_body_avx2::<4>(n, src, dp),
+            _ => bitshuffle_body_avx2::<8>(n, src, dp),
         }
     }
-    dst[n * t..].copy_from_slice(&src[n * t..]);
 }
 
 /// AVX2 bitunshuffle of one block, same contract as [`scalar::bitunshuffle_block`]. Blocks of
@@ -441,13 +472,13 @@ unsafe fn transpose8_avx2(x: __m256i) -> __m256i {
 ///
 /// # Safety
 ///
-/// The CPU supports AVX2; `n ≥ 32` is a multiple of 8; `src` and `dst` hold at least `n·T`
-/// bytes.
+/// The CPU supports AVX2; `n ≥ 32` is a multiple of 8; `src` holds at least `n·T` bytes and
+/// `dp[0, n·T)` is writable (it may be uninitialised: every byte of it is written).
 #[target_feature(enable = "avx2")]
-unsafe fn bitshuffle_body_avx2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
-    debug_assert!(n >= 32 && n.is_multiple_of(8) && src.len() >= n * T && dst.len() >= n * T);
+unsafe fn bitshuffle_body_avx2<const T: usize>(n: usize, src: &[u8], dp: *mut u8) {
+    debug_assert!(n >= 32 && n.is_multiple_of(8) && src.len() >= n * T);
     let r = n / 8;
-    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
+    let sp = src.as_ptr();
     let mut i = 0;
     if T == 1 && n >= 256 {
         // Single bytes: the transpose-based step is a little faster than `movemask`.
