@@ -21,6 +21,7 @@
 use crate::byte_reader::ByteReader;
 use crate::datatype::Datatype;
 use crate::error::{Error, Result};
+use crate::parts::Parts;
 use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 
 /// The integer type the filter treats `datatype` as — `(size, signed)` — or `None` when it
@@ -53,17 +54,41 @@ fn window_size(len: usize, max_window: u32, s: usize) -> usize {
     }
 }
 
-/// Reads the `N`-byte little-endian element at the start of `b`, sign- or zero-extended.
+/// Reads the `N`-byte little-endian element at the start of `b` as raw bits.
 #[inline(always)]
-fn load<const N: usize, const SIGNED: bool>(b: &[u8]) -> i128 {
+fn load<const N: usize>(b: &[u8]) -> u64 {
     let mut a = [0u8; 8];
     a[..N].copy_from_slice(&b[..N]);
-    let raw = u64::from_le_bytes(a);
-    if SIGNED {
-        let shift = 64 - 8 * N as u32;
-        (((raw << shift) as i64) >> shift) as i128
+    u64::from_le_bytes(a)
+}
+
+/// Sign- or zero-extends the `bytes`-byte value in the low bits of `raw` to 64 bits.
+#[inline(always)]
+fn extend<const SIGNED: bool>(raw: u64, bytes: usize) -> u64 {
+    if SIGNED && bytes < 8 {
+        let shift = 64 - 8 * bytes as u32;
+        (((raw << shift) as i64) >> shift) as u64
     } else {
-        raw as i128
+        raw
+    }
+}
+
+/// An order-preserving unsigned key of an `N`-byte element: for signed types the sign bit of
+/// the sign-extended value is flipped, so that `u64` comparisons order the keys as `T` orders
+/// the values (and the min/max scan needs no 128-bit arithmetic).
+#[inline(always)]
+fn key<const N: usize, const SIGNED: bool>(b: &[u8]) -> u64 {
+    let v = extend::<SIGNED>(load::<N>(b), N);
+    if SIGNED { v ^ (1 << 63) } else { v }
+}
+
+/// The value of `T` whose key is `k`, widened to `i128`.
+#[inline(always)]
+fn key_value<const SIGNED: bool>(k: u64) -> i128 {
+    if SIGNED {
+        (k ^ (1 << 63)) as i64 as i128
+    } else {
+        k as i128
     }
 }
 
@@ -92,11 +117,17 @@ pub fn forward(
 /// uninitialized), computed over the window's whole values as TileDB does.
 fn window_header<const N: usize, const SIGNED: bool>(window: &[u8]) -> (u8, i128) {
     let raw = (8 * N) as u8;
-    let mut values = window.chunks_exact(N).map(load::<N, SIGNED>);
-    let Some(first) = values.next() else {
+    let mut values = window.chunks_exact(N);
+    let Some(first) = values.next().map(key::<N, SIGNED>) else {
         return (raw, 0);
     };
-    let (min, max) = values.fold((first, first), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (mut lo, mut hi) = (first, first);
+    for v in values {
+        let k = key::<N, SIGNED>(v);
+        lo = lo.min(k);
+        hi = hi.max(k);
+    }
+    let (min, max) = (key_value::<SIGNED>(lo), key_value::<SIGNED>(hi));
     let t_max: i128 = if SIGNED {
         (1i128 << (8 * N - 1)) - 1
     } else {
@@ -140,36 +171,86 @@ fn encode<const N: usize, const SIGNED: bool>(
     let own = out.md.push_uninit(8 + windows * header);
     own[0..4].copy_from_slice(&total_len.to_le_bytes());
     own[4..8].copy_from_slice(&(windows as u32).to_le_bytes());
+    // First pass: every window's header, and so the packed length.
+    let mut packed_len = 0usize;
     let mut h = 8;
-    out.data.push_with(|buf| {
-        buf.reserve(input.data.total_len());
-        for part in input.data.iter() {
-            let w = window_size(part.len(), max_window, N);
-            if w == 0 {
-                continue;
+    for_each_window::<N>(input.data, max_window, |window| {
+        let (bits, offset) = window_header::<N, SIGNED>(window);
+        let hdr = &mut own[h..h + header];
+        hdr[..N].copy_from_slice(&(offset as u64).to_le_bytes()[..N]);
+        hdr[N] = bits;
+        hdr[N + 1..].copy_from_slice(&(window.len() as u32).to_le_bytes());
+        h += header;
+        packed_len += packed_size(N, bits, window.len());
+    });
+    // Second pass: the windows, raw or packed as their headers say.
+    let mut h = 8;
+    out.data.push_filled(packed_len, |dst| {
+        let mut pos = 0;
+        for_each_window::<N>(input.data, max_window, |window| {
+            let hdr = &own[h..h + header];
+            h += header;
+            let (offset, bits) = (load::<N>(hdr), hdr[N]);
+            let o = &mut dst[pos..pos + packed_size(N, bits, window.len())];
+            pos += o.len();
+            match packed_width(N, bits, window.len()) {
+                None => o.copy_from_slice(window),
+                Some(1) => pack::<N, 1>(window, offset, o),
+                Some(2) => pack::<N, 2>(window, offset, o),
+                Some(_) => pack::<N, 4>(window, offset, o),
             }
-            for window in part.chunks(w) {
-                let (bits, offset) = window_header::<N, SIGNED>(window);
-                let hdr = &mut own[h..h + header];
-                hdr[..N].copy_from_slice(&(offset as u64).to_le_bytes()[..N]);
-                hdr[N] = bits;
-                hdr[N + 1..].copy_from_slice(&(window.len() as u32).to_le_bytes());
-                h += header;
-                if bits as usize >= 8 * N || window.len() % N != 0 {
-                    buf.extend_from_slice(window);
-                } else {
-                    let width = bits as usize / 8;
-                    for v in window.chunks_exact(N) {
-                        let rel = (load::<N, SIGNED>(v) - offset) as u64;
-                        buf.extend_from_slice(&rel.to_le_bytes()[..width]);
-                    }
-                }
-            }
-        }
+        });
         Ok::<(), Error>(())
     })?;
     out.md.extend_forwarded(input.md);
     Ok(DataFlow::Written)
+}
+
+/// Calls `f` with each window of each part, in order.
+#[inline(always)]
+fn for_each_window<const N: usize>(data: Parts<'_>, max_window: u32, mut f: impl FnMut(&[u8])) {
+    for part in data.iter() {
+        let w = window_size(part.len(), max_window, N);
+        if w > 0 {
+            part.chunks(w).for_each(&mut f);
+        }
+    }
+}
+
+/// The byte width of each packed value of a window of `len` bytes of `n`-byte values with
+/// header `bits`, or `None` for a raw window (TileDB's reader rule: `bits >= 8·n` or a length
+/// that is not a whole number of values).
+#[inline(always)]
+fn packed_width(n: usize, bits: u8, len: usize) -> Option<usize> {
+    (usize::from(bits) < 8 * n && len.is_multiple_of(n)).then_some(usize::from(bits) / 8)
+}
+
+/// The stored size of a window of `len` bytes with header `bits`.
+#[inline(always)]
+fn packed_size(n: usize, bits: u8, len: usize) -> usize {
+    packed_width(n, bits, len).map_or(len, |w| len / n * w)
+}
+
+/// Stores each `N`-byte value of `window` minus `offset` in its low `W` bytes.
+#[inline(always)]
+fn pack<const N: usize, const W: usize>(window: &[u8], offset: u64, dst: &mut [u8]) {
+    for (v, d) in window.chunks_exact(N).zip(dst.chunks_exact_mut(W)) {
+        d.copy_from_slice(&load::<N>(v).wrapping_sub(offset).to_le_bytes()[..W]);
+    }
+}
+
+/// Restores `N`-byte values from `W`-byte packed ones (sign-extended for signed types) plus
+/// `offset`, modulo `2^(8·N)`.
+#[inline(always)]
+fn unpack<const N: usize, const W: usize, const SIGNED: bool>(
+    src: &[u8],
+    offset: u64,
+    dst: &mut [u8],
+) {
+    for (v, d) in src.chunks_exact(W).zip(dst.chunks_exact_mut(N)) {
+        let rel = extend::<SIGNED>(load::<W>(v), W);
+        d.copy_from_slice(&rel.wrapping_add(offset).to_le_bytes()[..N]);
+    }
 }
 
 /// Reverse: restores every window; the metadata after the own block is passed on.
@@ -208,12 +289,6 @@ struct Window {
     len: usize,
 }
 
-impl Window {
-    fn is_raw(&self, n: usize) -> bool {
-        self.bits as usize >= 8 * n || !self.len.is_multiple_of(n)
-    }
-}
-
 /// Decodes into `out.data`; returns the length of the own metadata block.
 fn decode<const N: usize, const SIGNED: bool>(
     input: RevIn<'_>,
@@ -240,16 +315,13 @@ fn decode<const N: usize, const SIGNED: bool>(
             bits: r.u8()?,
             len: r.u32()? as usize,
         };
-        if w.is_raw(N) {
-            in_len += w.len as u64;
-        } else if matches!(w.bits, 8 | 16 | 32) {
-            in_len += (w.len / N * (w.bits as usize / 8)) as u64;
-        } else {
+        if packed_width(N, w.bits, w.len).is_some() && !matches!(w.bits, 8 | 16 | 32) {
             return Err(Error::corrupt(format!(
                 "window {i}: invalid bit width {} for {N}-byte values",
                 w.bits
             )));
         }
+        in_len += packed_size(N, w.bits, w.len) as u64;
         out_len += w.len as u64;
         windows.push(w);
     }
@@ -268,24 +340,13 @@ fn decode<const N: usize, const SIGNED: bool>(
     let (mut src, mut pos) = (input.data, 0usize);
     for w in &windows {
         let o = &mut dst[pos..pos + w.len];
-        if w.is_raw(N) {
-            let (bytes, rest) = src.split_at(w.len);
-            o.copy_from_slice(bytes);
-            src = rest;
-        } else {
-            let width = w.bits as usize / 8;
-            let (bytes, rest) = src.split_at(w.len / N * width);
-            for (v, d) in bytes.chunks_exact(width).zip(o.chunks_exact_mut(N)) {
-                let mut a = [0u8; 8];
-                a[..width].copy_from_slice(v);
-                let mut rel = u64::from_le_bytes(a);
-                if SIGNED {
-                    let shift = 64 - 8 * width as u32;
-                    rel = (((rel << shift) as i64) >> shift) as u64;
-                }
-                d.copy_from_slice(&rel.wrapping_add(w.offset).to_le_bytes()[..N]);
-            }
-            src = rest;
+        let (bytes, rest) = src.split_at(packed_size(N, w.bits, w.len));
+        src = rest;
+        match packed_width(N, w.bits, w.len) {
+            None => o.copy_from_slice(bytes),
+            Some(1) => unpack::<N, 1, SIGNED>(bytes, w.offset, o),
+            Some(2) => unpack::<N, 2, SIGNED>(bytes, w.offset, o),
+            Some(_) => unpack::<N, 4, SIGNED>(bytes, w.offset, o),
         }
         pos += w.len;
     }

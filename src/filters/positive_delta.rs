@@ -77,6 +77,19 @@ fn value<const N: usize, const SIGNED: bool>(b: &[u8]) -> i128 {
     }
 }
 
+/// An order-preserving unsigned key of the `N`-byte raw bits `raw`: for signed types the
+/// sign bit of the sign-extended value is flipped, so `u64` comparisons order keys as `T`
+/// orders values.
+#[inline(always)]
+fn key<const N: usize, const SIGNED: bool>(raw: u64) -> u64 {
+    if SIGNED {
+        let shift = 64 - 8 * N as u32;
+        ((((raw << shift) as i64) >> shift) as u64) ^ (1 << 63)
+    } else {
+        raw
+    }
+}
+
 /// Forward: own block of window headers, then the input metadata forwarded; one data part.
 /// A value smaller than its predecessor in the same window fails with `InvalidArgument`.
 pub fn forward(
@@ -143,28 +156,45 @@ fn encode<const N: usize, const SIGNED: bool>(
             if window.len() % N != 0 {
                 o.copy_from_slice(window);
             } else {
-                let (mut prev, mut prev_value) = (load::<N>(window), value::<N, SIGNED>(window));
-                for (j, (v, d)) in window
-                    .chunks_exact(N)
-                    .zip(o.chunks_exact_mut(N))
-                    .enumerate()
-                {
-                    let (cur, cur_value) = (load::<N>(v), value::<N, SIGNED>(v));
-                    if cur_value < prev_value {
-                        return Err(Error::invalid(format!(
-                            "delta is not positive: window {index}, element {j} ({cur_value}) \
-                             is smaller than the element before it ({prev_value})"
-                        )));
-                    }
-                    d.copy_from_slice(&cur.wrapping_sub(prev).to_le_bytes()[..N]);
-                    (prev, prev_value) = (cur, cur_value);
-                }
+                encode_window::<N, SIGNED>(window, o).map_err(|(j, cur, prev)| {
+                    Error::invalid(format!(
+                        "delta is not positive: window {index}, element {j} ({cur}) \
+                         is smaller than the element before it ({prev})"
+                    ))
+                })?;
             }
             index += 1;
         }
     }
     out.md.extend_forwarded(input.md);
     Ok(DataFlow::Written)
+}
+
+/// Writes the deltas of one window of whole values (the first against itself, so 0) into
+/// `o`; on a value smaller than its predecessor returns its index, it and the predecessor.
+/// The loop only accumulates a flag, so that it stays branch-free; the offending element is
+/// looked up afterwards.
+#[inline(always)]
+fn encode_window<const N: usize, const SIGNED: bool>(
+    window: &[u8],
+    o: &mut [u8],
+) -> std::result::Result<(), (usize, i128, i128)> {
+    let mut prev = load::<N>(window);
+    let mut decreasing = false;
+    for (v, d) in window.chunks_exact(N).zip(o.chunks_exact_mut(N)) {
+        let cur = load::<N>(v);
+        decreasing |= key::<N, SIGNED>(cur) < key::<N, SIGNED>(prev);
+        d.copy_from_slice(&cur.wrapping_sub(prev).to_le_bytes()[..N]);
+        prev = cur;
+    }
+    if !decreasing {
+        return Ok(());
+    }
+    let values: Vec<i128> = window.chunks_exact(N).map(value::<N, SIGNED>).collect();
+    let j = (1..values.len())
+        .find(|&j| values[j] < values[j - 1])
+        .expect("a decreasing pair was seen");
+    Err((j, values[j], values[j - 1]))
 }
 
 /// Reverse: restores every window; the metadata after the own block is passed on.
@@ -347,6 +377,20 @@ mod tests {
             &le(&[i64::MIN, i64::MAX], i64::to_le_bytes),
         );
         roundtrip(16, Datatype::Uint64, &le(&[0, u64::MAX], u64::to_le_bytes));
+        // The message gives the values as T: negative ones signed.
+        let e = fwd(
+            16,
+            Datatype::Int16,
+            &le(&[-7i16, -3, -5, 2], i16::to_le_bytes),
+        )
+        .unwrap_err();
+        assert!(e.message().contains("element 2 (-5)"), "{e}");
+        assert!(e.message().contains("before it (-3)"), "{e}");
+        roundtrip(
+            16,
+            Datatype::Int16,
+            &le(&[-7i16, -3, 0, 2], i16::to_le_bytes),
+        );
     }
 
     #[test]
