@@ -21,6 +21,7 @@
 use crate::byte_reader::ByteReader;
 use crate::datatype::Datatype;
 use crate::error::{Error, Result};
+use crate::filters::int_values::{extend, key_value, load, order_key, window_size};
 use crate::parts::Parts;
 use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 
@@ -37,58 +38,6 @@ fn applied_type(datatype: Datatype, version: u32) -> Option<(usize, bool)> {
         Uint64 => Some((8, false)),
         t if (t.is_datetime() || t.is_time()) && version >= 20 => Some((8, true)),
         _ => None,
-    }
-}
-
-/// The window size in bytes for a part of `len` bytes (0 only for an empty part).
-fn window_size(len: usize, max_window: u32, s: usize) -> usize {
-    let w = len.min(max_window as usize) / s * s;
-    if w > 0 {
-        w
-    } else if len < s {
-        // TileDB divides by zero here; one raw window covers the short part.
-        len
-    } else {
-        // `max_window < s`: TileDB divides by zero; use one value per window.
-        s
-    }
-}
-
-/// Reads the `N`-byte little-endian element at the start of `b` as raw bits.
-#[inline(always)]
-fn load<const N: usize>(b: &[u8]) -> u64 {
-    let mut a = [0u8; 8];
-    a[..N].copy_from_slice(&b[..N]);
-    u64::from_le_bytes(a)
-}
-
-/// Sign- or zero-extends the `bytes`-byte value in the low bits of `raw` to 64 bits.
-#[inline(always)]
-fn extend<const SIGNED: bool>(raw: u64, bytes: usize) -> u64 {
-    if SIGNED && bytes < 8 {
-        let shift = 64 - 8 * bytes as u32;
-        (((raw << shift) as i64) >> shift) as u64
-    } else {
-        raw
-    }
-}
-
-/// An order-preserving unsigned key of an `N`-byte element: for signed types the sign bit of
-/// the sign-extended value is flipped, so that `u64` comparisons order the keys as `T` orders
-/// the values (and the min/max scan needs no 128-bit arithmetic).
-#[inline(always)]
-fn key<const N: usize, const SIGNED: bool>(b: &[u8]) -> u64 {
-    let v = extend::<SIGNED>(load::<N>(b), N);
-    if SIGNED { v ^ (1 << 63) } else { v }
-}
-
-/// The value of `T` whose key is `k`, widened to `i128`.
-#[inline(always)]
-fn key_value<const SIGNED: bool>(k: u64) -> i128 {
-    if SIGNED {
-        (k ^ (1 << 63)) as i64 as i128
-    } else {
-        k as i128
     }
 }
 
@@ -118,12 +67,12 @@ pub fn forward(
 fn window_header<const N: usize, const SIGNED: bool>(window: &[u8]) -> (u8, i128) {
     let raw = (8 * N) as u8;
     let mut values = window.chunks_exact(N);
-    let Some(first) = values.next().map(key::<N, SIGNED>) else {
+    let Some(first) = values.next().map(|v| order_key::<N, SIGNED>(load::<N>(v))) else {
         return (raw, 0);
     };
     let (mut lo, mut hi) = (first, first);
     for v in values {
-        let k = key::<N, SIGNED>(v);
+        let k = order_key::<N, SIGNED>(load::<N>(v));
         lo = lo.min(k);
         hi = hi.max(k);
     }

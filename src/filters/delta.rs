@@ -14,6 +14,7 @@
 use crate::byte_reader::ByteReader;
 use crate::datatype::Datatype;
 use crate::error::{Error, Result};
+use crate::filters::int_values::load;
 
 /// The element width in bytes DELTA uses for element type `e`.
 fn element_size(e: Datatype) -> Result<usize> {
@@ -30,14 +31,6 @@ fn element_size(e: Datatype) -> Result<usize> {
         // INT8, UINT8, CHAR, BOOL, BLOB, GEOM_*, every STRING_* (as bytes) and ANY.
         _ => Ok(1),
     }
-}
-
-/// Reads the `N`-byte little-endian element at the start of `b`.
-#[inline(always)]
-fn load<const N: usize>(b: &[u8]) -> u64 {
-    let mut a = [0u8; 8];
-    a[..N].copy_from_slice(&b[..N]);
-    u64::from_le_bytes(a)
 }
 
 /// Appends the encoding of one part to `out`.

@@ -12,6 +12,7 @@ pub mod delta;
 pub mod dictionary;
 pub mod double_delta;
 pub mod gzip;
+mod int_values;
 pub mod lz4;
 pub mod none;
 pub mod positive_delta;

@@ -23,6 +23,7 @@
 use crate::byte_reader::ByteReader;
 use crate::datatype::Datatype;
 use crate::error::{Error, Result};
+use crate::filters::int_values::{load, order_key, value, window_size};
 use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 
 /// The integer type the filter treats `datatype` as — `(size, signed)` — or `None` when it
@@ -40,53 +41,6 @@ fn applied_type(datatype: Datatype, version: u32) -> Option<(usize, bool)> {
         Uint64 => Some((8, false)),
         t if (t.is_datetime() || t.is_time()) && version >= 20 => Some((8, true)),
         _ => None,
-    }
-}
-
-/// The window size in bytes for a part of `len` bytes (0 only for an empty part).
-fn window_size(len: usize, max_window: u32, s: usize) -> usize {
-    let w = len.min(max_window as usize) / s * s;
-    if w > 0 {
-        w
-    } else if len < s {
-        // TileDB divides by zero here; one raw window covers the short part.
-        len
-    } else {
-        // `max_window < s`: TileDB divides by zero; use one value per window.
-        s
-    }
-}
-
-/// Reads the `N`-byte little-endian element at the start of `b` as raw bits.
-#[inline(always)]
-fn load<const N: usize>(b: &[u8]) -> u64 {
-    let mut a = [0u8; 8];
-    a[..N].copy_from_slice(&b[..N]);
-    u64::from_le_bytes(a)
-}
-
-/// The same element, sign- or zero-extended, for comparisons in T.
-#[inline(always)]
-fn value<const N: usize, const SIGNED: bool>(b: &[u8]) -> i128 {
-    let raw = load::<N>(b);
-    if SIGNED {
-        let shift = 64 - 8 * N as u32;
-        (((raw << shift) as i64) >> shift) as i128
-    } else {
-        raw as i128
-    }
-}
-
-/// An order-preserving unsigned key of the `N`-byte raw bits `raw`: for signed types the
-/// sign bit of the sign-extended value is flipped, so `u64` comparisons order keys as `T`
-/// orders values.
-#[inline(always)]
-fn key<const N: usize, const SIGNED: bool>(raw: u64) -> u64 {
-    if SIGNED {
-        let shift = 64 - 8 * N as u32;
-        ((((raw << shift) as i64) >> shift) as u64) ^ (1 << 63)
-    } else {
-        raw
     }
 }
 
@@ -183,7 +137,7 @@ fn encode_window<const N: usize, const SIGNED: bool>(
     let mut decreasing = false;
     for (v, d) in window.chunks_exact(N).zip(o.chunks_exact_mut(N)) {
         let cur = load::<N>(v);
-        decreasing |= key::<N, SIGNED>(cur) < key::<N, SIGNED>(prev);
+        decreasing |= order_key::<N, SIGNED>(cur) < order_key::<N, SIGNED>(prev);
         d.copy_from_slice(&cur.wrapping_sub(prev).to_le_bytes()[..N]);
         prev = cur;
     }
