@@ -19,6 +19,7 @@
 use crate::byte_reader::ByteReader;
 use crate::datatype::Datatype;
 use crate::error::{Error, Result};
+use crate::filters::int_values::{extend, load as load_raw, value};
 
 /// The element width in bytes and signedness DOUBLE_DELTA uses for element type `e`.
 fn element(e: Datatype) -> Result<(usize, bool)> {
@@ -44,20 +45,6 @@ fn element(e: Datatype) -> Result<(usize, bool)> {
         // INT64 and every DATETIME_* / TIME_* type.
         _ => (8, true),
     })
-}
-
-/// Reads the `N`-byte little-endian element at the start of `b`, sign- or zero-extended.
-#[inline(always)]
-fn load<const N: usize, const SIGNED: bool>(b: &[u8]) -> i128 {
-    let mut a = [0u8; 8];
-    a[..N].copy_from_slice(&b[..N]);
-    let raw = u64::from_le_bytes(a);
-    if SIGNED {
-        let shift = 64 - 8 * N as u32;
-        (((raw << shift) as i64) >> shift) as i128
-    } else {
-        raw as i128
-    }
 }
 
 /// The raw-path bit width for elements of `s` bytes: the smallest `B` the decoder copies.
@@ -90,12 +77,57 @@ fn bit_width<const N: usize, const SIGNED: bool>(values: &[u8]) -> Result<u8> {
     if n <= 2 {
         return Ok(0);
     }
+    match bit_width_i64::<N, SIGNED>(&values[..n * N]) {
+        Some(bits) => Ok(bits),
+        None => bit_width_exact::<N, SIGNED>(values),
+    }
+}
+
+/// [`bit_width`] in `i64` arithmetic, branch-free over the values: `None` when a value does
+/// not fit in `i64` or a delta or double delta overflows it, for [`bit_width_exact`] to
+/// decide (and name the element). `values` holds at least three whole values.
+fn bit_width_i64<const N: usize, const SIGNED: bool>(values: &[u8]) -> Option<u8> {
+    let as_i64 = |b: &[u8]| extend::<SIGNED>(load_raw::<N>(b), N) as i64;
+    // Unsigned 8-byte values at or above 2^63 are not `i64`s.
+    let mut unfit = !SIGNED && N == 8 && as_i64(values) < 0;
+    let (x0, x1) = (as_i64(values), as_i64(&values[N..]));
+    let (mut delta, o) = x1.overflowing_sub(x0);
+    unfit |= o;
+    // Only the highest set bit of the largest magnitude matters: OR them (branch-free).
+    let mut high_bits = delta.unsigned_abs();
+    let mut prev = x1;
+    for elem in values[2 * N..].chunks_exact(N) {
+        let cur = as_i64(elem);
+        let dd = if N < 8 {
+            // Values of at most 4 bytes: no delta or double delta comes near i64's range.
+            let d = cur.wrapping_sub(prev);
+            let dd = d.wrapping_sub(delta);
+            delta = d;
+            dd
+        } else {
+            let (d, o1) = cur.overflowing_sub(prev);
+            let (dd, o2) = d.overflowing_sub(delta);
+            unfit |= o1 | o2 | (!SIGNED && cur < 0);
+            delta = d;
+            dd
+        };
+        high_bits |= dd.unsigned_abs();
+        prev = cur;
+    }
+    unfit |= !SIGNED && N == 8 && x1 < 0;
+    (!unfit).then(|| (64 - high_bits.leading_zeros()).max(1) as u8)
+}
+
+/// [`bit_width`] in exact 128-bit arithmetic, failing as TileDB does at the first delta or
+/// double delta outside `i64`.
+fn bit_width_exact<const N: usize, const SIGNED: bool>(values: &[u8]) -> Result<u8> {
+    let n = values.len() / N;
     let i64_range = i64::MIN as i128..=i64::MAX as i128;
     let mut max_abs: u64 = 0;
     let mut prev_delta: Option<i128> = None;
-    let mut prev = load::<N, SIGNED>(values);
+    let mut prev = value::<N, SIGNED>(values);
     for (i, elem) in values[N..n * N].chunks_exact(N).enumerate() {
-        let cur = load::<N, SIGNED>(elem);
+        let cur = value::<N, SIGNED>(elem);
         let delta = cur - prev;
         if !i64_range.contains(&delta) {
             return Err(Error::invalid(format!(
@@ -150,10 +182,10 @@ fn compress_as<const N: usize, const SIGNED: bool>(src: &[u8], out: &mut Vec<u8>
     }
     let mut w = BitWriter::new(out);
     let width = u32::from(bits);
-    let mut x2 = load::<N, SIGNED>(src) as i64;
-    let mut x1 = load::<N, SIGNED>(&src[N..]) as i64;
+    let mut x2 = value::<N, SIGNED>(src) as i64;
+    let mut x1 = value::<N, SIGNED>(&src[N..]) as i64;
     for elem in src[2 * N..n * N].chunks_exact(N) {
-        let x = load::<N, SIGNED>(elem) as i64;
+        let x = extend::<SIGNED>(load_raw::<N>(elem), N) as i64;
         // Exact: `bit_width` checked every delta and double delta.
         let dd = x.wrapping_sub(x1).wrapping_sub(x1.wrapping_sub(x2));
         let sign = u64::from(dd < 0);
@@ -254,8 +286,9 @@ fn decompress_as<const N: usize>(src: &[u8], dst: &mut [u8]) -> Result<()> {
         return Ok(());
     }
     let width = u32::from(bits);
-    let mut x2 = load::<N, false>(dst) as i64;
-    let mut x1 = load::<N, false>(&dst[N..]) as i64;
+    let mut x2 = value::<N, false>(dst) as i64;
+    let mut x1 = value::<N, false>(&dst[N..]) as i64;
+    let mut delta = x1.wrapping_sub(x2);
     // Fast path: values whose bits start before the last whole word are read two words at a
     // time; the exact reader below (TileDB's word refills and errors) takes over for the rest.
     let stream = r.rest();
@@ -271,19 +304,19 @@ fn decompress_as<const N: usize>(src: &[u8], dst: &mut [u8]) -> Result<()> {
     for (i, out) in done.chunks_exact_mut(N).enumerate() {
         let p = i * per;
         let (w, o) = (p / 64, p % 64);
-        let two = ((word(w) as u128) << 64 | word(w + 1) as u128) << o;
-        let v = (two >> (128 - per)) as u64;
+        // The 64 bits from bit `p` on (`>> 1 >> (63 - o)`: no shift by 64 when `o` is 0).
+        let window = word(w) << o | (word(w + 1) >> 1) >> (63 - o);
+        let v = window >> (64 - per);
         let magnitude = (v & magnitude_mask) as i64;
-        let dd = if v >> width != 0 {
-            magnitude.wrapping_neg()
-        } else {
-            magnitude
-        };
-        let x = dd.wrapping_add(x1.wrapping_mul(2)).wrapping_sub(x2);
-        out.copy_from_slice(&x.to_le_bytes()[..N]);
-        x2 = x1;
-        x1 = x;
+        // Branch-free sign: the sign bit of noisy data is unpredictable.
+        let negative = -((v >> width) as i64);
+        let dd = (magnitude ^ negative).wrapping_sub(negative);
+        // x = dd + 2·x1 − x2, as a running delta: two one-cycle dependency chains.
+        delta = delta.wrapping_add(dd);
+        x1 = x1.wrapping_add(delta);
+        out.copy_from_slice(&x1.to_le_bytes()[..N]);
     }
+    x2 = x1.wrapping_sub(delta);
     let p = fast * per;
     let (w, o) = (p / 64, p % 64);
     let mut bits_in = if fast == 0 {
@@ -535,6 +568,56 @@ mod tests {
         assert_eq!(out[0], 64);
         // Two values never overflow: no delta is computed.
         roundtrip(Datatype::Uint64, &le(&[0u64, u64::MAX], u64::to_le_bytes));
+        // UINT64 values at or above 2^63 are not i64s: the exact path decides, and small
+        // steps between them still pack narrow.
+        let src = le(&[u64::MAX - 9, u64::MAX - 5, u64::MAX], u64::to_le_bytes);
+        let out = roundtrip(Datatype::Uint64, &src);
+        assert_eq!(out[0], 3);
+    }
+
+    /// The i64 fast path of the bit width agrees with the exact one wherever it answers, and
+    /// answers for every part of values that fit in i64 without an overflowing delta.
+    #[test]
+    fn fast_bit_width_matches_exact() {
+        let edges = [i64::MIN, i64::MIN + 1, -1, 0, 1, i64::MAX - 1, i64::MAX];
+        let mut next = crate::filters::testing::xorshift(0x9E37_79B9_7F4A_7C15);
+        for _ in 0..20_000 {
+            let n = 3 + (next() % 6) as usize;
+            let vals: Vec<u64> = (0..n)
+                .map(|_| match next() % 4 {
+                    0 => edges[(next() % edges.len() as u64) as usize] as u64,
+                    1 => next(),
+                    _ => next() % 64,
+                })
+                .collect();
+            let bytes = le(&vals, u64::to_le_bytes);
+            let exact_s = bit_width_exact::<8, true>(&bytes).ok();
+            let exact_u = bit_width_exact::<8, false>(&bytes).ok();
+            if let Some(b) = bit_width_i64::<8, true>(&bytes) {
+                assert_eq!(Some(b), exact_s, "{vals:?}");
+            } else {
+                assert!(exact_s.is_none(), "signed fast path gave up on {vals:?}");
+            }
+            if let Some(b) = bit_width_i64::<8, false>(&bytes) {
+                assert_eq!(Some(b), exact_u, "{vals:?}");
+            }
+            let small = le(
+                &vals.iter().map(|&v| v as u32).collect::<Vec<_>>(),
+                u32::to_le_bytes,
+            );
+            for (fast, exact) in [
+                (
+                    bit_width_i64::<4, true>(&small),
+                    bit_width_exact::<4, true>(&small).ok(),
+                ),
+                (
+                    bit_width_i64::<4, false>(&small),
+                    bit_width_exact::<4, false>(&small).ok(),
+                ),
+            ] {
+                assert_eq!(fast, exact, "{vals:?}");
+            }
+        }
     }
 
     #[test]
@@ -566,13 +649,7 @@ mod tests {
             Datatype::DatetimeYear,
             Datatype::TimeAs,
         ];
-        let mut seed = 0x1234_5678_9abc_def0u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::filters::testing::xorshift(0x1234_5678_9abc_def0);
         for e in types {
             let s = e.size();
             for n in [0usize, 1, 2, 3, 4, 7, 8, 9, 63, 64, 65, 200] {
@@ -739,8 +816,8 @@ mod tests {
         dst[N..2 * N].copy_from_slice(r.take(N)?);
         let mut bits_in = BitReader::new(r)?;
         let (mut x2, mut x1) = (
-            load::<N, false>(&dst) as i64,
-            load::<N, false>(&dst[N..]) as i64,
+            value::<N, false>(&dst) as i64,
+            value::<N, false>(&dst[N..]) as i64,
         );
         for out in dst[2 * N..].chunks_exact_mut(N) {
             let dd = bits_in.double_delta(u32::from(bits))?;

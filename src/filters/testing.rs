@@ -198,3 +198,13 @@ pub fn reverse_at(
     };
     Ok((md_left, data_out))
 }
+
+/// A xorshift64 generator for test data: deterministic, no dependencies.
+pub fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
