@@ -21,8 +21,9 @@
 use crate::byte_reader::ByteReader;
 use crate::datatype::Datatype;
 use crate::error::{Error, Result};
-use crate::filters::int_values::{extend, key_value, load, order_key, window_size};
-use crate::parts::Parts;
+use crate::filters::int_values::{
+    extend, key_value, load, order_key, window_count, windows as windows_of,
+};
 use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 
 /// The integer type the filter treats `datatype` as — `(size, signed)` — or `None` when it
@@ -108,14 +109,7 @@ fn encode<const N: usize, const SIGNED: bool>(
 ) -> Result<DataFlow> {
     let total_len = u32::try_from(input.data.total_len())
         .map_err(|_| Error::invalid("input of 4 GiB or more cannot be bit-width reduced"))?;
-    let windows: usize = input
-        .data
-        .iter()
-        .map(|p| match window_size(p.len(), max_window, N) {
-            0 => 0,
-            w => p.len().div_ceil(w),
-        })
-        .sum();
+    let windows = window_count(input.data, max_window, N);
     let header = N + 5;
     let own = out.md.push_uninit(8 + windows * header);
     own[0..4].copy_from_slice(&total_len.to_le_bytes());
@@ -123,7 +117,8 @@ fn encode<const N: usize, const SIGNED: bool>(
     // First pass: every window's header, and so the packed length.
     let mut packed_len = 0usize;
     let mut h = 8;
-    for_each_window::<N>(input.data, max_window, |window| {
+    // Internal iteration (`for_each`): the windows of each part run as one tight loop.
+    windows_of(input.data, max_window, N).for_each(|window| {
         let (bits, offset) = window_header::<N, SIGNED>(window);
         let hdr = &mut own[h..h + header];
         hdr[..N].copy_from_slice(&(offset as u64).to_le_bytes()[..N]);
@@ -136,7 +131,7 @@ fn encode<const N: usize, const SIGNED: bool>(
     let mut h = 8;
     out.data.push_filled(packed_len, |dst| {
         let mut pos = 0;
-        for_each_window::<N>(input.data, max_window, |window| {
+        windows_of(input.data, max_window, N).for_each(|window| {
             let hdr = &own[h..h + header];
             h += header;
             let (offset, bits) = (load::<N>(hdr), hdr[N]);
@@ -153,17 +148,6 @@ fn encode<const N: usize, const SIGNED: bool>(
     })?;
     out.md.extend_forwarded(input.md);
     Ok(DataFlow::Written)
-}
-
-/// Calls `f` with each window of each part, in order.
-#[inline(always)]
-fn for_each_window<const N: usize>(data: Parts<'_>, max_window: u32, mut f: impl FnMut(&[u8])) {
-    for part in data.iter() {
-        let w = window_size(part.len(), max_window, N);
-        if w > 0 {
-            part.chunks(w).for_each(&mut f);
-        }
-    }
 }
 
 /// The byte width of each packed value of a window of `len` bytes of `n`-byte values with

@@ -19,7 +19,7 @@
 use crate::byte_reader::ByteReader;
 use crate::datatype::Datatype;
 use crate::error::{Error, Result};
-use crate::filters::int_values::{extend, load as load_raw, value};
+use crate::filters::int_values::{as_i64, value};
 
 /// The element width in bytes and signedness DOUBLE_DELTA uses for element type `e`.
 fn element(e: Datatype) -> Result<(usize, bool)> {
@@ -87,34 +87,26 @@ fn bit_width<const N: usize, const SIGNED: bool>(values: &[u8]) -> Result<u8> {
 /// not fit in `i64` or a delta or double delta overflows it, for [`bit_width_exact`] to
 /// decide (and name the element). `values` holds at least three whole values.
 fn bit_width_i64<const N: usize, const SIGNED: bool>(values: &[u8]) -> Option<u8> {
-    let as_i64 = |b: &[u8]| extend::<SIGNED>(load_raw::<N>(b), N) as i64;
-    // Unsigned 8-byte values at or above 2^63 are not `i64`s.
-    let mut unfit = !SIGNED && N == 8 && as_i64(values) < 0;
-    let (x0, x1) = (as_i64(values), as_i64(&values[N..]));
+    let (x0, x1) = (
+        as_i64::<N, SIGNED>(values),
+        as_i64::<N, SIGNED>(&values[N..]),
+    );
+    // Unsigned 8-byte values at or above 2^63 are not `i64`s (they load as negative).
+    let too_big = |x: i64| !SIGNED && N == 8 && x < 0;
     let (mut delta, o) = x1.overflowing_sub(x0);
-    unfit |= o;
+    let mut unfit = o | too_big(x0) | too_big(x1);
     // Only the highest set bit of the largest magnitude matters: OR them (branch-free).
     let mut high_bits = delta.unsigned_abs();
     let mut prev = x1;
     for elem in values[2 * N..].chunks_exact(N) {
-        let cur = as_i64(elem);
-        let dd = if N < 8 {
-            // Values of at most 4 bytes: no delta or double delta comes near i64's range.
-            let d = cur.wrapping_sub(prev);
-            let dd = d.wrapping_sub(delta);
-            delta = d;
-            dd
-        } else {
-            let (d, o1) = cur.overflowing_sub(prev);
-            let (dd, o2) = d.overflowing_sub(delta);
-            unfit |= o1 | o2 | (!SIGNED && cur < 0);
-            delta = d;
-            dd
-        };
+        let cur = as_i64::<N, SIGNED>(elem);
+        let (d, o1) = cur.overflowing_sub(prev);
+        let (dd, o2) = d.overflowing_sub(delta);
+        unfit |= o1 | o2 | too_big(cur);
         high_bits |= dd.unsigned_abs();
+        delta = d;
         prev = cur;
     }
-    unfit |= !SIGNED && N == 8 && x1 < 0;
     (!unfit).then(|| (64 - high_bits.leading_zeros()).max(1) as u8)
 }
 
@@ -182,10 +174,10 @@ fn compress_as<const N: usize, const SIGNED: bool>(src: &[u8], out: &mut Vec<u8>
     }
     let mut w = BitWriter::new(out);
     let width = u32::from(bits);
-    let mut x2 = value::<N, SIGNED>(src) as i64;
-    let mut x1 = value::<N, SIGNED>(&src[N..]) as i64;
+    let mut x2 = as_i64::<N, SIGNED>(src);
+    let mut x1 = as_i64::<N, SIGNED>(&src[N..]);
     for elem in src[2 * N..n * N].chunks_exact(N) {
-        let x = extend::<SIGNED>(load_raw::<N>(elem), N) as i64;
+        let x = as_i64::<N, SIGNED>(elem);
         // Exact: `bit_width` checked every delta and double delta.
         let dd = x.wrapping_sub(x1).wrapping_sub(x1.wrapping_sub(x2));
         let sign = u64::from(dd < 0);
@@ -286,8 +278,8 @@ fn decompress_as<const N: usize>(src: &[u8], dst: &mut [u8]) -> Result<()> {
         return Ok(());
     }
     let width = u32::from(bits);
-    let mut x2 = value::<N, false>(dst) as i64;
-    let mut x1 = value::<N, false>(&dst[N..]) as i64;
+    let mut x2 = as_i64::<N, false>(dst);
+    let mut x1 = as_i64::<N, false>(&dst[N..]);
     let mut delta = x1.wrapping_sub(x2);
     // Fast path: values whose bits start before the last whole word are read two words at a
     // time; the exact reader below (TileDB's word refills and errors) takes over for the rest.
@@ -815,10 +807,7 @@ mod tests {
         dst[..N].copy_from_slice(r.take(N)?);
         dst[N..2 * N].copy_from_slice(r.take(N)?);
         let mut bits_in = BitReader::new(r)?;
-        let (mut x2, mut x1) = (
-            value::<N, false>(&dst) as i64,
-            value::<N, false>(&dst[N..]) as i64,
-        );
+        let (mut x2, mut x1) = (as_i64::<N, false>(&dst), as_i64::<N, false>(&dst[N..]));
         for out in dst[2 * N..].chunks_exact_mut(N) {
             let dd = bits_in.double_delta(u32::from(bits))?;
             let x = dd.wrapping_add(x1.wrapping_mul(2)).wrapping_sub(x2);

@@ -1,6 +1,8 @@
 //! Integer values inside filter parts, shared by the delta and bit-width filters: reading an
 //! `N`-byte little-endian element, widening it as `T` does, ordering it without 128-bit
-//! arithmetic, and TileDB's window size for the windowed filters.
+//! arithmetic, and TileDB's windows for the windowed filters.
+
+use crate::parts::Parts;
 
 /// Reads the `N`-byte little-endian element at the start of `b` as raw bits.
 #[inline(always)]
@@ -41,6 +43,13 @@ pub(crate) fn key_value<const SIGNED: bool>(k: u64) -> i128 {
     }
 }
 
+/// The `N`-byte element at the start of `b`, sign- or zero-extended to `i64` bits (for
+/// unsigned 8-byte values at or above 2^63, the wrapped `i64`).
+#[inline(always)]
+pub(crate) fn as_i64<const N: usize, const SIGNED: bool>(b: &[u8]) -> i64 {
+    extend::<SIGNED>(load::<N>(b), N) as i64
+}
+
 /// The `N`-byte element at the start of `b` as a value of `T`, widened to `i128`.
 #[inline(always)]
 pub(crate) fn value<const N: usize, const SIGNED: bool>(b: &[u8]) -> i128 {
@@ -60,6 +69,29 @@ pub(crate) fn window_size(len: usize, max_window: u32, s: usize) -> usize {
         // `max_window < s`: TileDB divides by zero; use one value per window.
         s
     }
+}
+
+/// How many windows [`windows`] yields.
+pub(crate) fn window_count(data: Parts<'_>, max_window: u32, s: usize) -> usize {
+    data.iter()
+        .map(|p| match window_size(p.len(), max_window, s) {
+            0 => 0,
+            w => p.len().div_ceil(w),
+        })
+        .sum()
+}
+
+/// Every window of every part of `data`, in order: each part cut into [`window_size`] pieces,
+/// the last possibly shorter; an empty part has none.
+pub(crate) fn windows<'a>(
+    data: Parts<'a>,
+    max_window: u32,
+    s: usize,
+) -> impl Iterator<Item = &'a [u8]> {
+    data.iter().flat_map(move |part| {
+        // `chunks` needs a non-zero size; an empty part yields nothing with any size.
+        part.chunks(window_size(part.len(), max_window, s).max(1))
+    })
 }
 
 #[cfg(test)]
@@ -93,5 +125,17 @@ mod tests {
         assert_eq!(window_size(1000, 250, 8), 248);
         assert_eq!(window_size(5, 256, 8), 5);
         assert_eq!(window_size(64, 4, 8), 8);
+    }
+
+    #[test]
+    fn windows_of_parts() {
+        let bytes = [7u8; 22];
+        let lens = [10usize, 0, 1, 3, 8];
+        let parts = Parts::new(&bytes, &lens);
+        let got: Vec<usize> = windows(parts, 4, 2).map(<[u8]>::len).collect();
+        // 10 bytes in windows of 4; the empty part none; 1 byte (under one value) one raw
+        // window; 3 bytes in windows of 2 (whole values); 8 bytes two.
+        assert_eq!(got, [4, 4, 2, 1, 2, 1, 4, 4]);
+        assert_eq!(window_count(parts, 4, 2), got.len());
     }
 }

@@ -23,7 +23,7 @@
 use crate::byte_reader::ByteReader;
 use crate::datatype::Datatype;
 use crate::error::{Error, Result};
-use crate::filters::int_values::{load, order_key, value, window_size};
+use crate::filters::int_values::{load, order_key, value, window_count, windows as windows_of};
 use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 
 /// The integer type the filter treats `datatype` as — `(size, signed)` — or `None` when it
@@ -78,46 +78,31 @@ fn encode<const N: usize, const SIGNED: bool>(
             "input of 4 GiB or more cannot be positive-delta encoded",
         ));
     }
-    let windows: usize = input
-        .data
-        .iter()
-        .map(|p| match window_size(p.len(), max_window, N) {
-            0 => 0,
-            w => p.len().div_ceil(w),
-        })
-        .sum();
+    let windows = window_count(input.data, max_window, N);
     let header = N + 4;
     let own = out.md.push_uninit(4 + windows * header);
     own[0..4].copy_from_slice(&(windows as u32).to_le_bytes());
     let mut h = 4;
-    let mut index = 0usize;
     let dst = out.data.push_uninit(input.data.total_len());
     let mut pos = 0;
-    for part in input.data.iter() {
-        let w = window_size(part.len(), max_window, N);
-        if w == 0 {
-            continue;
-        }
-        for window in part.chunks(w) {
-            let hdr = &mut own[h..h + header];
-            let first = window.len().min(N);
-            hdr[..first].copy_from_slice(&window[..first]);
-            hdr[first..N].fill(0);
-            hdr[N..].copy_from_slice(&(window.len() as u32).to_le_bytes());
-            h += header;
-            let o = &mut dst[pos..pos + window.len()];
-            pos += window.len();
-            if window.len() % N != 0 {
-                o.copy_from_slice(window);
-            } else {
-                encode_window::<N, SIGNED>(window, o).map_err(|(j, cur, prev)| {
-                    Error::invalid(format!(
-                        "delta is not positive: window {index}, element {j} ({cur}) \
-                         is smaller than the element before it ({prev})"
-                    ))
-                })?;
-            }
-            index += 1;
+    for (index, window) in windows_of(input.data, max_window, N).enumerate() {
+        let hdr = &mut own[h..h + header];
+        let first = window.len().min(N);
+        hdr[..first].copy_from_slice(&window[..first]);
+        hdr[first..N].fill(0);
+        hdr[N..].copy_from_slice(&(window.len() as u32).to_le_bytes());
+        h += header;
+        let o = &mut dst[pos..pos + window.len()];
+        pos += window.len();
+        if window.len() % N != 0 {
+            o.copy_from_slice(window);
+        } else {
+            encode_window::<N, SIGNED>(window, o).map_err(|(j, cur, prev)| {
+                Error::invalid(format!(
+                    "delta is not positive: window {index}, element {j} ({cur}) \
+                     is smaller than the element before it ({prev})"
+                ))
+            })?;
         }
     }
     out.md.extend_forwarded(input.md);
