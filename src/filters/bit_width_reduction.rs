@@ -222,6 +222,17 @@ struct Window {
     len: usize,
 }
 
+impl Window {
+    /// Parses one `N + 5`-byte header.
+    fn parse<const N: usize>(h: &[u8]) -> Window {
+        Window {
+            offset: load::<N>(h),
+            bits: h[N],
+            len: u32::from_le_bytes(h[N + 1..N + 5].try_into().expect("4 bytes")) as usize,
+        }
+    }
+}
+
 /// Decodes into `out.data`; returns the length of the own metadata block.
 fn decode<const N: usize, const SIGNED: bool>(
     input: RevIn<'_>,
@@ -238,16 +249,11 @@ fn decode<const N: usize, const SIGNED: bool>(
             r.remaining()
         )));
     }
-    let mut windows = Vec::with_capacity(count);
+    // Headers are parsed twice (checked and summed, then decoded) rather than collected.
+    let headers = r.take(count * header)?;
     let (mut out_len, mut in_len) = (0u64, 0u64);
-    for i in 0..count {
-        let mut a = [0u8; 8];
-        a[..N].copy_from_slice(r.take(N)?);
-        let w = Window {
-            offset: u64::from_le_bytes(a),
-            bits: r.u8()?,
-            len: r.u32()? as usize,
-        };
+    for (i, h) in headers.chunks_exact(header).enumerate() {
+        let w = Window::parse::<N>(h);
         if packed_width(N, w.bits, w.len).is_some() && !matches!(w.bits, 8 | 16 | 32) {
             return Err(Error::corrupt(format!(
                 "window {i}: invalid bit width {} for {N}-byte values",
@@ -256,7 +262,6 @@ fn decode<const N: usize, const SIGNED: bool>(
         }
         in_len += packed_size(N, w.bits, w.len) as u64;
         out_len += w.len as u64;
-        windows.push(w);
     }
     if in_len > input.data.len() as u64 {
         return Err(Error::corrupt(format!(
@@ -271,7 +276,7 @@ fn decode<const N: usize, const SIGNED: bool>(
     }
     let dst = out.data.alloc(out_len as usize)?;
     let (mut src, mut pos) = (input.data, 0usize);
-    for w in &windows {
+    for w in headers.chunks_exact(header).map(Window::parse::<N>) {
         let o = &mut dst[pos..pos + w.len];
         let (bytes, rest) = src.split_at(packed_size(N, w.bits, w.len));
         src = rest;
