@@ -27,7 +27,7 @@ pub mod value;
 pub mod verify;
 
 use crate::error::{Error, Result};
-use crate::generic_tile;
+use crate::pipeline::generic_tile;
 use directory::{ArrayDirectory, ConditionCommit, names};
 use fragment_metadata::FragmentMetadata;
 use rayon::prelude::*;
@@ -230,7 +230,7 @@ impl Array {
     ) -> Result<(Array, Vec<(String, Error)>)> {
         let key = match &options.key {
             Some(k) => {
-                crate::encryption_key::EncryptionKey::new(k)?;
+                crate::engine::encryption_key::EncryptionKey::new(k)?;
                 Some(Zeroizing::new(k.clone()))
             }
             None => None,
@@ -582,5 +582,5 @@ fn union(datatype: crate::Datatype, a: &Range, b: &Range) -> Range {
 
 /// The thread pool for `threads` (0 = all cores).
 pub(crate) fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
-    crate::pipeline::threads::pool(crate::pipeline::threads::effective_threads(threads))
+    crate::engine::threads::pool(crate::engine::threads::effective_threads(threads))
 }

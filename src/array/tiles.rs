@@ -6,8 +6,8 @@
 use super::fragment_metadata::{FieldSlot, FragmentMetadata, ListKind};
 use super::schema::VAR_NUM;
 use super::{Array, Fragment};
-use crate::datatype::Datatype;
 use crate::error::{Error, Result};
+use crate::format::datatype::Datatype;
 use crate::pipeline::Pipeline;
 use std::cell::Cell;
 use std::fs::File;

@@ -5,9 +5,9 @@
 //! u32 ciphertext_length, u8 iv[12], u8 tag[16]`. Data: one part, the ciphertexts concatenated
 //! (metadata parts first). The input metadata travels encrypted inside the data.
 
-use crate::byte_reader::ByteReader;
+use crate::engine::stage::{DataFlow, DataSink, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
-use crate::stage::{DataFlow, DataSink, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::format::byte_reader::ByteReader;
 use aes_gcm::aead::{AeadCore, AeadInPlace, OsRng};
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
 
@@ -149,7 +149,7 @@ pub fn reverse(
 #[cfg(test)]
 mod tests {
     use crate::error::Error;
-    use crate::spec;
+    use crate::pipeline::spec;
     use crate::{Datatype, Pipeline, Tile};
 
     fn keyed(spec_text: &str, key: u8) -> Pipeline {
@@ -182,7 +182,7 @@ mod tests {
         let p = keyed("none", 1);
         let tile = Tile::new(Datatype::Uint8, 1, vec![5; 100]).unwrap();
         let f = p.filter_tile(&tile).unwrap();
-        let t = crate::tile_format::parse(&f).unwrap();
+        let t = crate::format::tile_format::parse(&f).unwrap();
         let md = t.chunks[0].metadata;
         assert_eq!(md.len(), 8 + 36);
         assert_eq!(&md[0..8], &[0, 0, 0, 0, 1, 0, 0, 0]);

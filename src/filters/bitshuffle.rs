@@ -5,9 +5,9 @@
 //! `u32 length` per sub-part. Sub-parts that are multiples of 8 and of the element size are
 //! bit-transposed in 8192-byte blocks; other sub-parts are copied verbatim.
 
-use crate::byte_reader::ByteReader;
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::format::byte_reader::ByteReader;
 
 /// Bytes per bitshuffle block, as in TileDB's use of blosc2.
 pub const BLOCK_SIZE: usize = 8192;

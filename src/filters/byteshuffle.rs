@@ -4,9 +4,9 @@
 //! with element size `t = datatype size`: `out[j·n + i] = in[i·t + j]`, the `L mod t` trailing
 //! bytes copied verbatim.
 
-use crate::byte_reader::ByteReader;
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::format::byte_reader::ByteReader;
 
 /// Shuffles `src` into `dst` (same length) with element size `t`, with the best SIMD kernel
 /// of this CPU ([`crate::kernels`]).

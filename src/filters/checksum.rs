@@ -10,10 +10,10 @@
 //! driver to fill ([`DigestTable`] locates them) and `reverse` is told the digests were
 //! already verified.
 
-use crate::byte_reader::ByteReader;
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, StageCtx};
 use crate::error::{Error, Result};
+use crate::format::byte_reader::ByteReader;
 use crate::kernels::{md5_lanes, sha256_lanes};
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, StageCtx};
 use md5::Digest;
 
 /// The digest a checksum filter computes.
@@ -201,9 +201,9 @@ pub fn reverse(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::datatype::Datatype;
-    use crate::parts::{PartList, Parts};
-    use crate::thread_scratch::CodecContexts;
+    use crate::engine::parts::{PartList, Parts};
+    use crate::engine::thread_scratch::CodecContexts;
+    use crate::format::datatype::Datatype;
 
     fn run_forward(kind: DigestKind, data: &[u8]) -> Vec<u8> {
         let (mut md, mut out) = (PartList::default(), PartList::default());

@@ -11,8 +11,8 @@
 //! every other use, as TileDB does.
 
 use super::var_string::{Cells, bytesize, put_be, read_width, take_be};
-use crate::byte_reader::ByteReader;
 use crate::error::{Error, Result};
+use crate::format::byte_reader::ByteReader;
 use std::collections::HashMap;
 
 /// Encodes the strings of a var-size tile: appends `u8 id_size, u8 sl, u32 dict_bytes, dict` to
@@ -133,12 +133,12 @@ pub fn decode_strings(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::datatype::Datatype;
-    use crate::filter::Filter;
-    use crate::filter_type::FilterType;
+    use crate::engine::parts::Parts;
+    use crate::filters::config::Filter;
     use crate::filters::testing::unhex as hex;
     use crate::filters::testing::{forward_one, forward_parts, reverse_one};
-    use crate::parts::Parts;
+    use crate::format::datatype::Datatype;
+    use crate::format::filter_type::FilterType;
 
     fn to_hex(b: &[u8]) -> String {
         b.iter().map(|x| format!("{x:02x}")).collect()

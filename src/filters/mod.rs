@@ -5,15 +5,13 @@ pub mod aes256gcm;
 pub mod bit_width_reduction;
 pub mod bitshuffle;
 pub mod byteshuffle;
-pub mod bzip2;
 pub mod checksum;
 pub mod compression;
+pub mod config;
 pub mod delta;
 pub mod dictionary;
 pub mod double_delta;
-pub mod gzip;
 mod int_values;
-pub mod lz4;
 pub mod none;
 pub mod positive_delta;
 pub mod rle;
@@ -21,16 +19,15 @@ pub mod scale_float;
 pub mod var_string;
 pub mod webp;
 pub mod xor;
-pub mod zstd;
 
 #[cfg(test)]
 pub(crate) mod testing;
 
-use crate::datatype::Datatype;
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
-use crate::filter::Filter;
-use crate::filter_type::{Compressor, FilterType};
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::filters::config::Filter;
+use crate::format::datatype::Datatype;
+use crate::format::filter_type::{Compressor, FilterType};
 use checksum::DigestKind;
 use var_string::VarStringCodec;
 

@@ -1,6 +1,6 @@
 //! NONE (0): forwards metadata and data unchanged (FORMAT.md §5.1).
 
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow};
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow};
 
 /// Forward: metadata and data forwarded.
 pub fn forward(input: FwdIn<'_>, out: FwdOut<'_>) -> DataFlow {
@@ -16,7 +16,7 @@ pub fn reverse() -> (MdFlow, DataFlow) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parts::{PartList, Parts};
+    use crate::engine::parts::{PartList, Parts};
 
     #[test]
     fn forwards_and_drops_an_empty_data_part() {

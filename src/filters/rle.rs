@@ -14,8 +14,8 @@
 //!   the two computations agree, so the bytes are TileDB's.
 
 use super::var_string::{Cells, bytesize, put_be, read_width, take_be};
-use crate::byte_reader::ByteReader;
 use crate::error::{Error, Result};
+use crate::format::byte_reader::ByteReader;
 
 /// The longest run one fixed-size RLE entry can hold.
 const MAX_FIXED_RUN: usize = u16::MAX as usize;
@@ -271,12 +271,12 @@ pub fn decode_strings(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::datatype::Datatype;
-    use crate::filter::Filter;
-    use crate::filter_type::FilterType;
+    use crate::engine::parts::Parts;
+    use crate::filters::config::Filter;
     use crate::filters::testing::unhex as hex;
     use crate::filters::testing::{forward_one, reverse_one};
-    use crate::parts::Parts;
+    use crate::format::datatype::Datatype;
+    use crate::format::filter_type::FilterType;
 
     fn to_hex(b: &[u8]) -> String {
         b.iter().map(|x| format!("{x:02x}")).collect()
@@ -645,19 +645,19 @@ mod tests {
             (to_hex(&zmd), to_hex(&zdata))
         );
         // Reverse ZSTD (into scratch) then RLE.
-        let mut codecs = crate::thread_scratch::CodecContexts::default();
-        let mut ctx = crate::stage::StageCtx::new(Datatype::StringAscii, 1, &mut codecs);
-        let (mut out_md, mut buf) = (Vec::new(), crate::parts::ScratchBuf::default());
+        let mut codecs = crate::engine::thread_scratch::CodecContexts::default();
+        let mut ctx = crate::engine::stage::StageCtx::new(Datatype::StringAscii, 1, &mut codecs);
+        let (mut out_md, mut buf) = (Vec::new(), crate::engine::parts::ScratchBuf::default());
         crate::filters::reverse(
             &zstd,
             &mut ctx,
-            crate::stage::RevIn {
+            crate::engine::stage::RevIn {
                 md: &zmd,
                 data: &zdata,
             },
-            crate::stage::RevOut {
+            crate::engine::stage::RevOut {
                 md: &mut out_md,
-                data: crate::stage::DataSink::Scratch {
+                data: crate::engine::stage::DataSink::Scratch {
                     buf: &mut buf,
                     limit: 1000,
                 },

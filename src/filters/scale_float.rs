@@ -26,10 +26,10 @@
 //! * On read, a part count above 1, a recorded length that is not a multiple of the byte
 //!   width or that exceeds the data is reported as corrupt data.
 
-use crate::byte_reader::ByteReader;
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
-use crate::filter::ScaleFloatOptions;
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::filters::config::ScaleFloatOptions;
+use crate::format::byte_reader::ByteReader;
 
 /// The float size and the integer width of this stage, or an error.
 fn widths(o: &ScaleFloatOptions, ctx: &StageCtx<'_>) -> Result<(usize, usize)> {
@@ -210,10 +210,10 @@ pub fn reverse(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::datatype::Datatype;
-    use crate::filter::Filter;
+    use crate::engine::parts::Parts;
+    use crate::filters::config::Filter;
     use crate::filters::testing::{forward_one, forward_parts, reverse_one};
-    use crate::parts::Parts;
+    use crate::format::datatype::Datatype;
 
     use crate::filters::testing::{ErrOnly, to_hex as hex, unhex};
 
@@ -717,7 +717,7 @@ mod tests {
         let mut p = crate::pipeline::Pipeline::new();
         p.push(sf(0.5, 1.0, 1)).unwrap();
         let cells = f32s(&[1.0, 1.5, 2.2, 0.0]);
-        let tile = crate::tile::Tile::new(Datatype::Float32, 4, cells).unwrap();
+        let tile = crate::engine::tile::Tile::new(Datatype::Float32, 4, cells).unwrap();
         assert_eq!(
             hex(&p.filter_tile(&tile).unwrap()),
             tile_hex.replace(' ', "")

@@ -17,10 +17,10 @@
 //! * On read, recorded lengths that are not multiples of `s`, or that exceed the data, are
 //!   reported as corrupt data.
 
-use crate::byte_reader::ByteReader;
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
+use crate::format::byte_reader::ByteReader;
 use crate::kernels;
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 
 /// The element width for the stage's data type, or an error when XOR cannot process it.
 fn element_width(ctx: &StageCtx<'_>) -> Result<usize> {
@@ -117,10 +117,10 @@ pub fn reverse(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::datatype::Datatype;
-    use crate::filter::Filter;
+    use crate::engine::parts::Parts;
+    use crate::filters::config::Filter;
     use crate::filters::testing::{forward_one, forward_parts, reverse_one};
-    use crate::parts::Parts;
+    use crate::format::datatype::Datatype;
 
     use crate::filters::testing::{ErrOnly, to_hex as hex, unhex};
 
@@ -379,7 +379,7 @@ mod tests {
         let mut p = crate::pipeline::Pipeline::new();
         p.push(Filter::Xor).unwrap();
         let cells = unhex("0100 0300 0700 0f00");
-        let tile = crate::tile::Tile::new(Datatype::Int16, 2, cells.clone()).unwrap();
+        let tile = crate::engine::tile::Tile::new(Datatype::Int16, 2, cells.clone()).unwrap();
         assert_eq!(
             hex(&p.filter_tile(&tile).unwrap()),
             tile_hex.replace(' ', "")

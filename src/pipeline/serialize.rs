@@ -2,17 +2,12 @@
 //! `u32 num_filters`, then per filter `u8 type, u32 options_length, options`.
 
 use super::{Pipeline, check_filter};
-use crate::byte_reader::ByteReader;
-use crate::datatype::Datatype;
 use crate::error::{Error, Result};
-use crate::filter::{CompressionOptions, Filter, ScaleFloatOptions, WebpOptions};
-use crate::filter_type::{Compressor, FilterType};
-
-/// The format version TileDB 2.30 writes.
-pub const FORMAT_VERSION: u32 = 22;
-
-/// The newest format version whose tiles this library reads (23 adds no tile changes).
-pub const MAX_READ_FORMAT_VERSION: u32 = 23;
+use crate::filters::config::{CompressionOptions, Filter, ScaleFloatOptions, WebpOptions};
+use crate::format::byte_reader::ByteReader;
+use crate::format::datatype::Datatype;
+use crate::format::filter_type::{Compressor, FilterType};
+use crate::format::format_version::MAX_READ_FORMAT_VERSION;
 
 fn options(filter: &Filter) -> Vec<u8> {
     let mut o = Vec::new();

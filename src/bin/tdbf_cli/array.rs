@@ -216,7 +216,7 @@ fn range_text(datatype: Datatype, r: &Range) -> String {
 }
 
 fn filters_text(p: &tdbfilter::Pipeline) -> String {
-    tdbfilter::spec::to_spec(p)
+    tdbfilter::pipeline::spec::to_spec(p)
 }
 
 fn schema_text(s: &ArraySchema) -> String {

@@ -1,9 +1,9 @@
 //! A configured filter: its type and options (FORMAT.md §1.5, §3.3), option get/set with
 //! TileDB's value types, and the filter data type it hands to the next stage (§4.8).
 
-use crate::datatype::Datatype;
 use crate::error::{Error, Result};
-use crate::filter_type::{Compressor, FilterOption, FilterType};
+use crate::format::datatype::Datatype;
+use crate::format::filter_type::{Compressor, FilterOption, FilterType};
 
 /// Options of a compression filter (GZIP, ZSTD, LZ4, RLE, BZIP2, DOUBLE_DELTA, DICTIONARY, DELTA).
 #[derive(Clone, Copy, Debug, PartialEq)]
