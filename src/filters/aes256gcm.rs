@@ -7,7 +7,10 @@
 
 use crate::engine::stage::{DataFlow, DataSink, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
+use crate::filters::config::Filter;
+use crate::filters::registry::{FilterDescriptor, OptionsLayout, growth};
 use crate::format::byte_reader::ByteReader;
+use crate::format::filter_type::FilterType;
 use aes_gcm::aead::{AeadCore, AeadInPlace, OsRng};
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
 
@@ -145,6 +148,20 @@ pub fn reverse(
     }
     Ok((MdFlow::Written, DataFlow::Written))
 }
+
+/// The Aes256Gcm filter's descriptor (see [`crate::filters::registry`]).
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::Aes256Gcm,
+    default: Filter::Aes256Gcm,
+    positional: None,
+    layout: OptionsLayout::Empty,
+    forward: |_, ctx, input, out| forward(ctx, input, out),
+    reverse: |_, ctx, input, out| reverse(ctx, input, out),
+    fixed_growth: growth::same,
+    unbounded_on_strings: false,
+    reverse_max_ratio: 1,
+    encodes_empty_part: true,
+};
 
 #[cfg(test)]
 mod tests {

@@ -20,11 +20,14 @@
 
 use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
+use crate::filters::config::Filter;
 use crate::filters::int_values::{
     extend, key_value, load, order_key, window_count, windows as windows_of,
 };
+use crate::filters::registry::{FilterDescriptor, OptionsLayout, wrong_filter};
 use crate::format::byte_reader::ByteReader;
 use crate::format::datatype::Datatype;
+use crate::format::filter_type::{FilterOption, FilterType};
 
 /// The integer type the filter treats `datatype` as — `(size, signed)` — or `None` when it
 /// passes the data through.
@@ -290,6 +293,23 @@ fn decode<const N: usize, const SIGNED: bool>(
     }
     Ok(r.position())
 }
+
+/// The BitWidthReduction filter's descriptor: windows of one 2-byte element cost up to 13 header bytes, hence 8n.
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::BitWidthReduction,
+    default: Filter::BitWidthReduction { max_window: 256 },
+    positional: Some(FilterOption::BitWidthMaxWindow),
+    layout: OptionsLayout::Window,
+    forward: |f, ctx, input, out| match f {
+        Filter::BitWidthReduction { max_window } => forward(*max_window, ctx, input, out),
+        other => Err(wrong_filter(FilterType::BitWidthReduction, other)),
+    },
+    reverse: |_, ctx, input, out| reverse(ctx, input, out),
+    fixed_growth: |n| n.saturating_mul(8),
+    unbounded_on_strings: false,
+    reverse_max_ratio: 8,
+    encodes_empty_part: true,
+};
 
 #[cfg(test)]
 mod tests {

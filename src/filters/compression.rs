@@ -7,10 +7,13 @@
 
 use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result, ResultExt};
-use crate::filters::config::CompressionOptions;
+use crate::filters::config::{CompressionOptions, Filter};
+use crate::filters::registry::{
+    FilterDescriptor, OptionsLayout, compression_default, growth, wrong_filter,
+};
 use crate::format::byte_reader::ByteReader;
 use crate::format::datatype::Datatype;
-use crate::format::filter_type::Compressor;
+use crate::format::filter_type::{Compressor, FilterOption, FilterType};
 
 /// The element type DELTA and DOUBLE_DELTA work on: the reinterpret type, else the stage's.
 fn element_type(c: &CompressionOptions, ctx: &StageCtx<'_>) -> Datatype {
@@ -230,4 +233,52 @@ pub fn reverse(
         pos += u;
     }
     Ok((MdFlow::Written, DataFlow::Written))
+}
+
+/// Forward of any compression filter whose parts all go through its codec.
+pub fn forward_filter(
+    f: &Filter,
+    ctx: &mut StageCtx<'_>,
+    input: FwdIn<'_>,
+    out: FwdOut<'_>,
+) -> Result<DataFlow> {
+    match f {
+        Filter::Compression(c) => forward(c, ctx, input, out),
+        other => Err(wrong_filter(other.filter_type(), other)),
+    }
+}
+
+/// Reverse of any compression filter whose parts all go through its codec.
+pub fn reverse_filter(
+    f: &Filter,
+    ctx: &mut StageCtx<'_>,
+    input: RevIn<'_>,
+    out: RevOut<'_>,
+) -> Result<(MdFlow, DataFlow)> {
+    match f {
+        Filter::Compression(c) => reverse(c, ctx, input, out),
+        other => Err(wrong_filter(other.filter_type(), other)),
+    }
+}
+
+/// The descriptor of a compression filter whose every part goes through one codec
+/// (`reverse_max_ratio`: the codec's largest expansion on decode).
+pub const fn codec_descriptor(
+    filter_type: FilterType,
+    compressor: Compressor,
+    reinterpret_since: Option<u32>,
+    reverse_max_ratio: u64,
+) -> FilterDescriptor {
+    FilterDescriptor {
+        filter_type,
+        default: compression_default(compressor),
+        positional: Some(FilterOption::CompressionLevel),
+        layout: OptionsLayout::Compression { reinterpret_since },
+        forward: forward_filter,
+        reverse: reverse_filter,
+        fixed_growth: growth::compressor,
+        unbounded_on_strings: false,
+        reverse_max_ratio,
+        encodes_empty_part: true,
+    }
 }

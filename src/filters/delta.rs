@@ -11,10 +11,13 @@
 //! output for those parts is unreadable (it reads `x[0]` out of bounds, or drops the trailing
 //! bytes). This encoder refuses such parts with `InvalidArgument` instead of writing them.
 
+use super::compression::codec_descriptor;
 use crate::error::{Error, Result};
 use crate::filters::int_values::load;
+use crate::filters::registry::FilterDescriptor;
 use crate::format::byte_reader::ByteReader;
 use crate::format::datatype::Datatype;
+use crate::format::filter_type::{Compressor, FilterType};
 
 /// The element width in bytes DELTA uses for element type `e`.
 fn element_size(e: Datatype) -> Result<usize> {
@@ -112,6 +115,13 @@ fn decode<const N: usize>(src: &[u8], dst: &mut [u8]) {
         prev = v;
     }
 }
+
+/// DELTA's descriptor: TileDB 2.30 cannot read back an empty DELTA part, so var-size tiles
+/// are written without TileDB's trailing empty chunk.
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    encodes_empty_part: false,
+    ..codec_descriptor(FilterType::Delta, Compressor::Delta, Some(19), 1)
+};
 
 #[cfg(test)]
 mod tests {

@@ -16,10 +16,13 @@
 //!
 //! Everywhere else the bytes are TileDB's, including the overflow errors raised at filter time.
 
+use super::compression::codec_descriptor;
 use crate::error::{Error, Result};
 use crate::filters::int_values::{as_i64, value};
+use crate::filters::registry::FilterDescriptor;
 use crate::format::byte_reader::ByteReader;
 use crate::format::datatype::Datatype;
+use crate::format::filter_type::{Compressor, FilterType};
 
 /// The element width in bytes and signedness DOUBLE_DELTA uses for element type `e`.
 fn element(e: Datatype) -> Result<(usize, bool)> {
@@ -385,6 +388,14 @@ impl<'a> BitReader<'a> {
         Ok(if negative { dd.wrapping_neg() } else { dd })
     }
 }
+
+/// The DOUBLE_DELTA filter's descriptor (reinterpret datatype stored from format version 20).
+pub const DESCRIPTOR: FilterDescriptor = codec_descriptor(
+    FilterType::DoubleDelta,
+    Compressor::DoubleDelta,
+    Some(20),
+    64,
+);
 
 #[cfg(test)]
 mod tests {

@@ -22,9 +22,12 @@
 
 use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
+use crate::filters::config::Filter;
 use crate::filters::int_values::{load, order_key, value, window_count, windows as windows_of};
+use crate::filters::registry::{FilterDescriptor, OptionsLayout, wrong_filter};
 use crate::format::byte_reader::ByteReader;
 use crate::format::datatype::Datatype;
+use crate::format::filter_type::{FilterOption, FilterType};
 
 /// The integer type the filter treats `datatype` as — `(size, signed)` — or `None` when it
 /// passes the data through.
@@ -202,6 +205,23 @@ fn decode<const N: usize>(input: RevIn<'_>, mut out: RevOut<'_>) -> Result<usize
     }
     Ok(r.position())
 }
+
+/// The PositiveDelta filter's descriptor: windows of one 2-byte element cost up to 13 header bytes, hence 8n.
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::PositiveDelta,
+    default: Filter::PositiveDelta { max_window: 1024 },
+    positional: Some(FilterOption::PositiveDeltaMaxWindow),
+    layout: OptionsLayout::Window,
+    forward: |f, ctx, input, out| match f {
+        Filter::PositiveDelta { max_window } => forward(*max_window, ctx, input, out),
+        other => Err(wrong_filter(FilterType::PositiveDelta, other)),
+    },
+    reverse: |_, ctx, input, out| reverse(ctx, input, out),
+    fixed_growth: |n| n.saturating_mul(8),
+    unbounded_on_strings: false,
+    reverse_max_ratio: 1,
+    encodes_empty_part: true,
+};
 
 #[cfg(test)]
 mod tests {

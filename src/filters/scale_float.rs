@@ -28,8 +28,11 @@
 
 use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
+use crate::filters::config::Filter;
 use crate::filters::config::ScaleFloatOptions;
+use crate::filters::registry::{FilterDescriptor, OptionsLayout, wrong_filter};
 use crate::format::byte_reader::ByteReader;
+use crate::format::filter_type::FilterType;
 
 /// The float size and the integer width of this stage, or an error.
 fn widths(o: &ScaleFloatOptions, ctx: &StageCtx<'_>) -> Result<(usize, usize)> {
@@ -206,6 +209,30 @@ pub fn reverse(
     decode(o, fs, w, &input.data[..len], dst);
     Ok((MdFlow::Rest(r.position()), DataFlow::Written))
 }
+
+/// The ScaleFloat filter's descriptor (see [`crate::filters::registry`]).
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::ScaleFloat,
+    default: Filter::ScaleFloat(ScaleFloatOptions {
+        factor: 1.0,
+        offset: 0.0,
+        byte_width: 8,
+    }),
+    positional: None,
+    layout: OptionsLayout::ScaleFloat,
+    forward: |f, ctx, input, out| match f {
+        Filter::ScaleFloat(o) => forward(o, ctx, input, out),
+        other => Err(wrong_filter(FilterType::ScaleFloat, other)),
+    },
+    reverse: |f, ctx, input, out| match f {
+        Filter::ScaleFloat(o) => reverse(o, ctx, input, out),
+        other => Err(wrong_filter(FilterType::ScaleFloat, other)),
+    },
+    fixed_growth: |n| n.saturating_mul(2),
+    unbounded_on_strings: false,
+    reverse_max_ratio: 8,
+    encodes_empty_part: true,
+};
 
 #[cfg(test)]
 mod tests {

@@ -140,6 +140,18 @@ fn encode(
     }
 }
 
+/// Whether a forward stage takes the var-size string path: a var-size tile (offsets given) of
+/// STRING_ASCII or STRING_UTF8.
+pub fn applies_forward(ctx: &StageCtx<'_>) -> bool {
+    ctx.offsets.is_some() && super::is_var_string_type(ctx.datatype)
+}
+
+/// Whether a reverse stage takes the var-size string path: the reader rebuilds the tile's
+/// offsets from its data.
+pub fn applies_reverse(out: &RevOut<'_>) -> bool {
+    out.offsets.is_some()
+}
+
 /// Forward: encodes the chunk's strings (the whole var tile) into one metadata part and one
 /// data part, using the tile's cell offsets from `ctx.offsets`.
 pub fn forward(

@@ -34,9 +34,12 @@
 
 use crate::engine::stage::{DataFlow, DataSink, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
+use crate::filters::config::Filter;
 use crate::filters::config::WebpOptions;
+use crate::filters::registry::{FilterDescriptor, OptionsLayout, wrong_filter};
 use crate::format::byte_reader::ByteReader;
 use crate::format::datatype::Datatype;
+use crate::format::filter_type::FilterType;
 
 /// The largest image side libwebp accepts, in pixels.
 const MAX_SIDE: usize = 16383;
@@ -264,6 +267,32 @@ pub fn reverse(
     }
     Ok((MdFlow::Rest(r.position()), DataFlow::Written))
 }
+
+/// The Webp filter's descriptor (see [`crate::filters::registry`]).
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::Webp,
+    default: Filter::Webp(WebpOptions {
+        quality: 100.0,
+        input_format: 0,
+        lossless: false,
+        y_extent: 0,
+        x_extent: 0,
+    }),
+    positional: None,
+    layout: OptionsLayout::Webp,
+    forward: |f, ctx, input, out| match f {
+        Filter::Webp(o) => forward(o, ctx, input, out),
+        other => Err(wrong_filter(FilterType::Webp, other)),
+    },
+    reverse: |f, ctx, input, out| match f {
+        Filter::Webp(o) => reverse(o, ctx, input, out),
+        other => Err(wrong_filter(FilterType::Webp, other)),
+    },
+    fixed_growth: |n| n.saturating_add(n / 4),
+    unbounded_on_strings: false,
+    reverse_max_ratio: u64::MAX,
+    encodes_empty_part: true,
+};
 
 #[cfg(test)]
 mod tests {

@@ -19,7 +19,10 @@
 
 use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
+use crate::filters::config::Filter;
+use crate::filters::registry::{FilterDescriptor, OptionsLayout, growth};
 use crate::format::byte_reader::ByteReader;
+use crate::format::filter_type::FilterType;
 use crate::kernels;
 
 /// The element width for the stage's data type, or an error when XOR cannot process it.
@@ -113,6 +116,20 @@ pub fn reverse(
     }
     Ok((MdFlow::Rest(r.position()), DataFlow::Written))
 }
+
+/// The Xor filter's descriptor (see [`crate::filters::registry`]).
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::Xor,
+    default: Filter::Xor,
+    positional: None,
+    layout: OptionsLayout::Empty,
+    forward: |_, ctx, input, out| forward(ctx, input, out),
+    reverse: |_, ctx, input, out| reverse(ctx, input, out),
+    fixed_growth: growth::same,
+    unbounded_on_strings: false,
+    reverse_max_ratio: 1,
+    encodes_empty_part: true,
+};
 
 #[cfg(test)]
 mod tests {

@@ -661,12 +661,6 @@ fn check_filter(filter: &Filter) -> Result<()> {
             "AES_256_GCM is TileDB's internal encryption filter and cannot be added to a pipeline",
         ));
     }
-    if !filters::is_implemented(t) {
-        return Err(Error::Unsupported(format!(
-            "filter {} is not supported by this version of tdbfilter",
-            t.name()
-        )));
-    }
     Ok(())
 }
 

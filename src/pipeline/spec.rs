@@ -68,16 +68,6 @@ fn parse_value(option: FilterOption, text: &str) -> Result<OptionValue> {
     })
 }
 
-/// The option a bare `:VALUE` sets for a filter type, if any.
-fn positional_option(t: FilterType) -> Option<FilterOption> {
-    match t {
-        FilterType::BitWidthReduction => Some(FilterOption::BitWidthMaxWindow),
-        FilterType::PositiveDelta => Some(FilterOption::PositiveDeltaMaxWindow),
-        t if t.is_compression() => Some(FilterOption::CompressionLevel),
-        _ => None,
-    }
-}
-
 /// Parses one filter of a spec, e.g. `zstd:3` or `scale_float:factor=0.5:byte_width=2`.
 pub fn parse_filter(text: &str) -> Result<Filter> {
     let mut fields = text.split(':');
@@ -119,9 +109,11 @@ pub fn parse_filter(text: &str) -> Result<Filter> {
                 (option, v.trim())
             }
             None => (
-                positional_option(t).ok_or_else(|| {
-                    Error::invalid(format!("{name} takes no positional value (got '{field}')"))
-                })?,
+                crate::filters::registry::descriptor(t)
+                    .positional
+                    .ok_or_else(|| {
+                        Error::invalid(format!("{name} takes no positional value (got '{field}')"))
+                    })?,
                 field,
             ),
         };
