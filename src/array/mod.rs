@@ -16,15 +16,12 @@
 //! `.del` commits still to be applied, update commits, sparse fragments in dense arrays,
 //! remote URIs) is refused with [`Error::Unsupported`] naming the feature.
 
-pub mod dense;
 pub mod directory;
 pub mod fragment_metadata;
 pub mod metadata;
+pub mod read;
 pub mod schema;
-pub mod sparse;
-pub mod tiles;
 pub mod value;
-pub mod verify;
 
 use crate::error::{Error, Result};
 use crate::pipeline::generic_tile;
@@ -434,7 +431,7 @@ impl Array {
         &self,
         fragment: usize,
         field: &str,
-    ) -> Result<Option<tiles::TileReader<'_>>> {
+    ) -> Result<Option<read::tiles::TileReader<'_>>> {
         let frag = self.fragments.get(fragment).ok_or_else(|| {
             Error::invalid(format!(
                 "fragment index {fragment} out of range ({} fragments)",
@@ -442,7 +439,7 @@ impl Array {
             ))
         })?;
         let f = match self.field(field)? {
-            FieldRef::Attribute(i) => tiles::TileField::Attribute(i),
+            FieldRef::Attribute(i) => read::tiles::TileField::Attribute(i),
             FieldRef::Dimension(j) => {
                 if frag.meta.dense {
                     return Err(Error::invalid(format!(
@@ -450,10 +447,10 @@ impl Array {
                         frag.name()
                     )));
                 }
-                tiles::TileField::Dimension(j)
+                read::tiles::TileField::Dimension(j)
             }
         };
-        tiles::TileReader::new(self, frag, f)
+        read::tiles::TileReader::new(self, frag, f)
     }
 
     /// Refuses what this reader cannot read exactly as TileDB would: update commits, delete
@@ -500,9 +497,9 @@ impl Array {
         }
         pool(self.threads)?.install(|| {
             if self.latest.is_dense() {
-                dense::read(self, &refs, subarray)
+                read::dense::read(self, &refs, subarray)
             } else {
-                sparse::read(self, &refs, subarray)
+                read::sparse::read(self, &refs, subarray)
             }
         })
     }

@@ -6,7 +6,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use std::io::{self, Write};
 use tdbfilter::Datatype;
 use tdbfilter::array::schema::{ArraySchema, Range, VAR_NUM};
-use tdbfilter::array::{Array, FieldData, OpenOptions, value, verify};
+use tdbfilter::array::{Array, FieldData, OpenOptions, read::verify, value};
 
 /// `tdbf array …`.
 #[derive(Debug, Args)]
