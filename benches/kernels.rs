@@ -11,8 +11,10 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;
-use tdbfilter::filters::{bitshuffle, byteshuffle, gzip, lz4, zstd};
-use tdbfilter::{Datatype, Tile, spec};
+use tdbfilter::codecs::{gzip, lz4, zstd};
+use tdbfilter::filters::{bitshuffle, byteshuffle};
+use tdbfilter::pipeline::spec;
+use tdbfilter::{Datatype, Tile};
 
 /// Bytes of one chunk (TileDB's default chunk size).
 const CHUNK: usize = 64 * 1024;

@@ -17,37 +17,26 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod array;
-pub mod byte_reader;
-pub mod chunking;
-pub mod codecs;
-pub mod datatype;
-pub mod encryption_key;
+// The layers, lowest first; a module imports only from layers below it (README "Layout",
+// checked by tests/layers.rs).
 pub mod error;
-pub mod filter;
-pub mod filter_type;
-pub mod filters;
-pub mod format_version;
-pub mod generic_tile;
 #[allow(unsafe_code)]
 pub mod kernels;
-pub mod parts;
+pub mod codecs;
+pub mod format;
+pub mod engine;
+pub mod filters;
 pub mod pipeline;
-pub mod spec;
-pub mod stage;
-pub mod thread_scratch;
-pub mod tile;
-pub mod tile_format;
-
+pub mod array;
 #[allow(unsafe_code)]
 pub mod ffi;
 
-pub use datatype::Datatype;
+pub use engine::tile::Tile;
 pub use error::{Error, Result};
-pub use filter::{Filter, OptionValue};
-pub use filter_type::{Compressor, FilterOption, FilterType};
+pub use filters::config::{Filter, OptionValue};
+pub use format::datatype::Datatype;
+pub use format::filter_type::{Compressor, FilterOption, FilterType};
 pub use pipeline::Pipeline;
-pub use tile::Tile;
 
 /// The library version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -9,7 +9,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use tdbfilter::{Datatype, Error, Pipeline, Tile, spec};
+use tdbfilter::{Datatype, Error, Pipeline, Tile, pipeline::spec};
 
 /// Records the largest allocation (or reallocation) size requested.
 struct Largest;

@@ -4,7 +4,7 @@
 
 use tdbfilter::Error;
 use tdbfilter::array::schema::ArraySchema;
-use tdbfilter::generic_tile;
+use tdbfilter::pipeline::generic_tile;
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
 

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use tdbfilter::{Datatype, Tile, spec};
+use tdbfilter::{Datatype, Tile, pipeline::spec};
 
 /// Runs `tdbf` with `args`.
 fn tdbf(args: &[&str]) -> Output {
@@ -459,7 +459,7 @@ fn bad_input_gives_exit_1_and_a_message() {
     let bytes = std::fs::read(&out).expect("read");
     let mut last_offset = 0;
     for _ in 0..3 {
-        last_offset += tdbfilter::tile_format::filtered_tile_size(&bytes[last_offset..])
+        last_offset += tdbfilter::format::tile_format::filtered_tile_size(&bytes[last_offset..])
             .expect("size") as usize;
     }
     let truncated = dir.join("truncated.tdb");

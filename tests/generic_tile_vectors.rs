@@ -6,7 +6,7 @@
 
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
-use tdbfilter::generic_tile::{self, EncryptionType};
+use tdbfilter::pipeline::generic_tile::{self, EncryptionType};
 use tdbfilter::{Datatype, Error};
 
 const KEY: &[u8] = b"0123456789abcdeF0123456789abcdeF";
@@ -137,7 +137,7 @@ fn tiledb_headers_hold_what_format_md_section_6_says() {
             "{name}"
         );
         assert_eq!(
-            tdbfilter::spec::to_spec(&h.pipeline),
+            tdbfilter::pipeline::spec::to_spec(&h.pipeline),
             if enc { "gzip:1,aes_256_gcm" } else { "gzip:1" }
         );
     }

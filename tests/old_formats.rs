@@ -9,10 +9,10 @@ use flate2::read::GzDecoder;
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use tdbfilter::format_version::{
+use tdbfilter::format::format_version::{
     CHAINED_STAGE_TYPES_VERSION, DENSE_VALIDITY_AS_ATTRIBUTE_VERSIONS,
 };
-use tdbfilter::{Datatype, Pipeline, Tile, generic_tile, tile_format};
+use tdbfilter::{Datatype, Pipeline, Tile, format::tile_format, pipeline::generic_tile};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/arrays")

@@ -8,7 +8,7 @@
 //! plus a few chunks per thread (issue: "peak memory ≤ input + output + a few chunks per
 //! thread"). Linux only; elsewhere the test says so and passes.
 
-use tdbfilter::{Datatype, Tile, spec};
+use tdbfilter::{Datatype, Tile, pipeline::spec};
 
 /// The tile: 8 MiB (128 chunks of 64 KiB) of sorted int64 timestamps with jitter.
 const TILE_BYTES: usize = 8 << 20;

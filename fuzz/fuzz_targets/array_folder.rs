@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use tdbfilter::array::schema::ArrayType;
-use tdbfilter::array::{Array, OpenOptions, verify};
+use tdbfilter::array::{Array, OpenOptions, read::verify};
 
 const ARRAYS: [&str; 3] = ["dense", "sparse", "meta"];
 

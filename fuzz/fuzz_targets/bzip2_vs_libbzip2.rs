@@ -4,7 +4,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use tdbfilter::codecs::bzip2::{decode, encode::Encoder};
-use tdbfilter::filters::bzip2::{compress_libbzip2, decompress_libbzip2};
+use tdbfilter::codecs::bzip2::libbzip2::{compress_libbzip2, decompress_libbzip2};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&l, rest)) = data.split_first() else { return };

@@ -2,7 +2,7 @@
 //! with different bytes.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use tdbfilter::{Datatype, Tile, spec};
+use tdbfilter::{Datatype, Tile, pipeline::spec};
 
 const SPECS: [&str; 5] = [
     "checksum_md5",

@@ -2,7 +2,7 @@
 //! reports a consumed size within the input and a payload of the header's tile size.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use tdbfilter::generic_tile;
+use tdbfilter::pipeline::generic_tile;
 
 const KEY: [u8; 32] = *b"0123456789abcdef0123456789abcdef";
 

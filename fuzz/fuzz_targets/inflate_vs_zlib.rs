@@ -1,7 +1,7 @@
 //! Mutated zlib streams → the GZIP reader and C zlib agree: the same bytes, or both reject.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use tdbfilter::filters::gzip::{GzipContexts, decompress, decompress_zlib};
+use tdbfilter::codecs::gzip::{GzipContexts, decompress, decompress_zlib};
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 3 {

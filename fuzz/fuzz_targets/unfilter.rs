@@ -6,7 +6,7 @@
 //! may legitimately claim gigabytes from a few hundred bytes.)
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use tdbfilter::{Datatype, Pipeline, tile_format};
+use tdbfilter::{Datatype, Pipeline, format::tile_format};
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 4 {

@@ -9,16 +9,16 @@
 use super::directory::{FragmentDir, io_error, names};
 use super::schema::{ArraySchema, Range};
 use super::value;
-use crate::byte_reader::ByteReader;
 use crate::error::{Error, Result};
-use crate::generic_tile;
+use crate::format::byte_reader::ByteReader;
+use crate::pipeline::generic_tile;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The oldest fragment format version read (TileDB 2.0).
 pub const MIN_FRAGMENT_VERSION: u32 = 5;
-/// The newest fragment format version read (TileDB 2.30).
-pub const MAX_FRAGMENT_VERSION: u32 = 22;
+/// The newest fragment format version read (TileDB 2.30): the version it writes.
+pub const MAX_FRAGMENT_VERSION: u32 = crate::format::format_version::FORMAT_VERSION;
 
 /// The kinds of per-field lists in the metadata file, in file order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

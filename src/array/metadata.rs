@@ -1,10 +1,10 @@
 //! Array metadata (`__meta`, ARRAY.md §6): key → typed values, from the visible files applied
 //! in timestamp order (a later entry replaces an earlier one, a deletion removes it).
 
-use crate::byte_reader::ByteReader;
-use crate::datatype::Datatype;
 use crate::error::{Error, Result};
-use crate::generic_tile;
+use crate::format::byte_reader::ByteReader;
+use crate::format::datatype::Datatype;
+use crate::pipeline::generic_tile;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

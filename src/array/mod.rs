@@ -16,18 +16,15 @@
 //! `.del` commits still to be applied, update commits, sparse fragments in dense arrays,
 //! remote URIs) is refused with [`Error::Unsupported`] naming the feature.
 
-pub mod dense;
 pub mod directory;
 pub mod fragment_metadata;
 pub mod metadata;
+pub mod read;
 pub mod schema;
-pub mod sparse;
-pub mod tiles;
 pub mod value;
-pub mod verify;
 
 use crate::error::{Error, Result};
-use crate::generic_tile;
+use crate::pipeline::generic_tile;
 use directory::{ArrayDirectory, ConditionCommit, names};
 use fragment_metadata::FragmentMetadata;
 use rayon::prelude::*;
@@ -230,7 +227,7 @@ impl Array {
     ) -> Result<(Array, Vec<(String, Error)>)> {
         let key = match &options.key {
             Some(k) => {
-                crate::encryption_key::EncryptionKey::new(k)?;
+                crate::engine::encryption_key::EncryptionKey::new(k)?;
                 Some(Zeroizing::new(k.clone()))
             }
             None => None,
@@ -434,7 +431,7 @@ impl Array {
         &self,
         fragment: usize,
         field: &str,
-    ) -> Result<Option<tiles::TileReader<'_>>> {
+    ) -> Result<Option<read::tiles::TileReader<'_>>> {
         let frag = self.fragments.get(fragment).ok_or_else(|| {
             Error::invalid(format!(
                 "fragment index {fragment} out of range ({} fragments)",
@@ -442,7 +439,7 @@ impl Array {
             ))
         })?;
         let f = match self.field(field)? {
-            FieldRef::Attribute(i) => tiles::TileField::Attribute(i),
+            FieldRef::Attribute(i) => read::tiles::TileField::Attribute(i),
             FieldRef::Dimension(j) => {
                 if frag.meta.dense {
                     return Err(Error::invalid(format!(
@@ -450,10 +447,10 @@ impl Array {
                         frag.name()
                     )));
                 }
-                tiles::TileField::Dimension(j)
+                read::tiles::TileField::Dimension(j)
             }
         };
-        tiles::TileReader::new(self, frag, f)
+        read::tiles::TileReader::new(self, frag, f)
     }
 
     /// Refuses what this reader cannot read exactly as TileDB would: update commits, delete
@@ -500,9 +497,9 @@ impl Array {
         }
         pool(self.threads)?.install(|| {
             if self.latest.is_dense() {
-                dense::read(self, &refs, subarray)
+                read::dense::read(self, &refs, subarray)
             } else {
-                sparse::read(self, &refs, subarray)
+                read::sparse::read(self, &refs, subarray)
             }
         })
     }
@@ -582,5 +579,5 @@ fn union(datatype: crate::Datatype, a: &Range, b: &Range) -> Range {
 
 /// The thread pool for `threads` (0 = all cores).
 pub(crate) fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
-    crate::pipeline::threads::pool(crate::pipeline::threads::effective_threads(threads))
+    crate::engine::threads::pool(crate::engine::threads::effective_threads(threads))
 }

@@ -6,13 +6,17 @@
 //! nullability and the validity pipeline; v17 attribute order; v18 dimension labels; v20
 //! enumerations; v22 the current domain.
 
-use crate::byte_reader::ByteReader;
-use crate::datatype::Datatype;
 use crate::error::{Error, Result};
+use crate::format::byte_reader::ByteReader;
+use crate::format::datatype::Datatype;
+use crate::format::format_version::FORMAT_VERSION;
 use crate::pipeline::Pipeline;
 
-/// The newest schema format version this reader (and TileDB 2.30) reads.
-pub const MAX_SCHEMA_VERSION: u32 = 22;
+/// The newest schema format version this reader (and TileDB 2.30) reads: the version it writes.
+pub const MAX_SCHEMA_VERSION: u32 = FORMAT_VERSION;
+
+/// The first schema format version (TileDB 2.25) that stores a current domain (docs/ARRAY.md §3).
+const CURRENT_DOMAIN_VERSION: u32 = 22;
 
 /// `cell_val_num` of var-size fields.
 pub const VAR_NUM: u32 = u32::MAX;
@@ -383,7 +387,7 @@ fn parse(payload: &[u8], name: &str) -> Result<ArraySchema> {
         }
     }
     let mut current_domain = None;
-    if version >= 22 {
+    if version >= CURRENT_DOMAIN_VERSION {
         let cd_version = r.u32()?;
         if cd_version > 0 {
             return Err(Error::Unsupported(format!(
@@ -608,7 +612,7 @@ impl Enumeration {
                 .chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
                 .collect();
-            crate::tile::check_offsets(&offsets, data.len())
+            crate::engine::tile::check_offsets(&offsets, data.len())
                 .map_err(|m| Error::corrupt(format!("enumeration {name}: {m}")))?;
         }
         Ok(Enumeration {

@@ -1,8 +1,8 @@
 //! Typed views of coordinate and cell bytes: integer coordinates of dense domains, the
 //! ordering of sparse coordinates, and text for listings.
 
-use crate::datatype::Datatype;
 use crate::error::{Error, Result};
+use crate::format::datatype::Datatype;
 use std::cmp::Ordering;
 
 /// The integer value of an integer, datetime or time coordinate (`bytes` = one value).

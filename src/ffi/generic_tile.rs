@@ -9,7 +9,7 @@ use super::tile::tdb_tile_t;
 use super::{tdb_datatype_t, tdb_filter_type_t};
 use crate::Tile;
 use crate::error::Error;
-use crate::generic_tile::{self, GenericTileHeader};
+use crate::pipeline::generic_tile::{self, GenericTileHeader};
 
 /// A TileDB encryption type (`tiledb_encryption_type_t` values), as stored in a generic-tile
 /// header.

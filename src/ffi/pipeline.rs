@@ -6,7 +6,7 @@ use super::guard::{self, Out, arg, arg_mut, guard};
 use super::tile::tdb_tile_t;
 use super::{tdb_datatype_t, tdb_filter_option_t, tdb_filter_type_t};
 use crate::error::Error;
-use crate::filter::{OptionKind, OptionValue};
+use crate::filters::config::{OptionKind, OptionValue};
 use crate::{Datatype, FilterOption, FilterType, Pipeline};
 use std::ffi::c_void;
 

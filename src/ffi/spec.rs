@@ -28,7 +28,7 @@ pub unsafe extern "C" fn tdb_pipeline_from_spec(
         let text = unsafe { CStr::from_ptr(spec) }
             .to_str()
             .map_err(|_| Error::invalid("spec is not valid UTF-8"))?;
-        let inner = crate::spec::parse(text)?;
+        let inner = crate::pipeline::spec::parse(text)?;
         out.set(tdb_pipeline_t::new_raw(inner));
         Ok(())
     })
@@ -49,7 +49,7 @@ pub unsafe extern "C" fn tdb_pipeline_to_spec(
     guard(error, || {
         let p = arg(pipeline, "pipeline")?;
         let size = Out::new(size, "size")?;
-        let mut text = crate::spec::to_spec(p.pipeline()).into_bytes();
+        let mut text = crate::pipeline::spec::to_spec(p.pipeline()).into_bytes();
         text.push(0);
         guard::copy_out(&text, buffer.cast::<u8>(), capacity, size, "pipeline spec")
     })

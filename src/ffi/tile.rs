@@ -144,9 +144,9 @@ pub unsafe extern "C" fn tdb_filtered_tile_size(
 ) -> tdb_status_t {
     guard(error, || {
         let out = Out::new(tile_size, "tile_size")?;
-        out.set(crate::tile_format::filtered_tile_size(guard::bytes(
-            bytes, size, "bytes",
-        )?)?);
+        out.set(crate::format::tile_format::filtered_tile_size(
+            guard::bytes(bytes, size, "bytes")?,
+        )?);
         Ok(())
     })
 }

@@ -5,9 +5,12 @@
 //! u32 ciphertext_length, u8 iv[12], u8 tag[16]`. Data: one part, the ciphertexts concatenated
 //! (metadata parts first). The input metadata travels encrypted inside the data.
 
-use crate::byte_reader::ByteReader;
+use crate::engine::stage::{DataFlow, DataSink, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
-use crate::stage::{DataFlow, DataSink, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::filters::config::Filter;
+use crate::filters::registry::{FilterDescriptor, OptionsLayout, growth};
+use crate::format::byte_reader::ByteReader;
+use crate::format::filter_type::FilterType;
 use aes_gcm::aead::{AeadCore, AeadInPlace, OsRng};
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
 
@@ -146,10 +149,24 @@ pub fn reverse(
     Ok((MdFlow::Written, DataFlow::Written))
 }
 
+/// The Aes256Gcm filter's descriptor (see [`crate::filters::registry`]).
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::Aes256Gcm,
+    default: Filter::Aes256Gcm,
+    positional: None,
+    layout: OptionsLayout::Empty,
+    forward: |_, ctx, input, out| forward(ctx, input, out),
+    reverse: |_, ctx, input, out| reverse(ctx, input, out),
+    fixed_growth: growth::same,
+    unbounded_on_strings: false,
+    reverse_max_ratio: 1,
+    encodes_empty_part: true,
+};
+
 #[cfg(test)]
 mod tests {
     use crate::error::Error;
-    use crate::spec;
+    use crate::pipeline::spec;
     use crate::{Datatype, Pipeline, Tile};
 
     fn keyed(spec_text: &str, key: u8) -> Pipeline {
@@ -182,7 +199,7 @@ mod tests {
         let p = keyed("none", 1);
         let tile = Tile::new(Datatype::Uint8, 1, vec![5; 100]).unwrap();
         let f = p.filter_tile(&tile).unwrap();
-        let t = crate::tile_format::parse(&f).unwrap();
+        let t = crate::format::tile_format::parse(&f).unwrap();
         let md = t.chunks[0].metadata;
         assert_eq!(md.len(), 8 + 36);
         assert_eq!(&md[0..8], &[0, 0, 0, 0, 1, 0, 0, 0]);

@@ -18,13 +18,16 @@
 //! Where TileDB leaves `window_offset` uninitialized (a window with no whole value, or whose
 //! range overflows `T`), zeros are written; readers ignore the field for raw windows.
 
-use crate::byte_reader::ByteReader;
-use crate::datatype::Datatype;
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
+use crate::filters::config::Filter;
 use crate::filters::int_values::{
     extend, key_value, load, order_key, window_count, windows as windows_of,
 };
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::filters::registry::{FilterDescriptor, OptionsLayout, wrong_filter};
+use crate::format::byte_reader::ByteReader;
+use crate::format::datatype::Datatype;
+use crate::format::filter_type::{FilterOption, FilterType};
 
 /// The integer type the filter treats `datatype` as — `(size, signed)` — or `None` when it
 /// passes the data through.
@@ -291,15 +294,32 @@ fn decode<const N: usize, const SIGNED: bool>(
     Ok(r.position())
 }
 
+/// The BitWidthReduction filter's descriptor: windows of one 2-byte element cost up to 13 header bytes, hence 8n.
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::BitWidthReduction,
+    default: Filter::BitWidthReduction { max_window: 256 },
+    positional: Some(FilterOption::BitWidthMaxWindow),
+    layout: OptionsLayout::Window,
+    forward: |f, ctx, input, out| match f {
+        Filter::BitWidthReduction { max_window } => forward(*max_window, ctx, input, out),
+        other => Err(wrong_filter(FilterType::BitWidthReduction, other)),
+    },
+    reverse: |_, ctx, input, out| reverse(ctx, input, out),
+    fixed_growth: |n| n.saturating_mul(8),
+    unbounded_on_strings: false,
+    reverse_max_ratio: 8,
+    encodes_empty_part: true,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::Filter;
+    use crate::engine::parts::{PartList, Parts};
+    use crate::engine::thread_scratch::CodecContexts;
+    use crate::engine::tile::Tile;
+    use crate::filters::config::Filter;
     use crate::filters::testing::unhex as hex;
-    use crate::parts::{PartList, Parts};
     use crate::pipeline::Pipeline;
-    use crate::thread_scratch::CodecContexts;
-    use crate::tile::Tile;
 
     /// Hex where `xx` marks a byte TileDB leaves uninitialized (`None`).
     fn hex_masked(s: &str) -> Vec<Option<u8>> {
@@ -855,7 +875,7 @@ mod tests {
     }
 
     fn spec_pipeline(spec: &str) -> Pipeline {
-        crate::spec::parse(spec).unwrap()
+        crate::pipeline::spec::parse(spec).unwrap()
     }
 
     /// Compares `ours` with TileDB's bytes, where `xx` (uninitialized in TileDB) must be 0.

@@ -5,9 +5,12 @@
 //! `u32 length` per sub-part. Sub-parts that are multiples of 8 and of the element size are
 //! bit-transposed in 8192-byte blocks; other sub-parts are copied verbatim.
 
-use crate::byte_reader::ByteReader;
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::filters::config::Filter;
+use crate::filters::registry::{FilterDescriptor, OptionsLayout, growth};
+use crate::format::byte_reader::ByteReader;
+use crate::format::filter_type::FilterType;
 
 /// Bytes per bitshuffle block, as in TileDB's use of blosc2.
 pub const BLOCK_SIZE: usize = 8192;
@@ -121,6 +124,20 @@ pub fn reverse(
     }
     Ok((MdFlow::Rest(r.position()), DataFlow::Written))
 }
+
+/// The Bitshuffle filter's descriptor (see [`crate::filters::registry`]).
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::Bitshuffle,
+    default: Filter::Bitshuffle,
+    positional: None,
+    layout: OptionsLayout::Empty,
+    forward: |_, ctx, input, out| forward(ctx, input, out),
+    reverse: |_, ctx, input, out| reverse(ctx, input, out),
+    fixed_growth: growth::same,
+    unbounded_on_strings: false,
+    reverse_max_ratio: 1,
+    encodes_empty_part: true,
+};
 
 #[cfg(test)]
 mod tests {

@@ -4,9 +4,12 @@
 //! with element size `t = datatype size`: `out[j·n + i] = in[i·t + j]`, the `L mod t` trailing
 //! bytes copied verbatim.
 
-use crate::byte_reader::ByteReader;
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::filters::config::Filter;
+use crate::filters::registry::{FilterDescriptor, OptionsLayout, growth};
+use crate::format::byte_reader::ByteReader;
+use crate::format::filter_type::FilterType;
 
 /// Shuffles `src` into `dst` (same length) with element size `t`, with the best SIMD kernel
 /// of this CPU ([`crate::kernels`]).
@@ -75,6 +78,20 @@ pub fn reverse(
     }
     Ok((MdFlow::Rest(r.position()), DataFlow::Written))
 }
+
+/// The Byteshuffle filter's descriptor (see [`crate::filters::registry`]).
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::Byteshuffle,
+    default: Filter::Byteshuffle,
+    positional: None,
+    layout: OptionsLayout::Empty,
+    forward: |_, ctx, input, out| forward(ctx, input, out),
+    reverse: |_, ctx, input, out| reverse(ctx, input, out),
+    fixed_growth: growth::same,
+    unbounded_on_strings: false,
+    reverse_max_ratio: 1,
+    encodes_empty_part: true,
+};
 
 #[cfg(test)]
 mod tests {

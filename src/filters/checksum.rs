@@ -10,10 +10,13 @@
 //! driver to fill ([`DigestTable`] locates them) and `reverse` is told the digests were
 //! already verified.
 
-use crate::byte_reader::ByteReader;
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, StageCtx};
 use crate::error::{Error, Result};
+use crate::filters::config::Filter;
+use crate::filters::registry::{FilterDescriptor, OptionsLayout, growth};
+use crate::format::byte_reader::ByteReader;
+use crate::format::filter_type::FilterType;
 use crate::kernels::{md5_lanes, sha256_lanes};
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, StageCtx};
 use md5::Digest;
 
 /// The digest a checksum filter computes.
@@ -198,12 +201,40 @@ pub fn reverse(
     Ok(flow)
 }
 
+/// The ChecksumMd5 filter's descriptor (see [`crate::filters::registry`]).
+pub const MD5_DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::ChecksumMd5,
+    default: Filter::ChecksumMd5,
+    positional: None,
+    layout: OptionsLayout::Empty,
+    forward: |_, ctx, input, out| Ok(forward(DigestKind::Md5, !ctx.defer_digests, input, out)),
+    reverse: |_, ctx, input, _| reverse(DigestKind::Md5, ctx, input),
+    fixed_growth: growth::same,
+    unbounded_on_strings: false,
+    reverse_max_ratio: 1,
+    encodes_empty_part: true,
+};
+
+/// The ChecksumSha256 filter's descriptor (see [`crate::filters::registry`]).
+pub const SHA256_DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::ChecksumSha256,
+    default: Filter::ChecksumSha256,
+    positional: None,
+    layout: OptionsLayout::Empty,
+    forward: |_, ctx, input, out| Ok(forward(DigestKind::Sha256, !ctx.defer_digests, input, out)),
+    reverse: |_, ctx, input, _| reverse(DigestKind::Sha256, ctx, input),
+    fixed_growth: growth::same,
+    unbounded_on_strings: false,
+    reverse_max_ratio: 1,
+    encodes_empty_part: true,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::datatype::Datatype;
-    use crate::parts::{PartList, Parts};
-    use crate::thread_scratch::CodecContexts;
+    use crate::engine::parts::{PartList, Parts};
+    use crate::engine::thread_scratch::CodecContexts;
+    use crate::format::datatype::Datatype;
 
     fn run_forward(kind: DigestKind, data: &[u8]) -> Vec<u8> {
         let (mut md, mut out) = (PartList::default(), PartList::default());

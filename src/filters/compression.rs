@@ -5,12 +5,15 @@
 //! `u32 num_md_parts, u32 num_data_parts`, then `u32 uncompressed, u32 compressed` per part.
 //! Output data: one part, the compressed parts concatenated (metadata parts first).
 
-use crate::byte_reader::ByteReader;
-use crate::datatype::Datatype;
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result, ResultExt};
-use crate::filter::CompressionOptions;
-use crate::filter_type::Compressor;
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::filters::config::{CompressionOptions, Filter};
+use crate::filters::registry::{
+    FilterDescriptor, OptionsLayout, compression_default, growth, wrong_filter,
+};
+use crate::format::byte_reader::ByteReader;
+use crate::format::datatype::Datatype;
+use crate::format::filter_type::{Compressor, FilterOption, FilterType};
 
 /// The element type DELTA and DOUBLE_DELTA work on: the reinterpret type, else the stage's.
 fn element_type(c: &CompressionOptions, ctx: &StageCtx<'_>) -> Datatype {
@@ -28,12 +31,18 @@ fn compress_part(
     out: &mut Vec<u8>,
 ) -> Result<()> {
     match c.compressor {
-        Compressor::Gzip => {
-            super::gzip::compress(&mut ctx.codecs.gzip, c.level, ctx.gzip_identical, src, out)
+        Compressor::Gzip => crate::codecs::gzip::compress(
+            &mut ctx.codecs.gzip,
+            c.level,
+            ctx.gzip_identical,
+            src,
+            out,
+        ),
+        Compressor::Zstd => crate::codecs::zstd::compress(&mut ctx.codecs.zstd, c.level, src, out),
+        Compressor::Lz4 => crate::codecs::lz4::compress(src, out),
+        Compressor::Bzip2 => {
+            crate::codecs::bzip2::libbzip2::compress(&mut ctx.codecs.bzip2, c.level, src, out)
         }
-        Compressor::Zstd => super::zstd::compress(&mut ctx.codecs.zstd, c.level, src, out),
-        Compressor::Lz4 => super::lz4::compress(src, out),
-        Compressor::Bzip2 => super::bzip2::compress(&mut ctx.codecs.bzip2, c.level, src, out),
         Compressor::Rle => super::rle::compress(ctx.cell_size, src, out),
         Compressor::DoubleDelta => super::double_delta::compress(element_type(c, ctx), src, out),
         Compressor::Delta => super::delta::compress(element_type(c, ctx), src, out),
@@ -50,10 +59,10 @@ fn decompress_part(
     dst: &mut [u8],
 ) -> Result<()> {
     match c.compressor {
-        Compressor::Gzip => super::gzip::decompress(&mut ctx.codecs.gzip, src, dst),
-        Compressor::Zstd => super::zstd::decompress(&mut ctx.codecs.zstd, src, dst),
-        Compressor::Lz4 => super::lz4::decompress(src, dst),
-        Compressor::Bzip2 => super::bzip2::decompress(src, dst),
+        Compressor::Gzip => crate::codecs::gzip::decompress(&mut ctx.codecs.gzip, src, dst),
+        Compressor::Zstd => crate::codecs::zstd::decompress(&mut ctx.codecs.zstd, src, dst),
+        Compressor::Lz4 => crate::codecs::lz4::decompress(src, dst),
+        Compressor::Bzip2 => crate::codecs::bzip2::libbzip2::decompress(src, dst),
         Compressor::Rle => super::rle::decompress(ctx.cell_size, src, dst),
         Compressor::DoubleDelta => super::double_delta::decompress(element_type(c, ctx), src, dst),
         Compressor::Delta => super::delta::decompress(element_type(c, ctx), src, dst),
@@ -146,7 +155,7 @@ impl PartTable {
                 data.len()
             )));
         }
-        let ratio = super::reverse_max_ratio(&crate::filter::Filter::Compression(*c));
+        let ratio = super::reverse_max_ratio(&crate::filters::config::Filter::Compression(*c));
         let mut at = 0;
         for (i, &(u, z)) in sizes.iter().enumerate() {
             let what = || {
@@ -163,7 +172,7 @@ impl PartTable {
                 )));
             }
             if c.compressor == Compressor::Zstd
-                && let Some(n) = super::zstd::frame_content_size(&data[at..at + z])
+                && let Some(n) = crate::codecs::zstd::frame_content_size(&data[at..at + z])
                 && n != u as u64
             {
                 return Err(Error::corrupt(format!(
@@ -200,7 +209,7 @@ pub fn reverse(
     let data_total = table.data_total();
     // Both restored streams are bounded by what the previous stage can produce.
     out.data.check_len(data_total)?;
-    if let crate::stage::DataSink::Scratch { limit, .. } = &out.data
+    if let crate::engine::stage::DataSink::Scratch { limit, .. } = &out.data
         && md_total > *limit
     {
         return Err(Error::corrupt(format!(
@@ -224,4 +233,52 @@ pub fn reverse(
         pos += u;
     }
     Ok((MdFlow::Written, DataFlow::Written))
+}
+
+/// Forward of any compression filter whose parts all go through its codec.
+pub fn forward_filter(
+    f: &Filter,
+    ctx: &mut StageCtx<'_>,
+    input: FwdIn<'_>,
+    out: FwdOut<'_>,
+) -> Result<DataFlow> {
+    match f {
+        Filter::Compression(c) => forward(c, ctx, input, out),
+        other => Err(wrong_filter(other.filter_type(), other)),
+    }
+}
+
+/// Reverse of any compression filter whose parts all go through its codec.
+pub fn reverse_filter(
+    f: &Filter,
+    ctx: &mut StageCtx<'_>,
+    input: RevIn<'_>,
+    out: RevOut<'_>,
+) -> Result<(MdFlow, DataFlow)> {
+    match f {
+        Filter::Compression(c) => reverse(c, ctx, input, out),
+        other => Err(wrong_filter(other.filter_type(), other)),
+    }
+}
+
+/// The descriptor of a compression filter whose every part goes through one codec
+/// (`reverse_max_ratio`: the codec's largest expansion on decode).
+pub const fn codec_descriptor(
+    filter_type: FilterType,
+    compressor: Compressor,
+    reinterpret_since: Option<u32>,
+    reverse_max_ratio: u64,
+) -> FilterDescriptor {
+    FilterDescriptor {
+        filter_type,
+        default: compression_default(compressor),
+        positional: Some(FilterOption::CompressionLevel),
+        layout: OptionsLayout::Compression { reinterpret_since },
+        forward: forward_filter,
+        reverse: reverse_filter,
+        fixed_growth: growth::compressor,
+        unbounded_on_strings: false,
+        reverse_max_ratio,
+        encodes_empty_part: true,
+    }
 }

@@ -11,10 +11,13 @@
 //! output for those parts is unreadable (it reads `x[0]` out of bounds, or drops the trailing
 //! bytes). This encoder refuses such parts with `InvalidArgument` instead of writing them.
 
-use crate::byte_reader::ByteReader;
-use crate::datatype::Datatype;
+use super::compression::codec_descriptor;
 use crate::error::{Error, Result};
 use crate::filters::int_values::load;
+use crate::filters::registry::FilterDescriptor;
+use crate::format::byte_reader::ByteReader;
+use crate::format::datatype::Datatype;
+use crate::format::filter_type::{Compressor, FilterType};
 
 /// The element width in bytes DELTA uses for element type `e`.
 fn element_size(e: Datatype) -> Result<usize> {
@@ -113,14 +116,21 @@ fn decode<const N: usize>(src: &[u8], dst: &mut [u8]) {
     }
 }
 
+/// DELTA's descriptor: TileDB 2.30 cannot read back an empty DELTA part, so var-size tiles
+/// are written without TileDB's trailing empty chunk.
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    encodes_empty_part: false,
+    ..codec_descriptor(FilterType::Delta, Compressor::Delta, Some(19), 1)
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::Filter;
-    use crate::filter_type::FilterType;
+    use crate::engine::tile::Tile;
+    use crate::filters::config::Filter;
     use crate::filters::testing::unhex as hex;
+    use crate::format::filter_type::FilterType;
     use crate::pipeline::Pipeline;
-    use crate::tile::Tile;
 
     fn enc(e: Datatype, src: &[u8]) -> Result<Vec<u8>> {
         let mut out = Vec::new();
@@ -414,7 +424,7 @@ mod tests {
     }
 
     fn spec_pipeline(spec: &str) -> Pipeline {
-        crate::spec::parse(spec).unwrap()
+        crate::pipeline::spec::parse(spec).unwrap()
     }
 
     /// Pipelines where TileDB 2.30 hands DELTA a part that is empty or not a whole number
@@ -431,7 +441,7 @@ mod tests {
              0300000000000000 0002000000000000 0008000000000000 0003000000000000",
         );
         assert_eq!(
-            crate::tile_format::filtered_tile_size(&tiledb).unwrap(),
+            crate::format::tile_format::filtered_tile_size(&tiledb).unwrap(),
             100
         );
         let e = p.unfilter_tile(&tiledb, Datatype::Int64, 8).unwrap_err();

@@ -10,9 +10,13 @@
 //! The only working path is the var-string one ([`super::var_string`]); the dispatch rejects
 //! every other use, as TileDB does.
 
+use super::compression;
+use super::var_string::{self, VarStringCodec};
 use super::var_string::{Cells, bytesize, put_be, read_width, take_be};
-use crate::byte_reader::ByteReader;
 use crate::error::{Error, Result};
+use crate::filters::registry::FilterDescriptor;
+use crate::format::byte_reader::ByteReader;
+use crate::format::filter_type::{Compressor, FilterType};
 use std::collections::HashMap;
 
 /// Encodes the strings of a var-size tile: appends `u8 id_size, u8 sl, u32 dict_bytes, dict` to
@@ -130,15 +134,45 @@ pub fn decode_strings(
     Ok(())
 }
 
+/// DICTIONARY's descriptor: var-size STRING_ASCII/UTF8 tiles only (docs/FORMAT.md §5.8, §5.9);
+/// TileDB's compression framework has no DICTIONARY codec, so any other tile fails.
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    forward: |_, ctx, input, out| {
+        if var_string::applies_forward(ctx) {
+            var_string::forward(VarStringCodec::Dictionary, ctx, input, out)
+        } else {
+            Err(Error::invalid(
+                "dictionary encoding only applies to variable length strings",
+            ))
+        }
+    },
+    reverse: |_, ctx, input, out| {
+        if var_string::applies_reverse(&out) {
+            var_string::reverse(VarStringCodec::Dictionary, ctx, input, out)
+        } else {
+            Err(Error::corrupt(
+                "dictionary encoding only applies to variable length strings",
+            ))
+        }
+    },
+    unbounded_on_strings: true,
+    ..compression::codec_descriptor(
+        FilterType::Dictionary,
+        Compressor::Dictionary,
+        None,
+        u64::MAX,
+    )
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::datatype::Datatype;
-    use crate::filter::Filter;
-    use crate::filter_type::FilterType;
+    use crate::engine::parts::Parts;
+    use crate::filters::config::Filter;
     use crate::filters::testing::unhex as hex;
     use crate::filters::testing::{forward_one, forward_parts, reverse_one};
-    use crate::parts::Parts;
+    use crate::format::datatype::Datatype;
+    use crate::format::filter_type::FilterType;
 
     fn to_hex(b: &[u8]) -> String {
         b.iter().map(|x| format!("{x:02x}")).collect()

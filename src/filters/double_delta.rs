@@ -16,10 +16,13 @@
 //!
 //! Everywhere else the bytes are TileDB's, including the overflow errors raised at filter time.
 
-use crate::byte_reader::ByteReader;
-use crate::datatype::Datatype;
+use super::compression::codec_descriptor;
 use crate::error::{Error, Result};
 use crate::filters::int_values::{as_i64, value};
+use crate::filters::registry::FilterDescriptor;
+use crate::format::byte_reader::ByteReader;
+use crate::format::datatype::Datatype;
+use crate::format::filter_type::{Compressor, FilterType};
 
 /// The element width in bytes and signedness DOUBLE_DELTA uses for element type `e`.
 fn element(e: Datatype) -> Result<(usize, bool)> {
@@ -386,14 +389,22 @@ impl<'a> BitReader<'a> {
     }
 }
 
+/// The DOUBLE_DELTA filter's descriptor (reinterpret datatype stored from format version 20).
+pub const DESCRIPTOR: FilterDescriptor = codec_descriptor(
+    FilterType::DoubleDelta,
+    Compressor::DoubleDelta,
+    Some(20),
+    64,
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::Filter;
-    use crate::filter_type::FilterType;
+    use crate::engine::tile::Tile;
+    use crate::filters::config::Filter;
     use crate::filters::testing::unhex as hex;
+    use crate::format::filter_type::FilterType;
     use crate::pipeline::Pipeline;
-    use crate::tile::Tile;
 
     fn enc(e: Datatype, src: &[u8]) -> Result<Vec<u8>> {
         let mut out = Vec::new();
@@ -1113,7 +1124,7 @@ mod tests {
     }
 
     fn spec_pipeline(spec: &str) -> Pipeline {
-        crate::spec::parse(spec).unwrap()
+        crate::pipeline::spec::parse(spec).unwrap()
     }
 
     fn offsets_pipeline() -> Pipeline {
@@ -1181,7 +1192,7 @@ mod tests {
              0000",
         );
         assert_eq!(
-            crate::tile_format::filtered_tile_size(&tiledb).unwrap(),
+            crate::format::tile_format::filtered_tile_size(&tiledb).unwrap(),
             tiledb.len() as u64
         );
         let e = p.unfilter_tile(&tiledb, Datatype::Int64, 8).unwrap_err();
@@ -1193,7 +1204,7 @@ mod tests {
              0000000000000000 002dae2aff405600 0000000000000000 00",
         );
         assert_eq!(
-            crate::tile_format::filtered_tile_size(&tiledb).unwrap(),
+            crate::format::tile_format::filtered_tile_size(&tiledb).unwrap(),
             tiledb.len() as u64
         );
         let e = spec_pipeline("double_delta")

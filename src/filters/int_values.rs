@@ -2,7 +2,7 @@
 //! `N`-byte little-endian element, widening it as `T` does, ordering it without 128-bit
 //! arithmetic, and TileDB's windows for the windowed filters.
 
-use crate::parts::Parts;
+use crate::engine::parts::Parts;
 
 /// Reads the `N`-byte little-endian element at the start of `b` as raw bits.
 #[inline(always)]

@@ -1,6 +1,9 @@
 //! NONE (0): forwards metadata and data unchanged (FORMAT.md §5.1).
 
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow};
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow};
+use crate::filters::config::Filter;
+use crate::filters::registry::{FilterDescriptor, OptionsLayout, growth};
+use crate::format::filter_type::FilterType;
 
 /// Forward: metadata and data forwarded.
 pub fn forward(input: FwdIn<'_>, out: FwdOut<'_>) -> DataFlow {
@@ -13,10 +16,24 @@ pub fn reverse() -> (MdFlow, DataFlow) {
     (MdFlow::Rest(0), DataFlow::Forwarded)
 }
 
+/// The None filter's descriptor (see [`crate::filters::registry`]).
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::None,
+    default: Filter::None,
+    positional: None,
+    layout: OptionsLayout::Empty,
+    forward: |_, _, input, out| Ok(forward(input, out)),
+    reverse: |_, _, _, _| Ok(reverse()),
+    fixed_growth: growth::same,
+    unbounded_on_strings: false,
+    reverse_max_ratio: 1,
+    encodes_empty_part: true,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parts::{PartList, Parts};
+    use crate::engine::parts::{PartList, Parts};
 
     #[test]
     fn forwards_and_drops_an_empty_data_part() {

@@ -20,11 +20,14 @@
 //! the end of the part when the window is shorter than `s`; the bytes that exist are written
 //! and the rest are zero. Readers ignore the field for raw windows.
 
-use crate::byte_reader::ByteReader;
-use crate::datatype::Datatype;
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
+use crate::filters::config::Filter;
 use crate::filters::int_values::{load, order_key, value, window_count, windows as windows_of};
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::filters::registry::{FilterDescriptor, OptionsLayout, wrong_filter};
+use crate::format::byte_reader::ByteReader;
+use crate::format::datatype::Datatype;
+use crate::format::filter_type::{FilterOption, FilterType};
 
 /// The integer type the filter treats `datatype` as — `(size, signed)` — or `None` when it
 /// passes the data through.
@@ -203,15 +206,32 @@ fn decode<const N: usize>(input: RevIn<'_>, mut out: RevOut<'_>) -> Result<usize
     Ok(r.position())
 }
 
+/// The PositiveDelta filter's descriptor: windows of one 2-byte element cost up to 13 header bytes, hence 8n.
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::PositiveDelta,
+    default: Filter::PositiveDelta { max_window: 1024 },
+    positional: Some(FilterOption::PositiveDeltaMaxWindow),
+    layout: OptionsLayout::Window,
+    forward: |f, ctx, input, out| match f {
+        Filter::PositiveDelta { max_window } => forward(*max_window, ctx, input, out),
+        other => Err(wrong_filter(FilterType::PositiveDelta, other)),
+    },
+    reverse: |_, ctx, input, out| reverse(ctx, input, out),
+    fixed_growth: |n| n.saturating_mul(8),
+    unbounded_on_strings: false,
+    reverse_max_ratio: 1,
+    encodes_empty_part: true,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::Filter;
+    use crate::engine::parts::{PartList, Parts};
+    use crate::engine::thread_scratch::CodecContexts;
+    use crate::engine::tile::Tile;
+    use crate::filters::config::Filter;
     use crate::filters::testing::unhex as hex;
-    use crate::parts::{PartList, Parts};
     use crate::pipeline::Pipeline;
-    use crate::thread_scratch::CodecContexts;
-    use crate::tile::Tile;
 
     fn le<T: Copy, const N: usize>(v: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
         v.iter().flat_map(|&x| f(x)).collect()
@@ -714,7 +734,7 @@ mod tests {
     }
 
     fn spec_pipeline(spec: &str) -> Pipeline {
-        crate::spec::parse(spec).unwrap()
+        crate::pipeline::spec::parse(spec).unwrap()
     }
 
     /// Hex where `xx` marks a byte TileDB reads out of bounds (`None`).

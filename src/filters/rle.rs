@@ -13,9 +13,13 @@
 //!   leaves out of its maximum (the `max_len` defect). Whenever TileDB's own output is readable
 //!   the two computations agree, so the bytes are TileDB's.
 
+use super::compression;
+use super::var_string::{self, VarStringCodec};
 use super::var_string::{Cells, bytesize, put_be, read_width, take_be};
-use crate::byte_reader::ByteReader;
 use crate::error::{Error, Result};
+use crate::filters::registry::FilterDescriptor;
+use crate::format::byte_reader::ByteReader;
+use crate::format::filter_type::{Compressor, FilterType};
 
 /// The longest run one fixed-size RLE entry can hold.
 const MAX_FIXED_RUN: usize = u16::MAX as usize;
@@ -268,15 +272,40 @@ pub fn decode_strings(
     })
 }
 
+/// RLE's descriptor: the fixed-size path through the compression framework, the var-size
+/// string path (offsets folded into the data, docs/FORMAT.md §5.8) for STRING_ASCII/UTF8 tiles.
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    forward: |f, ctx, input, out| {
+        if var_string::applies_forward(ctx) {
+            var_string::forward(VarStringCodec::Rle, ctx, input, out)
+        } else {
+            compression::forward_filter(f, ctx, input, out)
+        }
+    },
+    reverse: |f, ctx, input, out| {
+        if var_string::applies_reverse(&out) {
+            var_string::reverse(VarStringCodec::Rle, ctx, input, out)
+        } else {
+            compression::reverse_filter(f, ctx, input, out)
+        }
+    },
+    // Fixed RLE with 1-byte cells: every byte a run of its own plus a u16 length.
+    fixed_growth: |n| n.saturating_mul(3),
+    unbounded_on_strings: true,
+    // Each run is a value of v bytes and a u16 count: at most 65535·v out of v + 2 in.
+    reverse_max_ratio: 65536,
+    ..compression::codec_descriptor(FilterType::Rle, Compressor::Rle, None, 65536)
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::datatype::Datatype;
-    use crate::filter::Filter;
-    use crate::filter_type::FilterType;
+    use crate::engine::parts::Parts;
+    use crate::filters::config::Filter;
     use crate::filters::testing::unhex as hex;
     use crate::filters::testing::{forward_one, reverse_one};
-    use crate::parts::Parts;
+    use crate::format::datatype::Datatype;
+    use crate::format::filter_type::FilterType;
 
     fn to_hex(b: &[u8]) -> String {
         b.iter().map(|x| format!("{x:02x}")).collect()
@@ -645,19 +674,19 @@ mod tests {
             (to_hex(&zmd), to_hex(&zdata))
         );
         // Reverse ZSTD (into scratch) then RLE.
-        let mut codecs = crate::thread_scratch::CodecContexts::default();
-        let mut ctx = crate::stage::StageCtx::new(Datatype::StringAscii, 1, &mut codecs);
-        let (mut out_md, mut buf) = (Vec::new(), crate::parts::ScratchBuf::default());
+        let mut codecs = crate::engine::thread_scratch::CodecContexts::default();
+        let mut ctx = crate::engine::stage::StageCtx::new(Datatype::StringAscii, 1, &mut codecs);
+        let (mut out_md, mut buf) = (Vec::new(), crate::engine::parts::ScratchBuf::default());
         crate::filters::reverse(
             &zstd,
             &mut ctx,
-            crate::stage::RevIn {
+            crate::engine::stage::RevIn {
                 md: &zmd,
                 data: &zdata,
             },
-            crate::stage::RevOut {
+            crate::engine::stage::RevOut {
                 md: &mut out_md,
-                data: crate::stage::DataSink::Scratch {
+                data: crate::engine::stage::DataSink::Scratch {
                     buf: &mut buf,
                     limit: 1000,
                 },

@@ -26,10 +26,13 @@
 //! * On read, a part count above 1, a recorded length that is not a multiple of the byte
 //!   width or that exceeds the data is reported as corrupt data.
 
-use crate::byte_reader::ByteReader;
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
-use crate::filter::ScaleFloatOptions;
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::filters::config::Filter;
+use crate::filters::config::ScaleFloatOptions;
+use crate::filters::registry::{FilterDescriptor, OptionsLayout, wrong_filter};
+use crate::format::byte_reader::ByteReader;
+use crate::format::filter_type::FilterType;
 
 /// The float size and the integer width of this stage, or an error.
 fn widths(o: &ScaleFloatOptions, ctx: &StageCtx<'_>) -> Result<(usize, usize)> {
@@ -207,13 +210,37 @@ pub fn reverse(
     Ok((MdFlow::Rest(r.position()), DataFlow::Written))
 }
 
+/// The ScaleFloat filter's descriptor (see [`crate::filters::registry`]).
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::ScaleFloat,
+    default: Filter::ScaleFloat(ScaleFloatOptions {
+        factor: 1.0,
+        offset: 0.0,
+        byte_width: 8,
+    }),
+    positional: None,
+    layout: OptionsLayout::ScaleFloat,
+    forward: |f, ctx, input, out| match f {
+        Filter::ScaleFloat(o) => forward(o, ctx, input, out),
+        other => Err(wrong_filter(FilterType::ScaleFloat, other)),
+    },
+    reverse: |f, ctx, input, out| match f {
+        Filter::ScaleFloat(o) => reverse(o, ctx, input, out),
+        other => Err(wrong_filter(FilterType::ScaleFloat, other)),
+    },
+    fixed_growth: |n| n.saturating_mul(2),
+    unbounded_on_strings: false,
+    reverse_max_ratio: 8,
+    encodes_empty_part: true,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::datatype::Datatype;
-    use crate::filter::Filter;
+    use crate::engine::parts::Parts;
+    use crate::filters::config::Filter;
     use crate::filters::testing::{forward_one, forward_parts, reverse_one};
-    use crate::parts::Parts;
+    use crate::format::datatype::Datatype;
 
     use crate::filters::testing::{ErrOnly, to_hex as hex, unhex};
 
@@ -717,7 +744,7 @@ mod tests {
         let mut p = crate::pipeline::Pipeline::new();
         p.push(sf(0.5, 1.0, 1)).unwrap();
         let cells = f32s(&[1.0, 1.5, 2.2, 0.0]);
-        let tile = crate::tile::Tile::new(Datatype::Float32, 4, cells).unwrap();
+        let tile = crate::engine::tile::Tile::new(Datatype::Float32, 4, cells).unwrap();
         assert_eq!(
             hex(&p.filter_tile(&tile).unwrap()),
             tile_hex.replace(' ', "")

@@ -1,11 +1,11 @@
 //! Test helpers: run one filter stage on given parts, forward and reverse.
 
-use crate::datatype::Datatype;
+use crate::engine::parts::{PartList, Parts};
+use crate::engine::stage::{DataFlow, DataSink, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::engine::thread_scratch::CodecContexts;
 use crate::error::Result;
-use crate::filter::Filter;
-use crate::parts::{PartList, Parts};
-use crate::stage::{DataFlow, DataSink, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
-use crate::thread_scratch::CodecContexts;
+use crate::filters::config::Filter;
+use crate::format::datatype::Datatype;
 
 /// The output of one forward stage: metadata parts and data parts (None when forwarded).
 #[derive(Debug)]

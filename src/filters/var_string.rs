@@ -10,9 +10,9 @@
 //! against the bytes actually present, the declared cell count and the output window, and the
 //! input is validated completely before any output or offset is written.
 
-use crate::byte_reader::ByteReader;
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::format::byte_reader::ByteReader;
 
 /// Which encoding the var-string path uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,6 +140,18 @@ fn encode(
     }
 }
 
+/// Whether a forward stage takes the var-size string path: a var-size tile (offsets given) of
+/// STRING_ASCII or STRING_UTF8.
+pub fn applies_forward(ctx: &StageCtx<'_>) -> bool {
+    ctx.offsets.is_some() && super::is_var_string_type(ctx.datatype)
+}
+
+/// Whether a reverse stage takes the var-size string path: the reader rebuilds the tile's
+/// offsets from its data.
+pub fn applies_reverse(out: &RevOut<'_>) -> bool {
+    out.offsets.is_some()
+}
+
 /// Forward: encodes the chunk's strings (the whole var tile) into one metadata part and one
 /// data part, using the tile's cell offsets from `ctx.offsets`.
 pub fn forward(
@@ -240,10 +252,10 @@ pub fn reverse(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::datatype::Datatype;
-    use crate::filter::Filter;
-    use crate::filter_type::FilterType;
+    use crate::filters::config::Filter;
     use crate::filters::testing::{forward_one, reverse_one};
+    use crate::format::datatype::Datatype;
+    use crate::format::filter_type::FilterType;
 
     #[test]
     fn bytesize_and_read_width() {
@@ -300,13 +312,13 @@ mod tests {
             .err()
             .unwrap();
         assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
-        let mut codecs = crate::thread_scratch::CodecContexts::default();
+        let mut codecs = crate::engine::thread_scratch::CodecContexts::default();
         let mut ctx = StageCtx::new(Datatype::StringAscii, 1, &mut codecs);
         let offs = [0u64];
         ctx.offsets = Some(&offs);
         let (mut md, mut data) = (
-            crate::parts::PartList::default(),
-            crate::parts::PartList::default(),
+            crate::engine::parts::PartList::default(),
+            crate::engine::parts::PartList::default(),
         );
         let bytes = b"abc";
         let lens = [1usize, 2];
@@ -314,8 +326,8 @@ mod tests {
             VarStringCodec::Rle,
             &mut ctx,
             FwdIn {
-                md: crate::parts::Parts::EMPTY,
-                data: crate::parts::Parts::new(bytes, &lens),
+                md: crate::engine::parts::Parts::EMPTY,
+                data: crate::engine::parts::Parts::new(bytes, &lens),
             },
             FwdOut {
                 md: &mut md,
@@ -328,13 +340,13 @@ mod tests {
 
     #[test]
     fn input_metadata_is_dropped() {
-        let mut codecs = crate::thread_scratch::CodecContexts::default();
+        let mut codecs = crate::engine::thread_scratch::CodecContexts::default();
         let mut ctx = StageCtx::new(Datatype::StringUtf8, 1, &mut codecs);
         let offs = [0u64, 1];
         ctx.offsets = Some(&offs);
         let (mut md, mut data) = (
-            crate::parts::PartList::default(),
-            crate::parts::PartList::default(),
+            crate::engine::parts::PartList::default(),
+            crate::engine::parts::PartList::default(),
         );
         let md_in = [9u8; 5];
         let md_lens = [5usize];
@@ -344,8 +356,8 @@ mod tests {
             VarStringCodec::Dictionary,
             &mut ctx,
             FwdIn {
-                md: crate::parts::Parts::new(&md_in, &md_lens),
-                data: crate::parts::Parts::new(bytes, &lens),
+                md: crate::engine::parts::Parts::new(&md_in, &md_lens),
+                data: crate::engine::parts::Parts::new(bytes, &lens),
             },
             FwdOut {
                 md: &mut md,

@@ -32,11 +32,14 @@
 //! * On read, the image must decode to at least `original_length` bytes and to no more than
 //!   the tile's image; anything else is corrupt data.
 
-use crate::byte_reader::ByteReader;
-use crate::datatype::Datatype;
+use crate::engine::stage::{DataFlow, DataSink, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
-use crate::filter::WebpOptions;
-use crate::stage::{DataFlow, DataSink, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
+use crate::filters::config::Filter;
+use crate::filters::config::WebpOptions;
+use crate::filters::registry::{FilterDescriptor, OptionsLayout, wrong_filter};
+use crate::format::byte_reader::ByteReader;
+use crate::format::datatype::Datatype;
+use crate::format::filter_type::FilterType;
 
 /// The largest image side libwebp accepts, in pixels.
 const MAX_SIDE: usize = 16383;
@@ -265,12 +268,38 @@ pub fn reverse(
     Ok((MdFlow::Rest(r.position()), DataFlow::Written))
 }
 
+/// The Webp filter's descriptor (see [`crate::filters::registry`]).
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::Webp,
+    default: Filter::Webp(WebpOptions {
+        quality: 100.0,
+        input_format: 0,
+        lossless: false,
+        y_extent: 0,
+        x_extent: 0,
+    }),
+    positional: None,
+    layout: OptionsLayout::Webp,
+    forward: |f, ctx, input, out| match f {
+        Filter::Webp(o) => forward(o, ctx, input, out),
+        other => Err(wrong_filter(FilterType::Webp, other)),
+    },
+    reverse: |f, ctx, input, out| match f {
+        Filter::Webp(o) => reverse(o, ctx, input, out),
+        other => Err(wrong_filter(FilterType::Webp, other)),
+    },
+    fixed_growth: |n| n.saturating_add(n / 4),
+    unbounded_on_strings: false,
+    reverse_max_ratio: u64::MAX,
+    encodes_empty_part: true,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::Filter;
+    use crate::engine::parts::Parts;
+    use crate::filters::config::Filter;
     use crate::filters::testing::{forward_one, forward_parts, reverse_one};
-    use crate::parts::Parts;
     use sha2::{Digest, Sha256};
 
     use crate::filters::testing::{ErrOnly, to_hex as hex, unhex};
@@ -677,9 +706,9 @@ mod tests {
         let f = webp(1, true, 100.0, 4, 12);
         let img = vec![9u8; 48];
         let out = forward_one(&f, Datatype::Uint8, 1, None, &img).unwrap();
-        let mut codecs = crate::thread_scratch::CodecContexts::default();
+        let mut codecs = crate::engine::thread_scratch::CodecContexts::default();
         let mut ctx = StageCtx::new(Datatype::Uint8, 1, &mut codecs);
-        let (mut md, mut buf) = (Vec::new(), crate::parts::ScratchBuf::default());
+        let (mut md, mut buf) = (Vec::new(), crate::engine::parts::ScratchBuf::default());
         let e = reverse(
             &WebpOptions {
                 quality: 100.0,
@@ -786,7 +815,7 @@ mod tests {
             tile_bytes.extend_from_slice(&data);
             let mut p = crate::pipeline::Pipeline::new();
             p.push(t.filter()).unwrap();
-            let tile = crate::tile::Tile::new(Datatype::Uint8, 1, t.image()).unwrap();
+            let tile = crate::engine::tile::Tile::new(Datatype::Uint8, 1, t.image()).unwrap();
             assert_eq!(p.filter_tile(&tile).unwrap(), tile_bytes, "{}", t.name);
             let back = p.unfilter_tile(&tile_bytes, Datatype::Uint8, 1).unwrap();
             assert_eq!(hex(&Sha256::digest(back.data())), t.readback_sha256);
@@ -796,7 +825,7 @@ mod tests {
         let img = image(256, 384, 3, 1);
         let mut p = crate::pipeline::Pipeline::new();
         p.push(webp(1, true, 100.0, 256, 384)).unwrap();
-        let tile = crate::tile::Tile::new(Datatype::Uint8, 1, img.clone()).unwrap();
+        let tile = crate::engine::tile::Tile::new(Datatype::Uint8, 1, img.clone()).unwrap();
         let filtered = p.filter_tile(&tile).unwrap();
         assert_eq!(filtered.len(), 2260);
         assert_eq!(

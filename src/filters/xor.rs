@@ -17,10 +17,13 @@
 //! * On read, recorded lengths that are not multiples of `s`, or that exceed the data, are
 //!   reported as corrupt data.
 
-use crate::byte_reader::ByteReader;
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
+use crate::filters::config::Filter;
+use crate::filters::registry::{FilterDescriptor, OptionsLayout, growth};
+use crate::format::byte_reader::ByteReader;
+use crate::format::filter_type::FilterType;
 use crate::kernels;
-use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 
 /// The element width for the stage's data type, or an error when XOR cannot process it.
 fn element_width(ctx: &StageCtx<'_>) -> Result<usize> {
@@ -114,13 +117,27 @@ pub fn reverse(
     Ok((MdFlow::Rest(r.position()), DataFlow::Written))
 }
 
+/// The Xor filter's descriptor (see [`crate::filters::registry`]).
+pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
+    filter_type: FilterType::Xor,
+    default: Filter::Xor,
+    positional: None,
+    layout: OptionsLayout::Empty,
+    forward: |_, ctx, input, out| forward(ctx, input, out),
+    reverse: |_, ctx, input, out| reverse(ctx, input, out),
+    fixed_growth: growth::same,
+    unbounded_on_strings: false,
+    reverse_max_ratio: 1,
+    encodes_empty_part: true,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::datatype::Datatype;
-    use crate::filter::Filter;
+    use crate::engine::parts::Parts;
+    use crate::filters::config::Filter;
     use crate::filters::testing::{forward_one, forward_parts, reverse_one};
-    use crate::parts::Parts;
+    use crate::format::datatype::Datatype;
 
     use crate::filters::testing::{ErrOnly, to_hex as hex, unhex};
 
@@ -379,7 +396,7 @@ mod tests {
         let mut p = crate::pipeline::Pipeline::new();
         p.push(Filter::Xor).unwrap();
         let cells = unhex("0100 0300 0700 0f00");
-        let tile = crate::tile::Tile::new(Datatype::Int16, 2, cells.clone()).unwrap();
+        let tile = crate::engine::tile::Tile::new(Datatype::Int16, 2, cells.clone()).unwrap();
         assert_eq!(
             hex(&p.filter_tile(&tile).unwrap()),
             tile_hex.replace(' ', "")

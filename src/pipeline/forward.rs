@@ -2,13 +2,14 @@
 //! the filtered tile with its header (§4.1). Chunks are independent and run in parallel.
 
 use super::ChunkSettings;
-use super::{outer_digest, threads};
+use super::outer_digest;
+use crate::engine::parts::Parts;
+use crate::engine::stage::{DataFlow, FwdIn, FwdOut, StageCtx};
+use crate::engine::thread_scratch::{ThreadScratch, with_scratch};
+use crate::engine::threads;
 use crate::error::{Error, Result};
 use crate::filters;
-use crate::parts::Parts;
-use crate::stage::{DataFlow, FwdIn, FwdOut, StageCtx};
-use crate::thread_scratch::{ThreadScratch, with_scratch};
-use crate::tile_format::{CHUNK_HEADER_SIZE, chunk_header};
+use crate::format::tile_format::{CHUNK_HEADER_SIZE, chunk_header};
 use std::ops::Range;
 
 /// The fewest chunks per parallel group when the last filter is a checksum (the widest

@@ -2,23 +2,25 @@
 //! tile-level filter/unfilter entry points (chunking, threads, the chunk table).
 
 mod forward;
+pub mod generic_tile;
 mod outer_digest;
 mod reverse;
 mod serialize;
-pub(crate) mod threads;
+pub mod spec;
 
-pub use serialize::FORMAT_VERSION;
-pub use threads::{Executor, ExecutorHandle};
+pub use crate::engine::threads::{Executor, ExecutorHandle};
+pub use crate::format::format_version::FORMAT_VERSION;
 
-use crate::chunking;
-use crate::datatype::Datatype;
-use crate::encryption_key::EncryptionKey;
+use crate::engine::encryption_key::EncryptionKey;
+use crate::engine::threads;
+use crate::engine::tile::Tile;
 use crate::error::{Error, Result};
-use crate::filter::Filter;
-use crate::filter_type::FilterType;
 use crate::filters;
-use crate::format_version;
-use crate::tile::Tile;
+use crate::filters::config::Filter;
+use crate::format::chunking;
+use crate::format::datatype::Datatype;
+use crate::format::filter_type::FilterType;
+use crate::format::format_version;
 use std::sync::Arc;
 
 /// The settings every chunk needs, fixed for one tile.
@@ -235,7 +237,7 @@ impl Pipeline {
     /// The filter data type of every stored filter's stage for a tile of `base` type (§4.8),
     /// under this pipeline's format version.
     pub fn stage_datatypes(&self, base: Datatype) -> Vec<Datatype> {
-        format_version::stage_datatypes(&self.filters, base, self.format_version)
+        stage_datatypes(&self.filters, base, self.format_version)
     }
 
     fn settings<'a>(
@@ -261,7 +263,7 @@ impl Pipeline {
 
     /// The filter data type of each stage of `filters` for a tile of `base` type.
     fn types_of(&self, filters: &[Filter], base: Datatype) -> Vec<Datatype> {
-        format_version::stage_datatypes(filters, base, self.format_version)
+        stage_datatypes(filters, base, self.format_version)
     }
 
     fn has(&self, t: FilterType) -> bool {
@@ -418,7 +420,7 @@ impl Pipeline {
         cell_size: u64,
         out: &mut [u8],
     ) -> Result<usize> {
-        crate::tile::check_cell_size(datatype, cell_size)?;
+        crate::engine::tile::check_cell_size(datatype, cell_size)?;
         self.unfilter_as_into(filtered, datatype, cell_size, out)
     }
 
@@ -548,7 +550,7 @@ impl Pipeline {
         let threads = threads::effective_threads(self.threads);
         if self.skips_offsets(datatype) || self.folded_by_2_14(datatype, filtered_offsets) {
             // The offsets tile is only a marker; the offsets come from the data tile.
-            let marker = crate::tile_format::parse(filtered_offsets)
+            let marker = crate::format::tile_format::parse(filtered_offsets)
                 .map_err(|e| e.context("offsets tile"))?;
             if marker.tile_size != filtered_offsets.len() {
                 return Err(Error::corrupt(
@@ -558,7 +560,7 @@ impl Pipeline {
             settings.rebuild_offsets = true;
             let (data, offsets) = reverse::unfilter_chunks(&settings, filtered_data, threads)?;
             let offsets = offsets.unwrap_or_default();
-            crate::tile::check_offsets(&offsets, data.len())
+            crate::engine::tile::check_offsets(&offsets, data.len())
                 .map_err(|m| Error::corrupt(format!("rebuilt offsets: {m}")))?;
             return Tile::new_var(datatype, offsets, data);
         }
@@ -577,7 +579,7 @@ impl Pipeline {
             .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
             .collect();
         let (data, _) = reverse::unfilter_chunks(&settings, filtered_data, threads)?;
-        crate::tile::check_offsets(&offsets, data.len())
+        crate::engine::tile::check_offsets(&offsets, data.len())
             .map_err(|m| Error::corrupt(format!("offsets tile: {m}")))?;
         Tile::new_var(datatype, offsets, data)
     }
@@ -590,7 +592,7 @@ impl Pipeline {
         datatype: Datatype,
         cell_size: u64,
     ) -> Result<Tile> {
-        crate::tile::check_cell_size(datatype, cell_size)?;
+        crate::engine::tile::check_cell_size(datatype, cell_size)?;
         let data = self.unfilter_as(filtered, datatype, cell_size)?;
         Tile::new(datatype, cell_size, data)
     }
@@ -611,7 +613,7 @@ impl Pipeline {
 
 /// Why filter `f` does not accept input of type `t` (TileDB's `accepts_input_datatype`).
 fn rejects_input(f: &Filter, t: Datatype) -> Option<&'static str> {
-    use crate::filter_type::Compressor;
+    use crate::format::filter_type::Compressor;
     match f {
         Filter::Compression(c)
             if matches!(c.compressor, Compressor::Delta | Compressor::DoubleDelta) =>
@@ -659,13 +661,54 @@ fn check_filter(filter: &Filter) -> Result<()> {
             "AES_256_GCM is TileDB's internal encryption filter and cannot be added to a pipeline",
         ));
     }
-    if !filters::is_implemented(t) {
-        return Err(Error::Unsupported(format!(
-            "filter {} is not supported by this version of tdbfilter",
-            t.name()
-        )));
-    }
     Ok(())
+}
+
+/// The datatype each of `filters` works on, in forward order, for a tile whose pipeline base
+/// type is `base`, as the TileDB release that wrote format version `version` filtered it.
+fn stage_datatypes(filters: &[Filter], base: Datatype, version: u32) -> Vec<Datatype> {
+    if version < format_version::CHAINED_STAGE_TYPES_VERSION {
+        return vec![base; filters.len()];
+    }
+    let mut t = base;
+    filters
+        .iter()
+        .map(|f| {
+            let this = t;
+            t = f.output_datatype(t);
+            this
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod stage_datatype_tests {
+    use super::*;
+    use crate::filters::config::ScaleFloatOptions;
+
+    #[test]
+    fn stage_types_before_and_after_2_17() {
+        let sf = Filter::ScaleFloat(ScaleFloatOptions {
+            factor: 0.5,
+            offset: 0.0,
+            byte_width: 2,
+        });
+        let filters = [sf, Filter::new(FilterType::Byteshuffle), Filter::Xor];
+        use Datatype::*;
+        for v in [15, 19] {
+            assert_eq!(
+                stage_datatypes(&filters, Float64, v),
+                [Float64, Float64, Float64]
+            );
+        }
+        for v in [20, 22] {
+            assert_eq!(
+                stage_datatypes(&filters, Float64, v),
+                [Float64, Int16, Int16]
+            );
+        }
+        assert!(stage_datatypes(&[], Float64, 5).is_empty());
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use super::ChunkSettings;
 use crate::error::{Error, Result};
 use crate::filters::checksum::{self, DigestKind, DigestTable};
 use crate::filters::digest_kind;
-use crate::tile_format::ChunkRef;
+use crate::format::tile_format::ChunkRef;
 
 /// The digest of the pipeline's last filter, when it is a checksum.
 pub(crate) fn outer_kind(s: &ChunkSettings<'_>) -> Option<DigestKind> {
@@ -105,11 +105,11 @@ pub(crate) fn verify(
 
 #[cfg(test)]
 mod tests {
-    use crate::datatype::Datatype;
+    use crate::engine::tile::Tile;
     use crate::error::Error;
     use crate::filters::checksum::{DigestKind, DigestTable};
-    use crate::spec;
-    use crate::tile::Tile;
+    use crate::format::datatype::Datatype;
+    use crate::pipeline::spec;
 
     fn data(n: usize) -> Vec<u8> {
         let mut x = 0x1234_5678_9abc_def1u64;
@@ -125,7 +125,7 @@ mod tests {
 
     /// Checks every chunk's outer digests one part at a time with the scalar digests.
     fn assert_digests_correct(kind: DigestKind, filtered: &[u8]) -> usize {
-        let t = crate::tile_format::parse(filtered).unwrap();
+        let t = crate::format::tile_format::parse(filtered).unwrap();
         let mut parts = 0;
         for c in &t.chunks {
             let table = DigestTable::parse(kind, c.metadata).unwrap();
@@ -181,7 +181,7 @@ mod tests {
         for text in ["checksum_md5", "checksum_md5,checksum_sha256"] {
             let mut p = spec::parse(text).unwrap();
             let f = p.filter_tile(&tile).unwrap();
-            let t = crate::tile_format::parse(&f).unwrap();
+            let t = crate::format::tile_format::parse(&f).unwrap();
             for (chunk, part_is_md) in [(0usize, false), (7, false), (15, true)] {
                 let c = &t.chunks[chunk];
                 let at = if part_is_md && text.contains(',') {
@@ -225,7 +225,7 @@ mod tests {
         let p = spec::parse("checksum_md5").unwrap();
         let tile = Tile::new(Datatype::Uint8, 1, data(200_000)).unwrap();
         let f = p.filter_tile(&tile).unwrap();
-        let t = crate::tile_format::parse(&f).unwrap();
+        let t = crate::format::tile_format::parse(&f).unwrap();
         // Rewrite chunk 1's header: claim 4 fewer metadata bytes and 4 more data bytes.
         let hdr = t.chunks[1].metadata.as_ptr() as usize - f.as_ptr() as usize - 12;
         let mut bad = f.clone();

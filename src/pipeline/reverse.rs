@@ -4,14 +4,15 @@
 
 use super::ChunkSettings;
 use super::forward::OUTER_DIGEST_GROUP;
-use super::{outer_digest, threads};
+use super::outer_digest;
+use crate::engine::stage::{DataFlow, DataSink, MdFlow, RevIn, RevOut, StageCtx};
+use crate::engine::thread_scratch::{ThreadScratch, with_scratch};
+use crate::engine::threads;
 use crate::error::{Error, Result};
-use crate::filter::Filter;
 use crate::filters;
+use crate::filters::config::Filter;
+use crate::format::tile_format::{self, ChunkRef};
 use crate::kernels;
-use crate::stage::{DataFlow, DataSink, MdFlow, RevIn, RevOut, StageCtx};
-use crate::thread_scratch::{ThreadScratch, with_scratch};
-use crate::tile_format::{self, ChunkRef};
 
 /// Unfilters one chunk into `window` (exactly its original length). With `offsets`, the first
 /// filter rebuilds the var-size offsets from the data (§5.8). `outer_verified`: the last
@@ -188,7 +189,7 @@ fn check_outer_parts(s: &ChunkSettings<'_>, c: &ChunkRef<'_>) -> Result<()> {
     let Some((Filter::Compression(opts), inner)) = s.filters.split_last() else {
         return Ok(());
     };
-    use crate::filter_type::Compressor::*;
+    use crate::format::filter_type::Compressor::*;
     if s.rebuild_offsets
         || !matches!(
             opts.compressor,

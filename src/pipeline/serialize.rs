@@ -2,48 +2,12 @@
 //! `u32 num_filters`, then per filter `u8 type, u32 options_length, options`.
 
 use super::{Pipeline, check_filter};
-use crate::byte_reader::ByteReader;
-use crate::datatype::Datatype;
 use crate::error::{Error, Result};
-use crate::filter::{CompressionOptions, Filter, ScaleFloatOptions, WebpOptions};
-use crate::filter_type::{Compressor, FilterType};
-
-/// The format version TileDB 2.30 writes.
-pub const FORMAT_VERSION: u32 = 22;
-
-/// The newest format version whose tiles this library reads (23 adds no tile changes).
-pub const MAX_READ_FORMAT_VERSION: u32 = 23;
-
-fn options(filter: &Filter) -> Vec<u8> {
-    let mut o = Vec::new();
-    match filter {
-        Filter::Compression(c) if c.compressor != Compressor::NoCompression => {
-            o.push(c.compressor as u8);
-            o.extend_from_slice(&c.level.to_le_bytes());
-            if matches!(c.compressor, Compressor::Delta | Compressor::DoubleDelta) {
-                o.push(c.reinterpret as u8);
-            }
-        }
-        Filter::BitWidthReduction { max_window } | Filter::PositiveDelta { max_window } => {
-            o.extend_from_slice(&max_window.to_le_bytes());
-        }
-        Filter::ScaleFloat(s) => {
-            o.extend_from_slice(&s.factor.to_le_bytes());
-            o.extend_from_slice(&s.offset.to_le_bytes());
-            o.extend_from_slice(&s.byte_width.to_le_bytes());
-        }
-        Filter::Webp(w) => {
-            o.extend_from_slice(&w.quality.to_le_bytes());
-            o.push(w.input_format);
-            o.push(w.lossless as u8);
-            o.extend_from_slice(&w.y_extent.to_le_bytes());
-            o.extend_from_slice(&w.x_extent.to_le_bytes());
-            o.extend_from_slice(&[0, 0]);
-        }
-        _ => {}
-    }
-    o
-}
+use crate::filters::config::Filter;
+use crate::filters::registry;
+use crate::format::byte_reader::ByteReader;
+use crate::format::filter_type::FilterType;
+use crate::format::format_version::{FORMAT_VERSION, MAX_READ_FORMAT_VERSION};
 
 impl Pipeline {
     /// TileDB's serialized bytes of this pipeline (options layout of format version 22).
@@ -52,10 +16,10 @@ impl Pipeline {
         out.extend_from_slice(&self.max_chunk_size.to_le_bytes());
         out.extend_from_slice(&(self.filters.len() as u32).to_le_bytes());
         for f in &self.filters {
-            let o = options(f);
+            let layout = registry::descriptor(f.filter_type()).layout;
             out.push(f.filter_type() as u8);
-            out.extend_from_slice(&(o.len() as u32).to_le_bytes());
-            out.extend_from_slice(&o);
+            out.extend_from_slice(&(layout.len(FORMAT_VERSION) as u32).to_le_bytes());
+            layout.write(f, FORMAT_VERSION, &mut out);
         }
         out
     }
@@ -122,84 +86,13 @@ fn read_filter(r: &mut ByteReader<'_>, version: u32) -> Result<Filter> {
         .map_err(|_| Error::corrupt(format!("unknown filter type {type_byte}")))?;
     let len = r.u32()? as usize;
     let opts = r.take(len)?;
-    let mut o = ByteReader::new(opts, "filter options");
-    let expect = |want: usize| {
-        if len != want {
-            Err(Error::corrupt(format!(
-                "{} options are {len} bytes, expected {want}",
-                t.name()
-            )))
-        } else {
-            Ok(())
-        }
-    };
-    let filter = match t {
-        FilterType::Gzip
-        | FilterType::Zstd
-        | FilterType::Lz4
-        | FilterType::Rle
-        | FilterType::Bzip2
-        | FilterType::DoubleDelta
-        | FilterType::Dictionary
-        | FilterType::Delta => {
-            let has_reinterpret = (t == FilterType::DoubleDelta && version >= 20)
-                || (t == FilterType::Delta && version >= 19);
-            expect(if has_reinterpret { 6 } else { 5 })?;
-            let c = o.u8()?;
-            let compressor = Compressor::from_u8(c)
-                .ok_or_else(|| Error::corrupt(format!("unknown compressor {c}")))?;
-            let level = o.i32()?;
-            let reinterpret = if has_reinterpret {
-                let d = o.u8()?;
-                Datatype::from_u8(d)
-                    .ok_or_else(|| Error::corrupt(format!("unknown reinterpret datatype {d}")))?
-            } else {
-                Datatype::Any
-            };
-            if compressor == Compressor::NoCompression {
-                Filter::None
-            } else {
-                Filter::Compression(CompressionOptions {
-                    compressor,
-                    level,
-                    reinterpret,
-                })
-            }
-        }
-        FilterType::BitWidthReduction => {
-            expect(4)?;
-            Filter::BitWidthReduction {
-                max_window: o.u32()?,
-            }
-        }
-        FilterType::PositiveDelta => {
-            expect(4)?;
-            Filter::PositiveDelta {
-                max_window: o.u32()?,
-            }
-        }
-        FilterType::ScaleFloat => {
-            expect(24)?;
-            Filter::ScaleFloat(ScaleFloatOptions {
-                factor: o.f64()?,
-                offset: o.f64()?,
-                byte_width: o.u64()?,
-            })
-        }
-        FilterType::Webp => {
-            expect(12)?;
-            Filter::Webp(WebpOptions {
-                quality: o.f32()?,
-                input_format: o.u8()?,
-                lossless: o.u8()? != 0,
-                y_extent: o.u16()?,
-                x_extent: o.u16()?,
-            })
-        }
-        other => {
-            expect(0)?;
-            Filter::new(other)
-        }
-    };
-    Ok(filter)
+    let layout = registry::descriptor(t).layout;
+    let want = layout.len(version);
+    if len != want {
+        return Err(Error::corrupt(format!(
+            "{} options are {len} bytes, expected {want}",
+            t.name()
+        )));
+    }
+    layout.read(t, &mut ByteReader::new(opts, "filter options"), version)
 }

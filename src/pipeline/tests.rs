@@ -2,10 +2,10 @@
 //! serialization, threads, and corrupt input.
 
 use super::*;
-use crate::filter::OptionValue;
-use crate::filter_type::FilterOption;
-use crate::spec;
-use crate::tile::Tile;
+use crate::engine::tile::Tile;
+use crate::filters::config::OptionValue;
+use crate::format::filter_type::FilterOption;
+use crate::pipeline::spec;
 
 /// A small deterministic generator (xorshift64*), so tests need no extra crates.
 struct Rng(u64);
@@ -93,7 +93,7 @@ fn every_pipeline_round_trips_every_size_and_datatype() {
                         "{spec_text} {dt} cell {cell} size {size} {shape}"
                     );
                     assert_eq!(
-                        crate::tile_format::filtered_tile_size(&filtered).unwrap() as usize,
+                        crate::format::tile_format::filtered_tile_size(&filtered).unwrap() as usize,
                         filtered.len()
                     );
                 }
@@ -107,7 +107,7 @@ fn chunk_table_follows_tiledb_chunking() {
     let p = spec::parse("none").unwrap();
     let tile = Tile::new(Datatype::Int32, 4, vec![0; 200_000]).unwrap();
     let f = p.filter_tile(&tile).unwrap();
-    let t = crate::tile_format::parse(&f).unwrap();
+    let t = crate::format::tile_format::parse(&f).unwrap();
     let lens: Vec<u32> = t.chunks.iter().map(|c| c.original_length).collect();
     assert_eq!(lens, [65536, 65536, 65536, 3392]);
     assert_eq!(f.len(), 8 + 4 * 12 + 200_000);
@@ -115,10 +115,16 @@ fn chunk_table_follows_tiledb_chunking() {
     let mut p = spec::parse("none").unwrap();
     p.set_max_chunk_size(0);
     let t = p.filter_tile(&tile).unwrap();
-    assert_eq!(crate::tile_format::parse(&t).unwrap().chunks.len(), 1);
+    assert_eq!(
+        crate::format::tile_format::parse(&t).unwrap().chunks.len(),
+        1
+    );
     p.set_max_chunk_size(1000);
     let t = p.filter_tile(&tile).unwrap();
-    assert_eq!(crate::tile_format::parse(&t).unwrap().chunks.len(), 4);
+    assert_eq!(
+        crate::format::tile_format::parse(&t).unwrap().chunks.len(),
+        4
+    );
     // An empty fixed tile has no chunks at all.
     let empty = Tile::new(Datatype::Int32, 4, vec![]).unwrap();
     assert_eq!(p.filter_tile(&empty).unwrap(), vec![0u8; 8]);
@@ -177,7 +183,7 @@ fn stacked_metadata_order_is_newest_first() {
     let p = spec::parse("byteshuffle,bitshuffle,checksum_md5,gzip").unwrap();
     let tile = Tile::new(Datatype::Int32, 4, vec![7; 64]).unwrap();
     let f = p.filter_tile(&tile).unwrap();
-    let t = crate::tile_format::parse(&f).unwrap();
+    let t = crate::format::tile_format::parse(&f).unwrap();
     let md = t.chunks[0].metadata;
     assert_eq!(&md[0..4], &3u32.to_le_bytes(), "three metadata parts");
     assert_eq!(&md[4..8], &1u32.to_le_bytes(), "one data part");
@@ -196,7 +202,7 @@ fn empty_chunk_passes_zero_data_parts_after_a_forwarding_filter() {
     p.set_max_chunk_size(0);
     let tile = Tile::new(Datatype::Uint8, 1, vec![]).unwrap();
     let f = p.filter_tile(&tile).unwrap();
-    let t = crate::tile_format::parse(&f).unwrap();
+    let t = crate::format::tile_format::parse(&f).unwrap();
     assert_eq!(t.chunks.len(), 1);
     let md = t.chunks[0].metadata;
     assert_eq!(&md[0..8], &[1, 0, 0, 0, 0, 0, 0, 0]);
@@ -350,7 +356,7 @@ fn errors_name_the_chunk_and_filter() {
     let tile = Tile::new(Datatype::Uint8, 1, vec![3; 200_000]).unwrap();
     let mut f = p.filter_tile(&tile).unwrap();
     // Corrupt the zstd frame of chunk 2.
-    let t = crate::tile_format::parse(&f).unwrap();
+    let t = crate::format::tile_format::parse(&f).unwrap();
     let offset = t.chunks[2].data.as_ptr() as usize - f.as_ptr() as usize;
     f[offset + 5] ^= 0xff;
     let e = p.unfilter_tile(&f, Datatype::Uint8, 1).unwrap_err();
@@ -482,7 +488,7 @@ fn schema_type_rules_are_enforced_on_write_only() {
     // Reading applies no schema rules: older TileDB wrote pass-through BWR on floats.
     let p = spec::parse("bit_width_reduction").unwrap();
     let mut legacy = 1u64.to_le_bytes().to_vec();
-    crate::tile_format::write_chunk_header(&mut legacy, 8, 8, 0);
+    crate::format::tile_format::write_chunk_header(&mut legacy, 8, 8, 0);
     legacy.extend_from_slice(&1.5f64.to_le_bytes());
     assert_eq!(
         p.unfilter_tile(&legacy, Datatype::Float64, 8)
@@ -504,7 +510,7 @@ fn trailing_bytes_and_impossible_lengths_are_corrupt() {
     ));
     // A chunk claiming 4 GiB from 3 stored bytes is rejected before any allocation.
     let mut f = 1u64.to_le_bytes().to_vec();
-    crate::tile_format::write_chunk_header(&mut f, u32::MAX, 3, 0);
+    crate::format::tile_format::write_chunk_header(&mut f, u32::MAX, 3, 0);
     f.extend_from_slice(&[1, 2, 3]);
     let e = p.unfilter_tile(&f, Datatype::Uint8, 1).unwrap_err();
     assert!(e.message().contains("impossible"), "{e}");

@@ -20,8 +20,8 @@ use clap::{Args, ValueEnum};
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use tdbfilter::filter::{CompressionOptions, ScaleFloatOptions};
-use tdbfilter::{Compressor, Datatype, Filter, FilterType, Pipeline, Tile, spec};
+use tdbfilter::filters::config::{CompressionOptions, ScaleFloatOptions};
+use tdbfilter::{Compressor, Datatype, Filter, FilterType, Pipeline, Tile, pipeline::spec};
 
 /// One mebibyte, the unit of the speeds printed.
 const MIB: f64 = (1u64 << 20) as f64;
@@ -292,7 +292,7 @@ fn int_of_width(width: usize) -> Datatype {
 fn delta(compressor: Compressor, reinterpret: Datatype) -> Filter {
     Filter::Compression(CompressionOptions {
         compressor,
-        level: tdbfilter::filter::DEFAULT_LEVEL,
+        level: tdbfilter::filters::config::DEFAULT_LEVEL,
         reinterpret,
     })
 }

@@ -6,7 +6,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use std::io::{self, Write};
 use tdbfilter::Datatype;
 use tdbfilter::array::schema::{ArraySchema, Range, VAR_NUM};
-use tdbfilter::array::{Array, FieldData, OpenOptions, value, verify};
+use tdbfilter::array::{Array, FieldData, OpenOptions, read::verify, value};
 
 /// `tdbf array …`.
 #[derive(Debug, Args)]
@@ -216,7 +216,7 @@ fn range_text(datatype: Datatype, r: &Range) -> String {
 }
 
 fn filters_text(p: &tdbfilter::Pipeline) -> String {
-    tdbfilter::spec::to_spec(p)
+    tdbfilter::pipeline::spec::to_spec(p)
 }
 
 fn schema_text(s: &ArraySchema) -> String {

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use tdbfilter::{Datatype, Pipeline, Tile, spec};
+use tdbfilter::{Datatype, Pipeline, Tile, pipeline::spec};
 
 /// One mebibyte, the unit of every speed `tdbf bench` prints.
 const MIB: f64 = (1u64 << 20) as f64;

@@ -9,8 +9,8 @@
 use crate::common::{CliResult, Failure};
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
-use tdbfilter::filters::{bzip2 as tbz, gzip as tgz, zstd as tzs};
-use tdbfilter::{Compressor, Filter, Pipeline, Tile, tile_format};
+use tdbfilter::codecs::{bzip2::libbzip2 as tbz, gzip as tgz, zstd as tzs};
+use tdbfilter::{Compressor, Filter, Pipeline, Tile, format::tile_format};
 
 /// A compressor with its level mapped as the filter maps it.
 #[derive(Debug, Clone, Copy)]

@@ -5,7 +5,7 @@ use clap::Args;
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use tdbfilter::{Datatype, Pipeline, pipeline::FORMAT_VERSION, spec};
+use tdbfilter::{Datatype, Pipeline, pipeline::FORMAT_VERSION, pipeline::spec};
 use zeroize::Zeroizing;
 
 /// Why a subcommand failed. `main` prints the message as `tdbf: <message>` and exits with 1.
@@ -152,7 +152,7 @@ pub fn describe_pipeline(p: &Pipeline) -> String {
 pub fn resolve_cells(type_name: &str, cell_size: Option<u64>) -> CliResult<(Datatype, u64)> {
     let datatype = parse_datatype(type_name)?;
     let cell_size = cell_size.unwrap_or(datatype.size() as u64);
-    tdbfilter::tile::check_cell_size(datatype, cell_size)
+    tdbfilter::engine::tile::check_cell_size(datatype, cell_size)
         .map_err(|e| Failure::from(e).context("--cell-size"))?;
     Ok((datatype, cell_size))
 }

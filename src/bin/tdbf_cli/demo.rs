@@ -5,7 +5,7 @@ use crate::common::{CliResult, Failure, parse_size, ratio};
 use clap::Args;
 use std::io::{self, Write};
 use std::time::{Duration, Instant};
-use tdbfilter::{Datatype, Pipeline, Tile, spec};
+use tdbfilter::{Datatype, Pipeline, Tile, pipeline::spec};
 
 /// The pipelines the demo runs when none are given.
 const DEFAULT_PIPELINES: &[&str] = &[

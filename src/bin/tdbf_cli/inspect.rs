@@ -15,7 +15,7 @@ mod generic;
 use clap::Args;
 use std::io::{self, Write};
 use std::path::PathBuf;
-use tdbfilter::{Datatype, Pipeline, tile_format};
+use tdbfilter::{Datatype, Pipeline, format::tile_format};
 
 /// Options of `tdbf inspect`.
 #[derive(Debug, Args)]
@@ -232,7 +232,7 @@ pub fn run(args: &InspectArgs) -> CliResult<()> {
             })?;
             let datatype = parse_datatype(type_name)?;
             let cell_size = args.cell_size.unwrap_or(datatype.size() as u64);
-            tdbfilter::tile::check_cell_size(datatype, cell_size)
+            tdbfilter::engine::tile::check_cell_size(datatype, cell_size)
                 .map_err(|e| Failure::from(e).context("--cell-size"))?;
             pipeline.set_threads(args.threads);
             if let Some(key) = &key {

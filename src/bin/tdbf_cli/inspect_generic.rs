@@ -5,8 +5,8 @@
 
 use crate::common::{CliResult, Failure, describe_pipeline, ratio};
 use std::io::Write;
-use tdbfilter::generic_tile::{self, EncryptionType, GenericTileHeader};
-use tdbfilter::{Datatype, Pipeline, tile_format};
+use tdbfilter::pipeline::generic_tile::{self, EncryptionType, GenericTileHeader};
+use tdbfilter::{Datatype, Pipeline, format::tile_format};
 
 /// Whether `file` is (or starts like) a file of generic tiles: its first generic tile parses,
 /// or at least its header does with TileDB's datatype CHAR, cell size 1 and a non-empty

@@ -1,7 +1,7 @@
 //! Walking a data file: a plain concatenation of filtered tiles (FORMAT.md §4.1).
 
 use crate::common::{CliResult, Failure};
-use tdbfilter::tile_format;
+use tdbfilter::format::tile_format;
 
 /// One filtered tile found in a data file.
 #[derive(Clone, Copy, Debug)]

@@ -10,6 +10,7 @@ pub mod bit_writer;
 pub mod crc;
 pub mod decode;
 pub mod encode;
+pub mod libbzip2;
 
 /// First 48 bits of every block: the BCD digits of pi.
 pub const BLOCK_MAGIC: u64 = 0x3141_5926_5359;
@@ -37,6 +38,6 @@ pub fn block_capacity(level: u32) -> usize {
 #[cfg(test)]
 pub(crate) fn libbzip2_compress(level: u32, src: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    crate::filters::bzip2::compress_libbzip2(level, src, &mut out).unwrap();
+    crate::codecs::bzip2::libbzip2::compress_libbzip2(level, src, &mut out).unwrap();
     out
 }

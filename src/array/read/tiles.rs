@@ -3,11 +3,11 @@
 //! fragment's format version (and the array's key), straight into caller buffers where the
 //! layout allows.
 
-use super::fragment_metadata::{FieldSlot, FragmentMetadata, ListKind};
-use super::schema::VAR_NUM;
-use super::{Array, Fragment};
-use crate::datatype::Datatype;
+use crate::array::fragment_metadata::{FieldSlot, FragmentMetadata, ListKind};
+use crate::array::schema::VAR_NUM;
+use crate::array::{Array, Fragment};
 use crate::error::{Error, Result};
+use crate::format::datatype::Datatype;
 use crate::pipeline::Pipeline;
 use std::cell::Cell;
 use std::fs::File;
@@ -190,7 +190,7 @@ impl<'a> TileReader<'a> {
         let paths = meta.files(slot, &fname);
         let var = cvn == VAR_NUM;
         let open = |p: &PathBuf| -> Result<File> {
-            File::open(p).map_err(|e| super::directory::io_error(p, e))
+            File::open(p).map_err(|e| crate::array::directory::io_error(p, e))
         };
         let files = [
             Some(open(&paths[0])?),
@@ -241,7 +241,7 @@ impl<'a> TileReader<'a> {
             if let Some(f) = f {
                 lengths[k] = f
                     .metadata()
-                    .map_err(|e| super::directory::io_error(&paths[k], e))?
+                    .map_err(|e| crate::array::directory::io_error(&paths[k], e))?
                     .len();
             }
         }

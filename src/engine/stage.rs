@@ -1,10 +1,10 @@
 //! What one filter stage sees and produces, forward (write) and reverse (read), per chunk
 //! (FORMAT.md §4.6–§4.8). Filters are written against these types only.
 
-use crate::datatype::Datatype;
+use crate::engine::parts::{PartList, Parts, ScratchBuf};
+use crate::engine::thread_scratch::CodecContexts;
 use crate::error::{Error, Result};
-use crate::parts::{PartList, Parts, ScratchBuf};
-use crate::thread_scratch::CodecContexts;
+use crate::format::datatype::Datatype;
 
 /// Per-stage context: the filter data type and the tile facts some filters need.
 pub struct StageCtx<'a> {
@@ -36,7 +36,7 @@ impl<'a> StageCtx<'a> {
         StageCtx {
             datatype,
             cell_size,
-            version: crate::pipeline::FORMAT_VERSION,
+            version: crate::format::format_version::FORMAT_VERSION,
             skip_checksum_validation: false,
             codecs,
             offsets: None,

@@ -3,9 +3,9 @@
 //! compares the data files with the sizes the metadata records, and checks the tile minimums,
 //! maximums and null counts the metadata stores against the decoded integer cells.
 
-use super::fragment_metadata::ListKind;
 use super::tiles::{DecodedTile, TileField, TileKind, TileReader};
-use super::{Array, Fragment, value};
+use crate::array::fragment_metadata::ListKind;
+use crate::array::{Array, Fragment, value};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 use std::fmt;
@@ -53,7 +53,7 @@ pub fn verify(array: &Array, broken: Vec<(String, Error)>) -> Report {
     for (fragment, error) in broken {
         report.damages.push(Damage {
             fragment,
-            field: super::directory::names::FRAGMENT_METADATA_FILE.into(),
+            field: crate::array::directory::names::FRAGMENT_METADATA_FILE.into(),
             tile: None,
             error,
         });
@@ -75,7 +75,7 @@ fn verify_fragment(array: &Array, frag: &Fragment, report: &mut Report) {
     for (label, offset) in frag.meta.generic_tile_offsets() {
         if let Err(e) = frag.meta.decode_generic_tile(offset, key) {
             report.damages.push(damage(
-                super::directory::names::FRAGMENT_METADATA_FILE,
+                crate::array::directory::names::FRAGMENT_METADATA_FILE,
                 None,
                 e.context(label),
             ));
@@ -169,7 +169,7 @@ fn check_file_sizes(reader: &TileReader<'_>) -> Vec<Error> {
                 path.display(),
                 m.len()
             ))),
-            Err(e) => out.push(super::directory::io_error(&path, e)),
+            Err(e) => out.push(crate::array::directory::io_error(&path, e)),
         }
     }
     out

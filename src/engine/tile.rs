@@ -1,8 +1,8 @@
 //! An unfiltered tile: its datatype, cell size and bytes, and for var-size tiles the cells'
 //! offsets (u64, tile-relative, one per cell, no extra element — FORMAT.md §4.2, §7.1).
 
-use crate::datatype::Datatype;
 use crate::error::{Error, Result};
+use crate::format::datatype::Datatype;
 
 /// An unfiltered tile of cells.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! The filtered tile layout (FORMAT.md §4.1): `u64 num_chunks`, then per chunk
 //! `u32 original_length, u32 filtered_length, u32 metadata_length, metadata, data`.
 
-use crate::byte_reader::ByteReader;
 use crate::error::{Error, Result};
+use crate::format::byte_reader::ByteReader;
 
 /// Bytes of a chunk header.
 pub const CHUNK_HEADER_SIZE: usize = 12;

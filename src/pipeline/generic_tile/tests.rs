@@ -118,7 +118,7 @@ fn a_pipeline_read_from_a_header_writes_the_same_header() {
 
 #[test]
 fn other_pipelines_datatypes_and_cell_sizes() {
-    let mut p = crate::spec::parse("byteshuffle,zstd:3").unwrap();
+    let mut p = crate::pipeline::spec::parse("byteshuffle,zstd:3").unwrap();
     p.set_max_chunk_size(0);
     let data: Vec<u8> = (0..40_000i32).flat_map(|v| v.to_le_bytes()).collect();
     let tile = Tile::new(Datatype::Int32, 8, data.clone()).unwrap();

@@ -3,10 +3,10 @@
 //! box, cell order inside a tile); for each cell the last fragment whose non-empty domain
 //! covers it wins; cells no fragment covers get the attribute's fill value.
 
-use super::fragment_metadata::dense_grid;
-use super::schema::{ArraySchema, Layout, Range};
 use super::tiles::{DecodedTile, TileField, TileReader};
-use super::{Array, FieldData, FieldRef, value};
+use crate::array::fragment_metadata::dense_grid;
+use crate::array::schema::{ArraySchema, Layout, Range};
+use crate::array::{Array, FieldData, FieldRef, value};
 use crate::error::{Error, Result};
 use crate::kernels::hugepages;
 use rayon::prelude::*;
@@ -372,7 +372,7 @@ fn decode_batches(
 
 /// For tile `tile` of dense fragment `frag`: which of its cells (in the tile's cell order) lie
 /// in the fragment's non-empty domain; the others are padding.
-pub fn written_cells(frag: &super::Fragment, tile: u64) -> Result<Vec<bool>> {
+pub fn written_cells(frag: &crate::array::Fragment, tile: u64) -> Result<Vec<bool>> {
     let grid = Grid::new(&frag.schema)?;
     let ned = cube_of(
         &frag.schema,

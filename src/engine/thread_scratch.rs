@@ -1,8 +1,8 @@
 //! Per-thread reusable state: codec contexts and the stage buffers of the chunk drivers.
 //! Chunks run on many threads; each thread reuses its own copy across chunks and tiles.
 
-use crate::filters::{bzip2::Bzip2Contexts, gzip::GzipContexts, zstd::ZstdContexts};
-use crate::parts::{PartList, ScratchBuf};
+use crate::codecs::{bzip2::libbzip2::Bzip2Contexts, gzip::GzipContexts, zstd::ZstdContexts};
+use crate::engine::parts::{PartList, ScratchBuf};
 use std::cell::RefCell;
 
 /// Codec contexts of one thread.

@@ -5,12 +5,12 @@
 //! duplicates (the newest by per-cell timestamp, else fragment timestamp, then fragment
 //! order, wins), and cells deleted at or before the open timestamp are dropped afterwards.
 
-use super::fragment_metadata::ListKind;
-use super::schema::{ArraySchema, Layout, Range};
 use super::tiles::{DecodedTile, TileField, TileReader};
-use super::{Array, FieldData, FieldRef, Fragment, value};
-use crate::datatype::Datatype;
+use crate::array::fragment_metadata::ListKind;
+use crate::array::schema::{ArraySchema, Layout, Range};
+use crate::array::{Array, FieldData, FieldRef, Fragment, value};
 use crate::error::{Error, Result};
+use crate::format::datatype::Datatype;
 use rayon::prelude::*;
 use std::cmp::Ordering;
 use std::collections::HashMap;

@@ -16,8 +16,13 @@
 //!   1), not as UINT8; the validity pipeline's shuffles and BIT_WIDTH_REDUCTION acted on
 //!   elements of the attribute's size. Sparse writes used UINT8 throughout.
 
-use crate::datatype::Datatype;
-use crate::filter::Filter;
+use crate::format::datatype::Datatype;
+
+/// The format version TileDB 2.30 writes (array schemas, fragments, generic tiles).
+pub const FORMAT_VERSION: u32 = 22;
+
+/// The newest format version whose tiles this library reads (23 adds no tile changes).
+pub const MAX_READ_FORMAT_VERSION: u32 = 23;
 
 /// The first format version (TileDB 2.17) whose filter stages each work on the previous
 /// stage's output datatype; older tiles were filtered with the tile's datatype at every stage.
@@ -26,23 +31,6 @@ pub const CHAINED_STAGE_TYPES_VERSION: u32 = 20;
 /// The format versions (TileDB 2.3–2.10) whose dense writes filtered validity tiles as the
 /// attribute's datatype.
 pub const DENSE_VALIDITY_AS_ATTRIBUTE_VERSIONS: std::ops::RangeInclusive<u32> = 9..=14;
-
-/// The datatype each of `filters` works on, in forward order, for a tile whose pipeline base
-/// type is `base`, as the TileDB release that wrote format version `version` filtered it.
-pub fn stage_datatypes(filters: &[Filter], base: Datatype, version: u32) -> Vec<Datatype> {
-    if version < CHAINED_STAGE_TYPES_VERSION {
-        return vec![base; filters.len()];
-    }
-    let mut t = base;
-    filters
-        .iter()
-        .map(|f| {
-            let this = t;
-            t = f.output_datatype(t);
-            this
-        })
-        .collect()
-}
 
 /// The datatype to unfilter a nullable attribute's validity tile with (the base type of the
 /// validity pipeline), for a fragment of format version `version`: the attribute's datatype
@@ -65,32 +53,6 @@ pub fn validity_filter_datatype(version: u32, dense: bool, attribute: Datatype) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::ScaleFloatOptions;
-    use crate::filter_type::FilterType;
-
-    #[test]
-    fn stage_types_before_and_after_2_17() {
-        let sf = Filter::ScaleFloat(ScaleFloatOptions {
-            factor: 0.5,
-            offset: 0.0,
-            byte_width: 2,
-        });
-        let filters = [sf, Filter::new(FilterType::Byteshuffle), Filter::Xor];
-        use Datatype::*;
-        for v in [15, 19] {
-            assert_eq!(
-                stage_datatypes(&filters, Float64, v),
-                [Float64, Float64, Float64]
-            );
-        }
-        for v in [20, 22] {
-            assert_eq!(
-                stage_datatypes(&filters, Float64, v),
-                [Float64, Int16, Int16]
-            );
-        }
-        assert!(stage_datatypes(&[], Float64, 5).is_empty());
-    }
 
     #[test]
     fn validity_type_by_version() {

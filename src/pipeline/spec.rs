@@ -3,10 +3,10 @@
 //! pairs, e.g. `bitshuffle,zstd:3`, `gzip:level=9`, `bit_width_reduction:window=128`.
 //! `none` alone (or the empty string) is the empty pipeline.
 
-use crate::datatype::Datatype;
 use crate::error::{Error, Result};
-use crate::filter::{Filter, OptionValue};
-use crate::filter_type::{FilterOption, FilterType};
+use crate::filters::config::{Filter, OptionValue};
+use crate::format::datatype::Datatype;
+use crate::format::filter_type::{FilterOption, FilterType};
 use crate::pipeline::Pipeline;
 
 /// Option names accepted in specs (short forms and TileDB's names in lower case).
@@ -30,7 +30,7 @@ fn option_by_name(name: &str) -> Option<FilterOption> {
 }
 
 fn parse_value(option: FilterOption, text: &str) -> Result<OptionValue> {
-    use crate::filter::OptionKind;
+    use crate::filters::config::OptionKind;
     let bad = || {
         Error::invalid(format!(
             "invalid value '{text}' for option {}",
@@ -66,16 +66,6 @@ fn parse_value(option: FilterOption, text: &str) -> Result<OptionValue> {
             }
         }
     })
-}
-
-/// The option a bare `:VALUE` sets for a filter type, if any.
-fn positional_option(t: FilterType) -> Option<FilterOption> {
-    match t {
-        FilterType::BitWidthReduction => Some(FilterOption::BitWidthMaxWindow),
-        FilterType::PositiveDelta => Some(FilterOption::PositiveDeltaMaxWindow),
-        t if t.is_compression() => Some(FilterOption::CompressionLevel),
-        _ => None,
-    }
 }
 
 /// Parses one filter of a spec, e.g. `zstd:3` or `scale_float:factor=0.5:byte_width=2`.
@@ -119,9 +109,11 @@ pub fn parse_filter(text: &str) -> Result<Filter> {
                 (option, v.trim())
             }
             None => (
-                positional_option(t).ok_or_else(|| {
-                    Error::invalid(format!("{name} takes no positional value (got '{field}')"))
-                })?,
+                crate::filters::registry::descriptor(t)
+                    .positional
+                    .ok_or_else(|| {
+                        Error::invalid(format!("{name} takes no positional value (got '{field}')"))
+                    })?,
                 field,
             ),
         };

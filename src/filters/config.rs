@@ -1,9 +1,9 @@
 //! A configured filter: its type and options (FORMAT.md §1.5, §3.3), option get/set with
 //! TileDB's value types, and the filter data type it hands to the next stage (§4.8).
 
-use crate::datatype::Datatype;
 use crate::error::{Error, Result};
-use crate::filter_type::{Compressor, FilterOption, FilterType};
+use crate::format::datatype::Datatype;
+use crate::format::filter_type::{Compressor, FilterOption, FilterType};
 
 /// Options of a compression filter (GZIP, ZSTD, LZ4, RLE, BZIP2, DOUBLE_DELTA, DICTIONARY, DELTA).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -132,36 +132,7 @@ pub const DEFAULT_LEVEL: i32 = -1;
 impl Filter {
     /// A filter of type `t` with TileDB's default options.
     pub fn new(t: FilterType) -> Filter {
-        if let Some(compressor) = Compressor::from_filter_type(t) {
-            return Filter::Compression(CompressionOptions {
-                compressor,
-                level: DEFAULT_LEVEL,
-                reinterpret: Datatype::Any,
-            });
-        }
-        match t {
-            FilterType::BitWidthReduction => Filter::BitWidthReduction { max_window: 256 },
-            FilterType::PositiveDelta => Filter::PositiveDelta { max_window: 1024 },
-            FilterType::Bitshuffle => Filter::Bitshuffle,
-            FilterType::Byteshuffle => Filter::Byteshuffle,
-            FilterType::ChecksumMd5 => Filter::ChecksumMd5,
-            FilterType::ChecksumSha256 => Filter::ChecksumSha256,
-            FilterType::ScaleFloat => Filter::ScaleFloat(ScaleFloatOptions {
-                factor: 1.0,
-                offset: 0.0,
-                byte_width: 8,
-            }),
-            FilterType::Xor => Filter::Xor,
-            FilterType::Webp => Filter::Webp(WebpOptions {
-                quality: 100.0,
-                input_format: 0,
-                lossless: false,
-                y_extent: 0,
-                x_extent: 0,
-            }),
-            FilterType::Aes256Gcm => Filter::Aes256Gcm,
-            _ => Filter::None,
-        }
+        crate::filters::registry::descriptor(t).default
     }
 
     /// A compression filter with the given level.

@@ -15,21 +15,21 @@
 //! generic tile stores [GZIP level 1, AES_256_GCM] and encryption type 1.
 //!
 //! ```
-//! use tdbfilter::generic_tile;
+//! use tdbfilter::pipeline::generic_tile;
 //! let bytes = generic_tile::write_payload(b"schema bytes", None).unwrap();
 //! let (header, tile, used) = generic_tile::read(&bytes, None).unwrap();
 //! assert_eq!((header.version, used), (22, bytes.len()));
 //! assert_eq!(tile.data(), b"schema bytes");
 //! ```
 
-use crate::byte_reader::ByteReader;
-use crate::datatype::Datatype;
+use crate::engine::tile::Tile;
 use crate::error::{Error, Result};
-use crate::filter::Filter;
-use crate::filter_type::FilterType;
+use crate::filters::config::Filter;
+use crate::format::byte_reader::ByteReader;
+use crate::format::datatype::Datatype;
+use crate::format::filter_type::FilterType;
+use crate::format::tile_format;
 use crate::pipeline::{FORMAT_VERSION, Pipeline};
-use crate::tile::Tile;
-use crate::tile_format;
 
 /// Bytes of the fixed part of the header (TileDB's `GenericTileHeader::BASE_SIZE`).
 pub const HEADER_BASE_SIZE: usize = 34;
@@ -160,7 +160,7 @@ fn read_header_inner(bytes: &[u8]) -> Result<GenericTileHeader> {
     }
     let datatype = Datatype::from_u8(datatype_byte)
         .ok_or_else(|| Error::corrupt(format!("unknown datatype {datatype_byte}")))?;
-    crate::tile::check_cell_size(datatype, cell_size)
+    crate::engine::tile::check_cell_size(datatype, cell_size)
         .map_err(|e| Error::corrupt(e.message().to_string()))?;
     let encryption_type = EncryptionType::from_u8(encryption_byte)
         .ok_or_else(|| Error::corrupt(format!("unknown encryption type {encryption_byte}")))?;
