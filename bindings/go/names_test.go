@@ -119,7 +119,7 @@ func TestStatusNames(t *testing.T) {
 		}
 	}
 	_, err := tdbfilter.ParsePipeline("zstd,foo")
-	if err == nil || !strings.HasPrefix(err.Error(), "tdbfilter: TDB_ERR_INVALID_ARGUMENT: unknown filter 'foo'") {
+	if err == nil || !strings.HasPrefix(err.Error(), "tdbfilter: TDB_ERR_INVALID_ARGUMENT: ") || !strings.Contains(err.Error(), "unknown filter 'foo'") {
 		t.Fatalf("error text %v", err)
 	}
 }
