@@ -11,7 +11,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -27,6 +29,7 @@ const VarNum = math.MaxUint32
 type Array struct {
 	mu      sync.RWMutex
 	c       *C.tdb_array_t // nil after Close
+	dims    []Field        // the schema's dimensions, read at open (subarray checks)
 	cleanup runtime.Cleanup
 }
 
@@ -37,7 +40,7 @@ type arrayOptions struct {
 	key        []byte
 	start, end uint64
 	timeTravel bool
-	threads    uint32
+	threads    int
 	limit      uint64
 }
 
@@ -50,8 +53,9 @@ func WithTimestamps(start, end uint64) ArrayOption {
 	return func(o *arrayOptions) { o.start, o.end, o.timeTravel = start, end, true }
 }
 
-// WithThreads sets the threads decoding tiles (0: all cores, the default).
-func WithThreads(n int) ArrayOption { return func(o *arrayOptions) { o.threads = uint32(n) } }
+// WithThreads sets the threads decoding tiles (0: all cores, the default; at most 256, more
+// or a negative count is ErrInvalidArgument from OpenArray).
+func WithThreads(n int) ArrayOption { return func(o *arrayOptions) { o.threads = n } }
 
 // WithMemoryLimit refuses reads whose result for one field would take more than bytes,
 // before allocating (ErrOutOfMemory). Set it for arrays from untrusted sources.
@@ -63,6 +67,12 @@ func OpenArray(path string, opts ...ArrayOption) (*Array, error) {
 	var o arrayOptions
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if strings.IndexByte(path, 0) >= 0 {
+		return nil, invalidArgument("array path %q contains a NUL byte", path)
+	}
+	if o.threads < 0 || o.threads > math.MaxUint32 {
+		return nil, invalidArgument("thread count %d out of range", o.threads)
 	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
@@ -94,7 +104,12 @@ func OpenArray(path string, opts ...ArrayOption) (*Array, error) {
 			return nil, err
 		}
 	}
-	a := &Array{c: c}
+	dims, err := dimensions(c)
+	if err != nil {
+		C.tdb_array_free(c)
+		return nil, err
+	}
+	a := &Array{c: c, dims: dims}
 	a.cleanup = runtime.AddCleanup(a, func(c *C.tdb_array_t) { C.tdb_array_free(c) }, c)
 	return a, nil
 }
@@ -143,22 +158,34 @@ func (a *Array) Sparse() (bool, error) {
 	return t == 1, err
 }
 
+// dimensions reads the dimensions of an open array's schema.
+func dimensions(c *C.tdb_array_t) ([]Field, error) {
+	var n C.uint32_t
+	var cerr *C.tdb_error_t
+	if err := takeError(C.tdb_array_dimension_count(c, &n, &cerr), cerr); err != nil {
+		return nil, err
+	}
+	dims := make([]Field, 0, int(n))
+	for i := C.uint32_t(0); i < n; i++ {
+		var name *C.char
+		var dt C.tdb_datatype_t
+		var cvn C.uint32_t
+		if err := takeError(C.tdb_array_dimension(c, i, &name, &dt, &cvn, &cerr), cerr); err != nil {
+			return nil, err
+		}
+		dims = append(dims, Field{Name: C.GoString(name), Datatype: Datatype(dt), CellValNum: uint32(cvn)})
+	}
+	return dims, nil
+}
+
 // Fields returns the dimensions and the attributes of the array's schema.
 func (a *Array) Fields() (dims, attrs []Field, err error) {
 	err = a.with(func(c *C.tdb_array_t) error {
-		var nd, na C.uint32_t
+		dims = append([]Field(nil), a.dims...)
+		var na C.uint32_t
 		var cerr *C.tdb_error_t
-		if err := takeError(C.tdb_array_field_num(c, &nd, &na, &cerr), cerr); err != nil {
+		if err := takeError(C.tdb_array_attribute_count(c, &na, &cerr), cerr); err != nil {
 			return err
-		}
-		for i := C.uint32_t(0); i < nd; i++ {
-			var name *C.char
-			var dt C.tdb_datatype_t
-			var cvn C.uint32_t
-			if err := takeError(C.tdb_array_dimension(c, i, &name, &dt, &cvn, &cerr), cerr); err != nil {
-				return err
-			}
-			dims = append(dims, Field{Name: C.GoString(name), Datatype: Datatype(dt), CellValNum: uint32(cvn)})
 		}
 		for i := C.uint32_t(0); i < na; i++ {
 			var name *C.char
@@ -191,7 +218,7 @@ func (a *Array) Fragments() ([]Fragment, error) {
 	err := a.with(func(c *C.tdb_array_t) error {
 		var n C.uint32_t
 		var cerr *C.tdb_error_t
-		if err := takeError(C.tdb_array_fragment_num(c, &n, &cerr), cerr); err != nil {
+		if err := takeError(C.tdb_array_fragment_count(c, &n, &cerr), cerr); err != nil {
 			return err
 		}
 		for i := C.uint32_t(0); i < n; i++ {
@@ -226,19 +253,19 @@ func (a *Array) Metadata() (map[string]MetadataValue, error) {
 	err := a.with(func(c *C.tdb_array_t) error {
 		var n C.uint32_t
 		var cerr *C.tdb_error_t
-		if err := takeError(C.tdb_array_metadata_num(c, &n, &cerr), cerr); err != nil {
+		if err := takeError(C.tdb_array_metadata_count(c, &n, &cerr), cerr); err != nil {
 			return err
 		}
 		for i := C.uint32_t(0); i < n; i++ {
 			var key *C.char
 			var dt C.tdb_datatype_t
-			var num C.uint32_t
+			var count C.uint32_t
 			var value unsafe.Pointer
-			if err := takeError(C.tdb_array_metadata(c, i, &key, &dt, &num, &value, &cerr), cerr); err != nil {
+			if err := takeError(C.tdb_array_metadata_entry(c, i, &key, &dt, &count, &value, &cerr), cerr); err != nil {
 				return err
 			}
-			size := int(num) * int(Datatype(dt).Size())
-			out[C.GoString(key)] = MetadataValue{Datatype(dt), uint32(num), C.GoBytes(value, C.int(size))}
+			size := int(count) * int(Datatype(dt).Size())
+			out[C.GoString(key)] = MetadataValue{Datatype(dt), uint32(count), C.GoBytes(value, C.int(size))}
 		}
 		return nil
 	})
@@ -259,7 +286,7 @@ type Column struct {
 // Strings returns the cells of a var-size field as strings.
 func (c *Column) Strings() ([]string, error) {
 	if c.Offsets == nil {
-		return nil, &Error{Status: StatusInvalidArgument, Message: "field " + c.Name + " is not var-size"}
+		return nil, invalidArgument("field '%s' is not var-size", c.Name)
 	}
 	out := make([]string, len(c.Offsets))
 	for i, o := range c.Offsets {
@@ -278,8 +305,7 @@ func Values[T int8 | uint8 | int16 | uint16 | int32 | uint32 | int64 | uint64 | 
 	var zero T
 	size := int(unsafe.Sizeof(zero))
 	if c.Offsets != nil || uint64(size) != c.Datatype.Size() {
-		return nil, &Error{Status: StatusInvalidArgument,
-			Message: fmt.Sprintf("field %s holds %s cells, not %T", c.Name, c.Datatype, zero)}
+		return nil, invalidArgument("field '%s' holds %s cells, not %T", c.Name, c.Datatype, zero)
 	}
 	out := make([]T, len(c.Data)/size)
 	if err := binary.Read(bytes.NewReader(c.Data), binary.LittleEndian, out); err != nil {
@@ -288,39 +314,130 @@ func Values[T int8 | uint8 | int16 | uint16 | int32 | uint32 | int64 | uint64 | 
 	return out, nil
 }
 
-// Range is an inclusive [Lo, Hi] range of one numeric dimension, in the dimension's Go type
-// (int32 for an Int32 dimension, and so on).
+// Range is an inclusive [Lo, Hi] range of one numeric dimension. Both bounds have the Go type
+// of the dimension's datatype: int8, uint8, int16, uint16, int32, uint32, int64, uint64,
+// float32 or float64 for the datatypes of those names, int64 for DatetimeXxx and TimeXxx.
 type Range struct{ Lo, Hi any }
 
-// Read reads fields in one pass over subarray (nil: the non-empty domain; else one Range per
-// dimension). Dense arrays give the box's cells in row-major order with fill values where
-// nothing was written; sparse arrays the visible cells in global order.
-func (a *Array) Read(fields []string, subarray []Range) ([]Column, error) {
-	var sub []byte
-	if subarray != nil {
-		var buf bytes.Buffer
-		for i, r := range subarray {
-			if err := binary.Write(&buf, binary.LittleEndian, r.Lo); err != nil {
-				return nil, &Error{Status: StatusInvalidArgument, Message: fmt.Sprintf("subarray range %d: %v", i, err)}
+// boundType is the Go type of a subarray bound on a dimension of datatype dt, nil for the
+// datatypes that take no subarray (strings).
+func boundType(dt Datatype) reflect.Type {
+	switch {
+	case dt == Int8:
+		return reflect.TypeFor[int8]()
+	case dt == Uint8:
+		return reflect.TypeFor[uint8]()
+	case dt == Int16:
+		return reflect.TypeFor[int16]()
+	case dt == Uint16:
+		return reflect.TypeFor[uint16]()
+	case dt == Int32:
+		return reflect.TypeFor[int32]()
+	case dt == Uint32:
+		return reflect.TypeFor[uint32]()
+	case dt == Int64, dt >= DatetimeYear && dt <= DatetimeAS, dt >= TimeHR && dt <= TimeAS:
+		return reflect.TypeFor[int64]()
+	case dt == Uint64:
+		return reflect.TypeFor[uint64]()
+	case dt == Float32:
+		return reflect.TypeFor[float32]()
+	case dt == Float64:
+		return reflect.TypeFor[float64]()
+	}
+	return nil
+}
+
+// packSubarray checks subarray against the array's dimensions (one Range per dimension, in
+// order, of the dimension's Go type) and packs it as the C API reads it: little-endian
+// [low, high] per dimension. Nothing reaches C unchecked: a wrong count or type is an
+// ErrInvalidArgument naming the dimension and the type it takes.
+func packSubarray(dims []Field, subarray []Range) ([]byte, error) {
+	for _, d := range dims {
+		if d.Var() || boundType(d.Datatype) == nil {
+			return nil, unsupported("subarray on dimension '%s' (%s): only numeric dimensions take a subarray", d.Name, d.Datatype)
+		}
+	}
+	if len(subarray) != len(dims) {
+		want := make([]string, len(dims))
+		for i, d := range dims {
+			want[i] = fmt.Sprintf("'%s' (%s, Go %s)", d.Name, d.Datatype, boundType(d.Datatype))
+		}
+		return nil, invalidArgument("subarray has %d ranges; the array's %d dimensions need one Range each: %s",
+			len(subarray), len(dims), strings.Join(want, ", "))
+	}
+	var buf []byte
+	for i, r := range subarray {
+		d := dims[i]
+		want := boundType(d.Datatype)
+		for _, bound := range [...]struct {
+			name  string
+			value any
+		}{{"Lo", r.Lo}, {"Hi", r.Hi}} {
+			if got := reflect.TypeOf(bound.value); got != want {
+				return nil, invalidArgument("subarray range %d: %s is %v; dimension '%s' (%s) takes %s",
+					i, bound.name, typeName(got), d.Name, d.Datatype, want)
 			}
-			if err := binary.Write(&buf, binary.LittleEndian, r.Hi); err != nil {
-				return nil, &Error{Status: StatusInvalidArgument, Message: fmt.Sprintf("subarray range %d: %v", i, err)}
+			var err error
+			if buf, err = binary.Append(buf, binary.LittleEndian, bound.value); err != nil {
+				return nil, &Error{Status: StatusInternal, Message: fmt.Sprintf("subarray range %d on dimension '%s': %v", i, d.Name, err)}
 			}
 		}
-		sub = buf.Bytes()
 	}
-	if len(fields) == 0 {
-		return nil, nil
+	return buf, nil
+}
+
+// typeName names a bound's Go type in messages ("nil" for a missing bound).
+func typeName(t reflect.Type) string {
+	if t == nil {
+		return "nil"
 	}
+	return t.String()
+}
+
+// cStrings copies strings into a C array of C strings; free releases them.
+func cStrings(what string, strs []string) (array **C.char, free func(), err error) {
+	for _, s := range strs {
+		if strings.IndexByte(s, 0) >= 0 {
+			return nil, nil, invalidArgument("%s %q contains a NUL byte", what, s)
+		}
+	}
+	mem := C.malloc(C.size_t(len(strs)) * C.size_t(unsafe.Sizeof((*C.char)(nil))))
+	slice := unsafe.Slice((**C.char)(mem), len(strs))
+	for i, s := range strs {
+		slice[i] = C.CString(s)
+	}
+	return (**C.char)(mem), func() {
+		for _, p := range slice {
+			C.free(unsafe.Pointer(p))
+		}
+		C.free(mem)
+	}, nil
+}
+
+// Read reads fields in one pass over subarray (nil: the non-empty domain; else one Range per
+// dimension, see Range). Dense arrays give the box's cells in row-major order with fill values
+// where nothing was written; sparse arrays the visible cells in global order. A subarray of
+// the wrong number of ranges or of bounds of the wrong Go type is ErrInvalidArgument naming
+// the dimension and its type; a subarray on an array with a string dimension is
+// ErrUnsupported.
+func (a *Array) Read(fields []string, subarray []Range) ([]Column, error) {
 	var cols []Column
 	err := a.with(func(c *C.tdb_array_t) error {
-		names := C.malloc(C.size_t(len(fields)) * C.size_t(unsafe.Sizeof((*C.char)(nil))))
-		defer C.free(names)
-		nameSlice := unsafe.Slice((**C.char)(names), len(fields))
-		for i, f := range fields {
-			nameSlice[i] = C.CString(f)
-			defer C.free(unsafe.Pointer(nameSlice[i]))
+		var sub []byte
+		if subarray != nil {
+			var err error
+			if sub, err = packSubarray(a.dims, subarray); err != nil {
+				return err
+			}
 		}
+		if len(fields) == 0 {
+			return nil
+		}
+		names, freeNames, err := cStrings("field name", fields)
+		if err != nil {
+			return err
+		}
+		defer freeNames()
 		var csub unsafe.Pointer
 		if sub != nil {
 			csub = C.CBytes(sub)
@@ -330,7 +447,7 @@ func (a *Array) Read(fields []string, subarray []Range) ([]Column, error) {
 		cresults := (**C.tdb_result_t)(C.malloc(C.size_t(len(fields)) * C.size_t(unsafe.Sizeof((*C.tdb_result_t)(nil)))))
 		defer C.free(unsafe.Pointer(cresults))
 		var cerr *C.tdb_error_t
-		s := C.tdb_array_read_fields(c, (**C.char)(names), C.size_t(len(fields)), csub, cresults, &cerr)
+		s := C.tdb_array_read_fields(c, names, C.size_t(len(fields)), csub, C.size_t(len(sub)), cresults, &cerr)
 		if err := takeError(s, cerr); err != nil {
 			return err
 		}
@@ -356,6 +473,9 @@ func (a *Array) Read(fields []string, subarray []Range) ([]Column, error) {
 // attribute with this enumeration are indices into it).
 func (a *Array) Enumeration(name string) (Column, error) {
 	var col Column
+	if strings.IndexByte(name, 0) >= 0 {
+		return Column{}, invalidArgument("enumeration name %q contains a NUL byte", name)
+	}
 	err := a.with(func(c *C.tdb_array_t) error {
 		cname := C.CString(name)
 		defer C.free(unsafe.Pointer(cname))

@@ -2,6 +2,7 @@ package tdbfilter_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -135,9 +136,66 @@ func TestArraySparse(t *testing.T) {
 		t.Fatalf("x %v names %q v %v t %q", x, names, v, tv)
 	}
 	_, err = a.Read([]string{"v"}, []tdbfilter.Range{{int64(0), int64(9)}, {int64(0), int64(0)}})
-	if !errors.Is(err, tdbfilter.ErrUnsupported) {
-		t.Fatalf("subarray on a string dimension: %v", err)
+	wantErr(t, "subarray on a string dimension", err, tdbfilter.ErrUnsupported, "dimension 'name' (string_ascii)")
+}
+
+// Subarrays are checked in Go before C sees them: one Range per dimension, bounds of the
+// dimension's Go type. Same-size wrong types (float32 or uint32 for int32) would pass a size
+// check and be read as other numbers.
+func TestArraySubarrayChecks(t *testing.T) {
+	a := openArray(t, "dense")
+	need := "the array's 2 dimensions need one Range each: 'r' (int32, Go int32), 'c' (int32, Go int32)"
+	for _, sub := range [][]tdbfilter.Range{
+		{},
+		{{int32(1), int32(2)}},
+		{{int32(1), int32(2)}, {int32(1), int32(2)}, {int32(1), int32(2)}},
+	} {
+		_, err := a.Read([]string{"a"}, sub)
+		wantErr(t, "wrong count", err, tdbfilter.ErrInvalidArgument, fmt.Sprintf("subarray has %d ranges; %s", len(sub), need))
 	}
+	for _, c := range []struct {
+		sub  []tdbfilter.Range
+		text string
+	}{
+		{[]tdbfilter.Range{{float32(1), float32(2)}, {int32(1), int32(2)}}, "subarray range 0: Lo is float32; dimension 'r' (int32) takes int32"},
+		{[]tdbfilter.Range{{int32(1), int32(2)}, {int32(1), uint32(2)}}, "subarray range 1: Hi is uint32; dimension 'c' (int32) takes int32"},
+		{[]tdbfilter.Range{{int64(1), int64(2)}, {int32(1), int32(2)}}, "subarray range 0: Lo is int64; dimension 'r' (int32) takes int32"},
+		{[]tdbfilter.Range{{1, 2}, {int32(1), int32(2)}}, "subarray range 0: Lo is int; dimension 'r' (int32) takes int32"},
+		{[]tdbfilter.Range{{int32(1), int32(2)}, {nil, int32(2)}}, "subarray range 1: Lo is nil; dimension 'c' (int32) takes int32"},
+	} {
+		_, err := a.Read([]string{"a"}, c.sub)
+		wantErr(t, "wrong type", err, tdbfilter.ErrInvalidArgument, c.text)
+	}
+	// Checked even when no field is read.
+	_, err := a.Read(nil, []tdbfilter.Range{{int32(1), int32(2)}})
+	wantErr(t, "no fields", err, tdbfilter.ErrInvalidArgument, need)
+
+	// Right types: rows 2..3, column 4.
+	cols, err := a.Read([]string{"a", "r", "c"}, []tdbfilter.Range{{int32(2), int32(3)}, {int32(4), int32(4)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	values, _ := tdbfilter.Values[int32](&cols[0])
+	rows, _ := tdbfilter.Values[int32](&cols[1])
+	if !reflect.DeepEqual(values, []int32{denseA(2, 4, true), denseA(3, 4, true)}) || !reflect.DeepEqual(rows, []int32{2, 3}) {
+		t.Fatalf("a = %v at rows %v", values, rows)
+	}
+
+	// A uint8 dimension takes uint8 bounds.
+	m := openArray(t, "meta")
+	cols, err = m.Read([]string{"color"}, []tdbfilter.Range{{uint8(1), uint8(2)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if colors, _ := tdbfilter.Values[int8](&cols[0]); !reflect.DeepEqual(colors, []int8{0, 1}) {
+		t.Fatalf("color = %v", colors)
+	}
+	_, err = m.Read([]string{"color"}, []tdbfilter.Range{{int8(1), int8(2)}})
+	wantErr(t, "int8 on uint8", err, tdbfilter.ErrInvalidArgument, "subarray range 0: Lo is int8; dimension 'd' (uint8) takes uint8")
+
+	// A NUL byte in a field name is refused, not cut short.
+	_, err = a.Read([]string{"a\x00b"}, nil)
+	wantErr(t, "NUL in a field name", err, tdbfilter.ErrInvalidArgument, "NUL")
 }
 
 func TestArrayMetadataAndEnumeration(t *testing.T) {

@@ -1,11 +1,15 @@
 package tdbfilter
 
-// #include <tdbfilter.h>
+/*
+#include <stdlib.h>
+#include <tdbfilter.h>
+*/
 import "C"
 
 import (
 	"fmt"
 	"strings"
+	"unsafe"
 )
 
 // Datatype is a TileDB datatype (tiledb_datatype_t values). It tells filters how to read the
@@ -60,79 +64,54 @@ const (
 	GeomWKT       Datatype = C.TDB_GEOM_WKT       // Geometry, well-known text.
 )
 
-var datatypeInfo = [...]struct {
-	name string
-	size uint64
-}{
-	Int32:         {"int32", 4},
-	Int64:         {"int64", 8},
-	Float32:       {"float32", 4},
-	Float64:       {"float64", 8},
-	Char:          {"char", 1},
-	Int8:          {"int8", 1},
-	Uint8:         {"uint8", 1},
-	Int16:         {"int16", 2},
-	Uint16:        {"uint16", 2},
-	Uint32:        {"uint32", 4},
-	Uint64:        {"uint64", 8},
-	StringASCII:   {"string_ascii", 1},
-	StringUTF8:    {"string_utf8", 1},
-	StringUTF16:   {"string_utf16", 2},
-	StringUTF32:   {"string_utf32", 4},
-	StringUCS2:    {"string_ucs2", 2},
-	StringUCS4:    {"string_ucs4", 4},
-	Any:           {"any", 1},
-	DatetimeYear:  {"datetime_year", 8},
-	DatetimeMonth: {"datetime_month", 8},
-	DatetimeWeek:  {"datetime_week", 8},
-	DatetimeDay:   {"datetime_day", 8},
-	DatetimeHR:    {"datetime_hr", 8},
-	DatetimeMin:   {"datetime_min", 8},
-	DatetimeSec:   {"datetime_sec", 8},
-	DatetimeMS:    {"datetime_ms", 8},
-	DatetimeUS:    {"datetime_us", 8},
-	DatetimeNS:    {"datetime_ns", 8},
-	DatetimePS:    {"datetime_ps", 8},
-	DatetimeFS:    {"datetime_fs", 8},
-	DatetimeAS:    {"datetime_as", 8},
-	TimeHR:        {"time_hr", 8},
-	TimeMin:       {"time_min", 8},
-	TimeSec:       {"time_sec", 8},
-	TimeMS:        {"time_ms", 8},
-	TimeUS:        {"time_us", 8},
-	TimeNS:        {"time_ns", 8},
-	TimePS:        {"time_ps", 8},
-	TimeFS:        {"time_fs", 8},
-	TimeAS:        {"time_as", 8},
-	Blob:          {"blob", 1},
-	Bool:          {"bool", 1},
-	GeomWKB:       {"geom_wkb", 1},
-	GeomWKT:       {"geom_wkt", 1},
-}
-
-// String returns the datatype's name in lower case, e.g. "int64", as in pipeline specs.
+// String returns the datatype's name in lower case, e.g. "int64", as in pipeline specs (the
+// library's tdb_datatype_name), or "Datatype(N)" for a number the library does not know.
 func (d Datatype) String() string {
-	if int(d) < len(datatypeInfo) {
-		return datatypeInfo[d].name
-	}
-	return fmt.Sprintf("Datatype(%d)", uint32(d))
+	return libraryName("Datatype", uint32(d), func(name **C.char, cerr **C.tdb_error_t) C.tdb_status_t {
+		return C.tdb_datatype_name(C.tdb_datatype_t(d), name, cerr)
+	})
 }
 
 // Size returns the bytes of one value of the datatype (8 for Int64, 1 for StringASCII, 2 for
-// StringUTF16), or 0 for an unknown datatype. A cell of n values has n × Size() bytes.
+// StringUTF16; the library's tdb_datatype_size), or 0 for an unknown datatype. A cell of n
+// values has n × Size() bytes.
 func (d Datatype) Size() uint64 {
-	if int(d) < len(datatypeInfo) {
-		return datatypeInfo[d].size
+	var size C.uint64_t
+	var cerr *C.tdb_error_t
+	if err := takeError(C.tdb_datatype_size(C.tdb_datatype_t(d), &size, &cerr), cerr); err != nil {
+		return 0
 	}
-	return 0
+	return uint64(size)
 }
 
-// ParseDatatype returns the datatype named name, case-insensitively ("int64", "STRING_UTF8").
+// ParseDatatype returns the datatype named name, case-insensitively: the names String
+// returns ("int64") and TileDB's spellings ("STRING_UTF8", "TILEDB_INT64"). An unknown name
+// is an ErrInvalidArgument naming it.
 func ParseDatatype(name string) (Datatype, error) {
-	for d, info := range datatypeInfo {
-		if strings.EqualFold(info.name, name) {
-			return Datatype(d), nil
-		}
+	var d C.tdb_datatype_t
+	err := fromLibraryName("datatype", name, func(cname *C.char, cerr **C.tdb_error_t) C.tdb_status_t {
+		return C.tdb_datatype_from_name(cname, &d, cerr)
+	})
+	return Datatype(d), err
+}
+
+// libraryName returns the name a tdb_*_name function gives, or "<kind>(N)" where it fails.
+func libraryName(kind string, value uint32, name func(name **C.char, cerr **C.tdb_error_t) C.tdb_status_t) string {
+	var cname *C.char
+	var cerr *C.tdb_error_t
+	if err := takeError(name(&cname, &cerr), cerr); err != nil {
+		return fmt.Sprintf("%s(%d)", kind, value)
 	}
-	return 0, &Error{Status: StatusInvalidArgument, Message: fmt.Sprintf("unknown datatype %q", name)}
+	return C.GoString(cname)
+}
+
+// fromLibraryName calls a tdb_*_from_name function with name as a C string.
+func fromLibraryName(what, name string, lookup func(cname *C.char, cerr **C.tdb_error_t) C.tdb_status_t) error {
+	if strings.IndexByte(name, 0) >= 0 {
+		return invalidArgument("%s name %q contains a NUL byte", what, name)
+	}
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var cerr *C.tdb_error_t
+	return takeError(lookup(cname, &cerr), cerr)
 }

@@ -6,6 +6,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // Status is the status code of a failed call (tdb_status_t values).
@@ -51,24 +52,18 @@ var sentinels = map[Status]error{
 	StatusInternal:         ErrInternal,
 }
 
-var statusNames = map[Status]string{
-	StatusOK:               "ok",
-	StatusInvalidArgument:  "invalid argument",
-	StatusCorruptData:      "corrupt data",
-	StatusChecksumMismatch: "checksum mismatch",
-	StatusDecryptionFailed: "decryption failed",
-	StatusUnsupported:      "unsupported",
-	StatusBufferTooSmall:   "buffer too small",
-	StatusOutOfMemory:      "out of memory",
-	StatusInternal:         "internal error",
-}
-
-// String returns the status in words, e.g. "checksum mismatch".
+// String returns the C name of the status, e.g. "TDB_ERR_CHECKSUM_MISMATCH" (the library's
+// tdb_status_name); a value the library does not know is "TDB_ERR_UNKNOWN(N)".
 func (s Status) String() string {
-	if name, ok := statusNames[s]; ok {
-		return name
+	// Values past int32 are unknown too: keep them from wrapping onto a known status.
+	if s > math.MaxInt32 {
+		return fmt.Sprintf("TDB_ERR_UNKNOWN(%d)", uint32(s))
 	}
-	return fmt.Sprintf("Status(%d)", uint32(s))
+	name := C.GoString(C.tdb_status_name(C.int32_t(s)))
+	if name == "TDB_ERR_UNKNOWN" {
+		return fmt.Sprintf("%s(%d)", name, uint32(s))
+	}
+	return name
 }
 
 // Error is the error every failed call returns: the C API's status and message.
@@ -81,7 +76,8 @@ type Error struct {
 	Needed int
 }
 
-// Error returns "tdbfilter: <status>: <message>".
+// Error returns "tdbfilter: <status>: <message>", e.g.
+// "tdbfilter: TDB_ERR_CHECKSUM_MISMATCH: checksum of chunk 3 ...".
 func (e *Error) Error() string {
 	if e.Message == "" {
 		return "tdbfilter: " + e.Status.String()
@@ -111,4 +107,8 @@ func takeError(status C.tdb_status_t, cerr *C.tdb_error_t) error {
 
 func invalidArgument(format string, args ...any) error {
 	return &Error{Status: StatusInvalidArgument, Message: fmt.Sprintf(format, args...)}
+}
+
+func unsupported(format string, args ...any) error {
+	return &Error{Status: StatusUnsupported, Message: fmt.Sprintf(format, args...)}
 }

@@ -3,8 +3,6 @@ package tdbfilter
 // #include <tdbfilter.h>
 import "C"
 
-import "fmt"
-
 // FilterType is a TileDB filter type (tiledb_filter_type_t values).
 type FilterType uint32
 
@@ -34,22 +32,23 @@ const (
 	FilterAES256GCM FilterType = C.TDB_FILTER_AES_256_GCM
 )
 
-var filterNames = map[FilterType]string{
-	FilterNone: "none", FilterGzip: "gzip", FilterZstd: "zstd", FilterLZ4: "lz4",
-	FilterRLE: "rle", FilterBzip2: "bzip2", FilterDoubleDelta: "double_delta",
-	FilterBitWidthReduction: "bit_width_reduction", FilterBitshuffle: "bitshuffle",
-	FilterByteshuffle: "byteshuffle", FilterPositiveDelta: "positive_delta",
-	FilterChecksumMD5: "checksum_md5", FilterChecksumSHA256: "checksum_sha256",
-	FilterDictionary: "dictionary", FilterScaleFloat: "scale_float", FilterXOR: "xor",
-	FilterWebP: "webp", FilterDelta: "delta", FilterAES256GCM: "aes_256_gcm",
+// String returns the filter's spec name, e.g. "bitshuffle" (the library's
+// tdb_filter_type_name), or "FilterType(N)" for a number the library does not know.
+func (t FilterType) String() string {
+	return libraryName("FilterType", uint32(t), func(name **C.char, cerr **C.tdb_error_t) C.tdb_status_t {
+		return C.tdb_filter_type_name(C.tdb_filter_type_t(t), name, cerr)
+	})
 }
 
-// String returns the filter's spec name, e.g. "bitshuffle".
-func (t FilterType) String() string {
-	if name, ok := filterNames[t]; ok {
-		return name
-	}
-	return fmt.Sprintf("FilterType(%d)", uint32(t))
+// ParseFilterType returns the filter type named name, case-insensitively: the spec names
+// String returns ("double_delta") and TileDB's spellings ("DICTIONARY_ENCODING",
+// "FILTER_GZIP"). An unknown name is an ErrInvalidArgument naming it.
+func ParseFilterType(name string) (FilterType, error) {
+	var t C.tdb_filter_type_t
+	err := fromLibraryName("filter type", name, func(cname *C.char, cerr **C.tdb_error_t) C.tdb_status_t {
+		return C.tdb_filter_type_from_name(cname, &t, cerr)
+	})
+	return FilterType(t), err
 }
 
 // FilterOption is a filter option (tiledb_filter_option_t values). Pipeline has a typed
@@ -87,7 +86,7 @@ const (
 const FormatVersion = C.TDB_FORMAT_VERSION
 
 // Version returns the version of the tdbfilter C library the program is linked with,
-// e.g. "0.1.0".
+// e.g. "0.2.0".
 func Version() string {
 	return C.GoString(C.tdb_version())
 }

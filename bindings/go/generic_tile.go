@@ -13,7 +13,7 @@ static tdb_status_t tdbgo_generic_read(const uint8_t *bytes, size_t n, const uin
   if (s != TDB_OK) return s;
   s = tdb_generic_tile_read(bytes, n, key, key_len, tile, consumed, err);
   if (s != TDB_OK) return s;
-  return tdb_tile_data(*tile, data, size);
+  return tdb_tile_data(*tile, data, size, err);
 }
 */
 import "C"

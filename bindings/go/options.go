@@ -5,7 +5,8 @@ import "C"
 
 import "unsafe"
 
-// optionValue lists the Go types whose memory layout is the C type of an option.
+// optionValue lists the Go types whose memory layout is the C type of an option; the C API
+// checks the value's size against the option's type.
 type optionValue interface {
 	int32 | uint32 | uint64 | float64 | float32 | uint8
 }
@@ -16,7 +17,8 @@ func setOption[T optionValue](p *Pipeline, filter int, opt FilterOption, value T
 		return err
 	}
 	return p.write(func(c *C.tdb_pipeline_t, cerr **C.tdb_error_t) C.tdb_status_t {
-		return C.tdb_pipeline_set_option(c, i, C.tdb_filter_option_t(opt), unsafe.Pointer(&value), cerr)
+		return C.tdb_pipeline_set_option(c, i, C.tdb_filter_option_t(opt), unsafe.Pointer(&value),
+			C.size_t(unsafe.Sizeof(value)), cerr)
 	})
 }
 
@@ -28,7 +30,8 @@ func getOption[T optionValue](p *Pipeline, filter int, opt FilterOption) (T, err
 	}
 	err = p.read(func(c *C.tdb_pipeline_t) error {
 		var cerr *C.tdb_error_t
-		st := C.tdb_pipeline_get_option(c, i, C.tdb_filter_option_t(opt), unsafe.Pointer(&value), &cerr)
+		st := C.tdb_pipeline_option(c, i, C.tdb_filter_option_t(opt), unsafe.Pointer(&value),
+			C.size_t(unsafe.Sizeof(value)), &cerr)
 		return takeError(st, cerr)
 	})
 	return value, err

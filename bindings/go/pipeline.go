@@ -21,7 +21,7 @@ static tdb_status_t tdbgo_filter(const tdb_pipeline_t *p, int mode, tdb_datatype
                 : tdb_generic_tile_write(p, tile, out, err);
   tdb_tile_free(tile);
   if (s != TDB_OK) return s;
-  return tdb_tile_data(*out, data, size);
+  return tdb_tile_data(*out, data, size, err);
 }
 
 // Filters the cells into the caller's buffer.
@@ -64,8 +64,9 @@ static tdb_status_t tdbgo_filter_var(const tdb_pipeline_t *dp, const tdb_pipelin
   s = tdb_pipeline_filter_var(dp, op, tile, fo, fd, err);
   tdb_tile_free(tile);
   if (s != TDB_OK) return s;
-  tdb_tile_data(*fo, fo_data, fo_size);
-  return tdb_tile_data(*fd, fd_data, fd_size);
+  s = tdb_tile_data(*fo, fo_data, fo_size, err);
+  if (s != TDB_OK) return s;
+  return tdb_tile_data(*fd, fd_data, fd_size, err);
 }
 
 // Unfilters a var-size tile; *tile receives it, *offsets and *data borrow from it.
@@ -76,8 +77,9 @@ static tdb_status_t tdbgo_unfilter_var(const tdb_pipeline_t *dp, const tdb_pipel
                                        const uint8_t **data, size_t *size, tdb_error_t **err) {
   tdb_status_t s = tdb_pipeline_unfilter_var(dp, op, fo, fo_size, fd, fd_size, dt, tile, err);
   if (s != TDB_OK) return s;
-  tdb_tile_offsets(*tile, offsets, count);
-  return tdb_tile_data(*tile, data, size);
+  s = tdb_tile_offsets(*tile, offsets, count, err);
+  if (s != TDB_OK) return s;
+  return tdb_tile_data(*tile, data, size, err);
 }
 */
 import "C"

@@ -29,6 +29,7 @@ export GOCACHE=$work/cache GOPATH=$work/path
 if [ -f "$prefix/lib/pkgconfig/tdbfilter.pc" ]; then
   export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
   echo "library: installed prefix $prefix (pkg-config)"
+  rundir=$(pkg-config --libs-only-L tdbfilter | sed 's/^ *-L//; s/ .*//')
 else
   mkdir -p "$work/pkgconfig"
   cat > "$work/pkgconfig/tdbfilter.pc" <<PC
@@ -39,11 +40,17 @@ Cflags: -I$root/include
 Libs: -L$root/target/release -ltdbfilter
 PC
   export PKG_CONFIG_PATH="$work/pkgconfig"
-  echo "library: build tree $root/target/release (no $prefix/lib/pkgconfig/tdbfilter.pc; pkg-config file for the build tree)"
+  # Programs linked with -ltdbfilter load the library by its SONAME (libtdbfilter.so.X.Y),
+  # which cargo does not create in target/release: link that name to the built library.
+  soname=$(objdump -p "$root/target/release/libtdbfilter.so" | awk '/SONAME/ {print $2}')
+  [ -n "$soname" ] || { echo "no SONAME in $root/target/release/libtdbfilter.so" >&2; exit 1; }
+  rundir=$work/lib
+  mkdir -p "$rundir"
+  ln -sfn "$root/target/release/libtdbfilter.so" "$rundir/$soname"
+  echo "library: build tree $root/target/release (no $prefix/lib/pkgconfig/tdbfilter.pc; pkg-config file for the build tree, $soname linked in $rundir)"
 fi
-libdir=$(pkg-config --libs-only-L tdbfilter | sed 's/^ *-L//; s/ .*//')
 # The test binaries and the example run against that library without LD_LIBRARY_PATH.
-export CGO_LDFLAGS="${libdir:+-Wl,-rpath,$libdir}"
+export CGO_LDFLAGS="${rundir:+-Wl,-rpath,$rundir}"
 
 cd bindings/go
 unformatted=$("$("$go" env GOROOT)/bin/gofmt" -l .)

@@ -21,6 +21,7 @@ pub mod fragment_metadata;
 pub mod metadata;
 pub mod read;
 pub mod schema;
+pub mod subarray;
 pub mod value;
 
 use crate::error::{Error, Result};

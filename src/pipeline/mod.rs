@@ -8,7 +8,9 @@ mod reverse;
 mod serialize;
 pub mod spec;
 
-pub use crate::engine::threads::{Executor, ExecutorHandle};
+pub use crate::engine::threads::{
+    Executor, ExecutorHandle, MAX_THREADS, check_threads, pools_built,
+};
 pub use crate::format::format_version::FORMAT_VERSION;
 
 use crate::engine::encryption_key::EncryptionKey;
