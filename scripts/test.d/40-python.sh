@@ -1,11 +1,25 @@
 #!/usr/bin/env bash
-# step: Python package (bindings/python): pytest (every filter, TileDB tiles, errors, threads, leaks, numcodecs, zarr)
+# step: Python package (bindings/python): ctypes declarations against the header, pytest (every filter, dtypes, TileDB tiles, errors, threads, leaks, numcodecs, zarr, arrays against TileDB-Py)
 set -euo pipefail
 root="${TDBF_ROOT:?}"
 prefix="${TDBF_PREFIX:?}"
 cd "$root"
 pip() { .venv/bin/python -m pip install -q --disable-pip-version-check "$@"; }
+
+# Every C function the package declares exists in the header with the same argument types.
+.venv/bin/python bindings/python/check_ctypes.py
+
+# The package with its test requirements (pytest, numcodecs, zarr, tiledb): none is optional.
 pip "./bindings/python[test]"
+# pip builds in the source tree; what it leaves there must be git-ignored.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  left=$(git status --porcelain --untracked-files=all -- bindings/python/build 'bindings/python/src/*.egg-info')
+  if [ -n "$left" ]; then
+    echo "pip install ./bindings/python left untracked files in the checkout:" >&2
+    echo "$left" >&2
+    exit 1
+  fi
+fi
 
 # The installed prefix, found through pkg-config as a user's would be (no TDBFILTER_LIBRARY).
 if [ -f "$prefix/lib/pkgconfig/tdbfilter.pc" ]; then
@@ -21,6 +35,7 @@ else
   export TDBFILTER_LIBRARY="$root/target/release/libtdbfilter.so"
 fi
 # Run from the tests directory so that the installed package (not the source tree) is imported.
+# A skipped test fails (tests/conftest.py): a missing prerequisite is not a pass.
 cd bindings/python/tests
 status=0
 "$root/.venv/bin/python" -m pytest -q -p no:cacheprovider . || status=$?

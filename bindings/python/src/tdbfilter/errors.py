@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._lib import CONSTANTS
+
 
 class TdbfilterError(Exception):
     """A failed tdbfilter call: ``status`` is the C status code, ``str(e)`` the library's
@@ -18,53 +20,53 @@ class TdbfilterError(Exception):
 class InvalidArgument(TdbfilterError, ValueError):
     """A caller-supplied argument is invalid (``TDB_ERR_INVALID_ARGUMENT``)."""
 
-    status = 1
+    status = CONSTANTS["TDB_ERR_INVALID_ARGUMENT"]
 
 
 class CorruptData(TdbfilterError):
     """Filtered bytes are truncated, inconsistent or not a valid encoding
     (``TDB_ERR_CORRUPT_DATA``)."""
 
-    status = 2
+    status = CONSTANTS["TDB_ERR_CORRUPT_DATA"]
 
 
 class ChecksumMismatch(CorruptData):
     """A checksum filter found a digest mismatch (``TDB_ERR_CHECKSUM_MISMATCH``)."""
 
-    status = 3
+    status = CONSTANTS["TDB_ERR_CHECKSUM_MISMATCH"]
 
 
 class DecryptionFailed(TdbfilterError):
     """AES-256-GCM decryption failed: wrong key or tampered bytes
     (``TDB_ERR_DECRYPTION_FAILED``)."""
 
-    status = 4
+    status = CONSTANTS["TDB_ERR_DECRYPTION_FAILED"]
 
 
 class Unsupported(TdbfilterError):
     """Valid TileDB input this version does not support (``TDB_ERR_UNSUPPORTED``)."""
 
-    status = 5
+    status = CONSTANTS["TDB_ERR_UNSUPPORTED"]
 
 
 class BufferTooSmall(TdbfilterError):
     """The caller's buffer is too small (``TDB_ERR_BUFFER_TOO_SMALL``); ``needed`` is the size
     that fits, when known."""
 
-    status = 6
+    status = CONSTANTS["TDB_ERR_BUFFER_TOO_SMALL"]
     needed: int | None = None
 
 
 class OutOfMemory(TdbfilterError, MemoryError):
     """An allocation failed or a memory limit was reached (``TDB_ERR_OUT_OF_MEMORY``)."""
 
-    status = 7
+    status = CONSTANTS["TDB_ERR_OUT_OF_MEMORY"]
 
 
 class InternalError(TdbfilterError):
     """A bug in tdbfilter (``TDB_ERR_INTERNAL``)."""
 
-    status = 8
+    status = CONSTANTS["TDB_ERR_INTERNAL"]
 
 
 BY_STATUS: dict[int, type[TdbfilterError]] = {
