@@ -21,10 +21,27 @@ static inline tdb_pipeline_t *make_pipeline(const uint32_t *types, size_t n) {
                 sizeof((const uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t))
 #define PIPE_EMPTY() make_pipeline(NULL, 0)
 
+/* The size of an option's C type (ABI 0.2: the value_size of tdb_pipeline_set_option and
+ * tdb_pipeline_option); 4 for unknown options, which fail on the option number. */
+static inline size_t option_size(uint32_t option) {
+  switch (option) {
+    case TDB_SCALE_FLOAT_BYTEWIDTH:
+    case TDB_SCALE_FLOAT_FACTOR:
+    case TDB_SCALE_FLOAT_OFFSET:
+      return 8;
+    case TDB_WEBP_INPUT_FORMAT:
+    case TDB_WEBP_LOSSLESS:
+    case TDB_COMPRESSION_REINTERPRET_DATATYPE:
+      return 1;
+    default: /* level (int32), windows (uint32), WEBP quality (float) */
+      return 4;
+  }
+}
+
 static inline void set_level(tdb_pipeline_t *p, uint32_t index, int32_t level) {
-  CHECK_OK(tdb_pipeline_set_option(p, index, TDB_COMPRESSION_LEVEL, &level, E));
+  CHECK_OK(tdb_pipeline_set_option(p, index, TDB_COMPRESSION_LEVEL, &level, sizeof(level), E));
   int32_t got = 12345;
-  CHECK_OK(tdb_pipeline_get_option(p, index, TDB_COMPRESSION_LEVEL, &got, E));
+  CHECK_OK(tdb_pipeline_option(p, index, TDB_COMPRESSION_LEVEL, &got, sizeof(got), E));
   CHECK(got == level);
 }
 
@@ -52,7 +69,7 @@ static inline uint8_t *filter_alloc(const tdb_pipeline_t *p, uint32_t datatype,
   CHECK(filtered != NULL);
   const uint8_t *fd = NULL;
   size_t fn = 0;
-  CHECK_OK(tdb_tile_data(filtered, &fd, &fn));
+  CHECK_OK(tdb_tile_data(filtered, &fd, &fn, E));
   CHECK(fn >= 8);
   CHECK(fd != NULL);
   uint8_t *copy = (uint8_t *)xmalloc(fn);
@@ -72,7 +89,7 @@ static inline uint8_t *unfilter_alloc(const tdb_pipeline_t *p, const uint8_t *by
   CHECK(tile != NULL);
   const uint8_t *d = NULL;
   size_t dn = 0;
-  CHECK_OK(tdb_tile_data(tile, &d, &dn));
+  CHECK_OK(tdb_tile_data(tile, &d, &dn, E));
   CHECK(dn == 0 || d != NULL);
   uint8_t *copy = (uint8_t *)xmalloc(dn);
   if (dn) memcpy(copy, d, dn);

@@ -20,9 +20,10 @@ static const char *array_path(const char *name) {
   return path;
 }
 
-static tdb_result_t *read_field(const tdb_array_t *a, const char *field, const void *subarray) {
+static tdb_result_t *read_field(const tdb_array_t *a, const char *field, const void *subarray,
+                                size_t subarray_size) {
   tdb_result_t *r = NULL;
-  CHECK_OK(tdb_array_read(a, field, subarray, &r, E));
+  CHECK_OK(tdb_array_read(a, field, subarray, subarray_size, &r, E));
   return r;
 }
 
@@ -44,8 +45,15 @@ static void test_dense_schema(const tdb_array_t *a) {
   uint32_t dims = 0, attrs = 0, version = 0;
   CHECK_OK(tdb_array_schema_info(a, &type, &tile_order, &cell_order, NULL, NULL, &version, E));
   CHECK(type == 0 && tile_order == 0 && cell_order == 0 && version == 22);
-  CHECK_OK(tdb_array_field_num(a, &dims, &attrs, E));
+  CHECK_OK(tdb_array_dimension_count(a, &dims, E));
+  CHECK_OK(tdb_array_attribute_count(a, &attrs, E));
   CHECK(dims == 2 && attrs == 3);
+  /* One output each, required; outputs untouched on failure. */
+  CHECK_ERR(tdb_array_dimension_count(a, NULL, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("count is NULL");
+  CHECK_ERR(tdb_array_attribute_count(NULL, &attrs, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("array is NULL");
+  CHECK(attrs == 3);
   const char *name = NULL;
   tdb_datatype_t dt = 99;
   uint32_t cvn = 0;
@@ -82,7 +90,7 @@ static void test_dense_schema(const tdb_array_t *a) {
 
 static void test_dense_fragments(const tdb_array_t *a) {
   uint32_t n = 0;
-  CHECK_OK(tdb_array_fragment_num(a, &n, E));
+  CHECK_OK(tdb_array_fragment_count(a, &n, E));
   CHECK(n == 2);
   for (uint32_t k = 0; k < n; k++) {
     const char *name = NULL;
@@ -106,7 +114,7 @@ static void test_dense_fragments(const tdb_array_t *a) {
 
 static void test_dense_reads(const tdb_array_t *a) {
   /* Whole non-empty domain: rows 1-5, cols 1-4, row-major. */
-  tdb_result_t *r = read_field(a, "a", NULL);
+  tdb_result_t *r = read_field(a, "a", NULL, 0);
   const uint8_t *data = NULL;
   size_t size = 0;
   CHECK(cells_of(r) == 20);
@@ -125,7 +133,7 @@ static void test_dense_reads(const tdb_array_t *a) {
 
   /* s over rows 3-4, all columns: "31" "new" "new" "34" "4141" "new" "new" "4444". */
   const int32_t sub[4] = {3, 4, 1, 4};
-  r = read_field(a, "s", sub);
+  r = read_field(a, "s", sub, sizeof sub);
   CHECK(cells_of(r) == 8);
   CHECK_OK(tdb_result_data(r, &data, &size, E));
   CHECK_OK(tdb_result_offsets(r, &offsets, &count, E));
@@ -142,7 +150,7 @@ static void test_dense_reads(const tdb_array_t *a) {
   /* f: null in column 2 of fragment 1 (not overwritten), valid in fragment 2, null where
    * nothing was written (row 5, cols 1 and 4). */
   const int32_t sub_f[4] = {2, 5, 1, 4};
-  r = read_field(a, "f", sub_f);
+  r = read_field(a, "f", sub_f, sizeof sub_f);
   const uint8_t *validity = NULL;
   CHECK_OK(tdb_result_validity(r, &validity, &count, E));
   CHECK(count == 16);
@@ -154,7 +162,7 @@ static void test_dense_reads(const tdb_array_t *a) {
 
   /* Dimension coordinates of a box. */
   const int32_t sub_c[4] = {2, 3, 3, 4};
-  r = read_field(a, "c", sub_c);
+  r = read_field(a, "c", sub_c, sizeof sub_c);
   CHECK_OK(tdb_result_data(r, &data, &size, E));
   const int32_t *cs = (const int32_t *)(const void *)data;
   CHECK(size == 16 && cs[0] == 3 && cs[1] == 4 && cs[2] == 3 && cs[3] == 4);
@@ -163,7 +171,7 @@ static void test_dense_reads(const tdb_array_t *a) {
   /* Several fields at once. */
   const char *fields[2] = {"r", "a"};
   tdb_result_t *two[2] = {NULL, NULL};
-  CHECK_OK(tdb_array_read_fields(a, fields, 2, sub_c, two, E));
+  CHECK_OK(tdb_array_read_fields(a, fields, 2, sub_c, sizeof sub_c, two, E));
   CHECK(cells_of(two[0]) == 4 && cells_of(two[1]) == 4);
   CHECK_OK(tdb_result_data(two[1], &data, &size, E));
   CHECK(((const int32_t *)(const void *)data)[2] == dense_a(3, 3, 1));
@@ -171,17 +179,28 @@ static void test_dense_reads(const tdb_array_t *a) {
   tdb_result_free(two[1]);
 
   /* Errors. */
-  CHECK_ERR(tdb_array_read(a, "nope", NULL, &r, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tdb_array_read(a, "nope", NULL, 0, &r, E), TDB_ERR_INVALID_ARGUMENT);
   const int32_t outside[4] = {0, 3, 1, 4};
-  CHECK_ERR(tdb_array_read(a, "a", outside, &r, E), TDB_ERR_INVALID_ARGUMENT);
-  CHECK_ERR(tdb_array_read(NULL, "a", NULL, &r, E), TDB_ERR_INVALID_ARGUMENT);
-  CHECK_ERR(tdb_array_read(a, "a", NULL, NULL, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tdb_array_read(a, "a", outside, sizeof outside, &r, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tdb_array_read(NULL, "a", NULL, 0, &r, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tdb_array_read(a, "a", NULL, 0, NULL, E), TDB_ERR_INVALID_ARGUMENT);
 }
 
 static void test_dense_tiles(const tdb_array_t *a) {
   uint64_t tiles = 0, cells = 0;
-  CHECK_OK(tdb_array_tile_count(a, 0, 3, &tiles, &cells, E));
+  CHECK_OK(tdb_array_tile_count(a, 0, &tiles, E));
+  CHECK_OK(tdb_array_tile_cell_count(a, 0, 3, &cells, E));
   CHECK(tiles == 4 && cells == 6);
+  CHECK_OK(tdb_array_tile_count(a, 1, &tiles, E));
+  CHECK(tiles == 2);
+  cells = 77;
+  CHECK_ERR(tdb_array_tile_cell_count(a, 0, 4, &cells, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("tile 4 of fragment 0 out of range (4 tiles)");
+  CHECK(cells == 77);
+  CHECK_ERR(tdb_array_tile_count(a, 2, &tiles, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("fragment index 2 out of range");
+  CHECK(tiles == 2);
+  CHECK_ERR(tdb_array_tile_cell_count(a, 0, 0, NULL, E), TDB_ERR_INVALID_ARGUMENT);
   char path[4096];
   size_t path_size = 0;
   uint64_t offset = 1, size = 0;
@@ -224,7 +243,7 @@ static void test_dense(void) {
   test_dense_reads(a);
   test_dense_tiles(a);
   CHECK_OK(tdb_array_set_threads(a, 1, E));
-  tdb_result_t *r = read_field(a, "a", NULL);
+  tdb_result_t *r = read_field(a, "a", NULL, 0);
   CHECK(cells_of(r) == 20);
   tdb_result_free(r);
   tdb_array_free(a);
@@ -232,9 +251,9 @@ static void test_dense(void) {
   /* Time travel to timestamp 1: only the first fragment. */
   CHECK_OK(tdb_array_open_at(array_path("dense"), NULL, 0, 0, 1, &a, E));
   uint32_t frags = 0;
-  CHECK_OK(tdb_array_fragment_num(a, &frags, E));
+  CHECK_OK(tdb_array_fragment_count(a, &frags, E));
   CHECK(frags == 1);
-  r = read_field(a, "a", NULL);
+  r = read_field(a, "a", NULL, 0);
   const uint8_t *data = NULL;
   size_t size = 0;
   CHECK_OK(tdb_result_data(r, &data, &size, E));
@@ -269,23 +288,23 @@ static void test_sparse(void) {
   CHECK_OK(tdb_array_schema_info(a, &type, NULL, NULL, &capacity, &dups, NULL, E));
   CHECK(type == 1 && capacity == 2 && !dups);
   /* Global order after de-duplication: (5, "a") holds the newer fragment's values. */
-  tdb_result_t *r = read_field(a, "x", NULL);
+  tdb_result_t *r = read_field(a, "x", NULL, 0);
   const uint8_t *data = NULL;
   size_t size = 0;
   CHECK_OK(tdb_result_data(r, &data, &size, E));
   static const int64_t want_x[5] = {1, 5, 5, 7, 42};
   CHECK(cells_of(r) == 5 && size == 40 && memcmp(data, want_x, 40) == 0);
   tdb_result_free(r);
-  r = read_field(a, "name", NULL);
+  r = read_field(a, "name", NULL, 0);
   static const char *const want_name[5] = {"m", "a", "b", "zz", "q"};
   expect_strings(r, want_name, 5);
   tdb_result_free(r);
-  r = read_field(a, "v", NULL);
+  r = read_field(a, "v", NULL, 0);
   CHECK_OK(tdb_result_data(r, &data, &size, E));
   static const uint16_t want_v[5] = {30, 20, 1, 4, 3};
   CHECK(size == 10 && memcmp(data, want_v, 10) == 0);
   tdb_result_free(r);
-  r = read_field(a, "t", NULL);
+  r = read_field(a, "t", NULL, 0);
   static const char *const want_t[5] = {"m", "two", "one", "four", ""};
   expect_strings(r, want_t, 5);
   const uint8_t *validity = NULL;
@@ -295,12 +314,13 @@ static void test_sparse(void) {
   tdb_result_free(r);
   /* Subarrays are numeric only through tdb_array_read. */
   const int64_t sub[2] = {0, 9};
-  CHECK_ERR(tdb_array_read(a, "v", sub, &r, E), TDB_ERR_UNSUPPORTED);
+  CHECK_ERR(tdb_array_read(a, "v", sub, sizeof sub, &r, E), TDB_ERR_UNSUPPORTED);
+  CHECK_MSG_HAS("string dimension 'name'");
   tdb_array_free(a);
 
   /* At timestamp 2 only the first fragment: (5, "a") is null. */
   CHECK_OK(tdb_array_open_at(array_path("sparse"), NULL, 0, 0, 2, &a, E));
-  r = read_field(a, "t", NULL);
+  r = read_field(a, "t", NULL, 0);
   static const char *const want_t1[4] = {"", "one", "four", ""};
   expect_strings(r, want_t1, 4);
   CHECK_OK(tdb_result_validity(r, &validity, &count, E));
@@ -314,28 +334,28 @@ static void test_metadata_and_enumeration(void) {
   tdb_array_t *a = NULL;
   CHECK_OK(tdb_array_open(array_path("meta"), NULL, 0, &a, E));
   uint32_t n = 0;
-  CHECK_OK(tdb_array_metadata_num(a, &n, E));
+  CHECK_OK(tdb_array_metadata_count(a, &n, E));
   CHECK(n == 3);
   const char *key = NULL;
   tdb_datatype_t dt = 0;
-  uint32_t value_num = 0;
+  uint32_t value_count = 0;
   const void *value = NULL;
   /* Sorted by key: name, scale, version. */
-  CHECK_OK(tdb_array_metadata(a, 0, &key, &dt, &value_num, &value, E));
-  CHECK(strcmp(key, "name") == 0 && value_num == 10 && memcmp(value, "meta array", 10) == 0);
-  CHECK_OK(tdb_array_metadata(a, 1, &key, &dt, &value_num, &value, E));
+  CHECK_OK(tdb_array_metadata_entry(a, 0, &key, &dt, &value_count, &value, E));
+  CHECK(strcmp(key, "name") == 0 && value_count == 10 && memcmp(value, "meta array", 10) == 0);
+  CHECK_OK(tdb_array_metadata_entry(a, 1, &key, &dt, &value_count, &value, E));
   double scale[2];
   memcpy(scale, value, sizeof scale);
-  CHECK(strcmp(key, "scale") == 0 && dt == TDB_FLOAT64 && value_num == 2);
+  CHECK(strcmp(key, "scale") == 0 && dt == TDB_FLOAT64 && value_count == 2);
   CHECK(scale[0] == 0.5 && scale[1] == 2.0);
-  CHECK_OK(tdb_array_metadata(a, 2, &key, NULL, &value_num, &value, E));
+  CHECK_OK(tdb_array_metadata_entry(a, 2, &key, NULL, &value_count, &value, E));
   int64_t version = 0;
   memcpy(&version, value, sizeof version);
-  CHECK(strcmp(key, "version") == 0 && value_num == 1 && version == 2);
-  CHECK_ERR(tdb_array_metadata(a, 3, &key, NULL, NULL, NULL, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK(strcmp(key, "version") == 0 && value_count == 1 && version == 2);
+  CHECK_ERR(tdb_array_metadata_entry(a, 3, &key, NULL, NULL, NULL, E), TDB_ERR_INVALID_ARGUMENT);
 
   /* The attribute holds indices; the enumeration holds the strings. */
-  tdb_result_t *r = read_field(a, "color", NULL);
+  tdb_result_t *r = read_field(a, "color", NULL, 0);
   const uint8_t *data = NULL;
   size_t size = 0;
   CHECK_OK(tdb_result_data(r, &data, &size, E));
@@ -352,9 +372,9 @@ static void test_metadata_and_enumeration(void) {
 
   /* At timestamp 1: the first metadata write only. */
   CHECK_OK(tdb_array_open_at(array_path("meta"), NULL, 0, 0, 1, &a, E));
-  CHECK_OK(tdb_array_metadata_num(a, &n, E));
+  CHECK_OK(tdb_array_metadata_count(a, &n, E));
   CHECK(n == 3);
-  CHECK_OK(tdb_array_metadata(a, 0, &key, NULL, NULL, NULL, E));
+  CHECK_OK(tdb_array_metadata_entry(a, 0, &key, NULL, NULL, NULL, E));
   CHECK(strcmp(key, "gone") == 0);
   tdb_array_free(a);
 }
@@ -366,17 +386,122 @@ static void test_memory_limit(void) {
   CHECK_OK(tdb_array_set_memory_limit(a, 64, E)); /* 20 int32 cells need 80 bytes */
   tdb_result_t *r = NULL;
   tdb_error_t *err = NULL;
-  CHECK(tdb_array_read(a, "a", NULL, &r, &err) == TDB_ERR_OUT_OF_MEMORY);
+  CHECK(tdb_array_read(a, "a", NULL, 0, &r, &err) == TDB_ERR_OUT_OF_MEMORY);
   CHECK(r == NULL && err != NULL);
   CHECK_MSG(strstr(tdb_error_message(err), "80 bytes") != NULL &&
                 strstr(tdb_error_message(err), "64 bytes") != NULL,
             "%s", tdb_error_message(err));
   tdb_error_free(err);
   CHECK_OK(tdb_array_set_memory_limit(a, 80, E));
-  r = read_field(a, "a", NULL);
+  r = read_field(a, "a", NULL, 0);
   CHECK(cells_of(r) == 20);
   tdb_result_free(r);
   CHECK_OK(tdb_array_set_memory_limit(a, 0, E)); /* 0: no limit */
+  tdb_array_free(a);
+}
+
+/* The subarray's size is checked against the dimensions: tests/data/arrays/2.17.5/plain_sparse
+ * has two INT64 dimensions x and y, so a subarray is 4 int64 values, 32 bytes. */
+static void test_subarray_size(void) {
+  char path[4096];
+  const char *dense = array_path("dense");
+  int n = snprintf(path, sizeof path, "%.*s/arrays/2.17.5/plain_sparse",
+                   (int)(strlen(dense) - strlen("/c_array/dense")), dense);
+  CHECK(n > 0 && (size_t)n < sizeof path);
+  tdb_array_t *a = NULL;
+  CHECK_OK(tdb_array_open(path, NULL, 0, &a, E));
+  uint32_t dims = 0;
+  CHECK_OK(tdb_array_dimension_count(a, &dims, E));
+  CHECK(dims == 2);
+  tdb_result_t *whole = read_field(a, "x", NULL, 0);
+  uint64_t cells = 0;
+  CHECK_OK(tdb_result_cell_count(whole, &cells, E));
+  CHECK(cells > 0);
+  tdb_result_free(whole);
+
+  /* The right size: the domains of both dimensions read every cell. */
+  int64_t wide[4];
+  for (uint32_t d = 0; d < 2; d++) {
+    const void *lo = NULL, *hi = NULL, *ext = NULL;
+    size_t size = 0;
+    CHECK_OK(tdb_array_dimension_domain(a, d, &lo, &hi, &size, &ext, E));
+    CHECK(size == 8);
+    memcpy(&wide[2 * d], lo, 8);
+    memcpy(&wide[2 * d + 1], hi, 8);
+  }
+  tdb_result_t *r = read_field(a, "x", wide, sizeof wide);
+  uint64_t got = 0;
+  CHECK_OK(tdb_result_cell_count(r, &got, E));
+  CHECK(got == cells);
+  tdb_result_free(r);
+
+  /* int32 bounds for int64 dimensions: 16 bytes where 32 are needed. */
+  const int32_t narrow[4] = {0, 100, 0, 100};
+  r = (tdb_result_t *)(void *)&n; /* a sentinel: outputs are written only on success */
+  tdb_result_t *const sentinel = r;
+  CHECK_ERR(tdb_array_read(a, "x", narrow, sizeof narrow, &r, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("subarray is 16 bytes; the array's 2 dimensions need 32: [low, high] of 'x' "
+                "(INT64, 8 bytes each), [low, high] of 'y' (INT64, 8 bytes each)");
+  CHECK(r == sentinel);
+  /* Too long as well. */
+  int64_t longer[5] = {0, 100, 0, 100, 7};
+  CHECK_ERR(tdb_array_read(a, "x", longer, sizeof longer, &r, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("subarray is 40 bytes; the array's 2 dimensions need 32");
+  /* NULL with a size, non-NULL with size 0. */
+  CHECK_ERR(tdb_array_read(a, "x", NULL, 32, &r, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("subarray is NULL but subarray_size is 32");
+  CHECK_MSG_HAS("[low, high] of 'y' (INT64, 8 bytes each)");
+  CHECK_ERR(tdb_array_read(a, "x", wide, 0, &r, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("subarray_size is 0 but subarray is not NULL");
+  CHECK_MSG_HAS("[low, high] of 'x' (INT64, 8 bytes each)");
+  CHECK(r == sentinel);
+  /* tdb_array_read_fields checks the same way and leaves every result slot untouched. */
+  const char *fields[2] = {"x", "y"};
+  tdb_result_t *two[2] = {sentinel, sentinel};
+  CHECK_ERR(tdb_array_read_fields(a, fields, 2, narrow, sizeof narrow, two, E),
+            TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("subarray is 16 bytes; the array's 2 dimensions need 32");
+  CHECK(two[0] == sentinel && two[1] == sentinel);
+  CHECK_ERR(tdb_array_read_fields(a, fields, 2, NULL, 8, two, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tdb_array_read_fields(a, fields, 2, wide, 0, two, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK(two[0] == sentinel && two[1] == sentinel);
+  CHECK_OK(tdb_array_read_fields(a, fields, 2, wide, sizeof wide, two, E));
+  tdb_result_free(two[0]);
+  tdb_result_free(two[1]);
+  tdb_array_free(a);
+
+  /* A 1-D UINT8 dimension: 2 bytes. */
+  CHECK_OK(tdb_array_open(array_path("meta"), NULL, 0, &a, E));
+  const uint8_t box[2] = {1, 2};
+  r = read_field(a, "color", box, sizeof box);
+  CHECK_OK(tdb_result_cell_count(r, &got, E));
+  CHECK(got == 2);
+  tdb_result_free(r);
+  r = sentinel;
+  const uint16_t box16[2] = {1, 2};
+  CHECK_ERR(tdb_array_read(a, "color", box16, sizeof box16, &r, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("subarray is 4 bytes; the array's 1 dimension needs 2: [low, high] of 'd' "
+                "(UINT8, 1 byte each)");
+  CHECK(r == sentinel);
+  tdb_array_free(a);
+}
+
+/* Thread counts: 0 (all cores) and 1..=256, more refused and the setting kept. */
+static void test_threads(void) {
+  tdb_array_t *a = NULL;
+  CHECK_OK(tdb_array_open(array_path("dense"), NULL, 0, &a, E));
+  CHECK_OK(tdb_array_set_threads(a, 0, E));
+  CHECK_OK(tdb_array_set_threads(a, 256, E));
+  CHECK_ERR(tdb_array_set_threads(a, 257, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("threads 257 exceeds 256");
+  CHECK_ERR(tdb_array_set_threads(a, UINT32_MAX, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tdb_array_set_threads(NULL, 1, E), TDB_ERR_INVALID_ARGUMENT);
+  for (uint32_t t = 0; t <= 4; t++) {
+    CHECK_OK(tdb_array_set_threads(a, t, E));
+    tdb_result_t *r = read_field(a, "a", NULL, 0);
+    CHECK(cells_of(r) == 20);
+    tdb_result_free(r);
+  }
   tdb_array_free(a);
 }
 
@@ -398,6 +523,8 @@ int main(void) {
   test_sparse();
   test_metadata_and_enumeration();
   test_memory_limit();
+  test_subarray_size();
+  test_threads();
   test_errors();
   CHECK_DONE("test_array");
 }

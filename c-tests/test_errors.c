@@ -76,17 +76,17 @@ static void test_null_arguments(void) {
   CHECK_ERR(tdb_pipeline_add_filter(NULL, TDB_FILTER_GZIP, E), TDB_ERR_INVALID_ARGUMENT);
   CHECK_MSG_HAS("null");
 
-  CHECK_ERR(tdb_pipeline_set_option(NULL, 0, TDB_COMPRESSION_LEVEL, &level, E),
+  CHECK_ERR(tdb_pipeline_set_option(NULL, 0, TDB_COMPRESSION_LEVEL, &level, sizeof(level), E),
             TDB_ERR_INVALID_ARGUMENT);
   CHECK_MSG_HAS("null");
-  CHECK_ERR(tdb_pipeline_set_option(p, 0, TDB_COMPRESSION_LEVEL, NULL, E),
+  CHECK_ERR(tdb_pipeline_set_option(p, 0, TDB_COMPRESSION_LEVEL, NULL, sizeof(int32_t), E),
             TDB_ERR_INVALID_ARGUMENT);
   CHECK_MSG_HAS("null");
 
-  CHECK_ERR(tdb_pipeline_get_option(NULL, 0, TDB_COMPRESSION_LEVEL, &level, E),
+  CHECK_ERR(tdb_pipeline_option(NULL, 0, TDB_COMPRESSION_LEVEL, &level, sizeof(level), E),
             TDB_ERR_INVALID_ARGUMENT);
   CHECK(level == 3);
-  CHECK_ERR(tdb_pipeline_get_option(p, 0, TDB_COMPRESSION_LEVEL, NULL, E),
+  CHECK_ERR(tdb_pipeline_option(p, 0, TDB_COMPRESSION_LEVEL, NULL, sizeof(int32_t), E),
             TDB_ERR_INVALID_ARGUMENT);
   CHECK_MSG_HAS("null");
 
@@ -133,12 +133,17 @@ static void test_null_arguments(void) {
 
   const uint8_t *dp = (const uint8_t *)SENTINEL;
   size = 777;
-  CHECK(tdb_tile_data(NULL, &dp, &size) == TDB_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tdb_tile_data(NULL, &dp, &size, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("tile is null");
   CHECK(dp == (const uint8_t *)SENTINEL && size == 777);
-  CHECK(tdb_tile_data(tile, NULL, &size) == TDB_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tdb_tile_data(tile, NULL, &size, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("data is null");
   CHECK(size == 777);
-  CHECK(tdb_tile_data(tile, &dp, NULL) == TDB_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tdb_tile_data(tile, &dp, NULL, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("size is null");
   CHECK(dp == (const uint8_t *)SENTINEL);
+  /* A NULL error slot is allowed: the status alone reports the failure. */
+  CHECK(tdb_tile_data(NULL, &dp, &size, NULL) == TDB_ERR_INVALID_ARGUMENT);
 
   CHECK_ERR(tdb_pipeline_filter(NULL, tile, &tout, E), TDB_ERR_INVALID_ARGUMENT);
   CHECK(tout == SENT_TILE);
@@ -185,10 +190,10 @@ static void test_null_error_outparam(void) {
   CHECK(tdb_pipeline_add_filter(p, 99, NULL) == TDB_ERR_INVALID_ARGUMENT);
   CHECK(tdb_pipeline_add_filter(NULL, TDB_FILTER_ZSTD, NULL) == TDB_ERR_INVALID_ARGUMENT);
   int32_t lvl = 5;
-  CHECK(tdb_pipeline_set_option(p, 0, TDB_COMPRESSION_LEVEL, &lvl, NULL) == TDB_OK);
-  CHECK(tdb_pipeline_set_option(p, 3, TDB_COMPRESSION_LEVEL, &lvl, NULL) ==
+  CHECK(tdb_pipeline_set_option(p, 0, TDB_COMPRESSION_LEVEL, &lvl, sizeof(lvl), NULL) == TDB_OK);
+  CHECK(tdb_pipeline_set_option(p, 3, TDB_COMPRESSION_LEVEL, &lvl, sizeof(lvl), NULL) ==
         TDB_ERR_INVALID_ARGUMENT);
-  CHECK(tdb_pipeline_get_option(p, 0, TDB_BIT_WIDTH_MAX_WINDOW, &lvl, NULL) ==
+  CHECK(tdb_pipeline_option(p, 0, TDB_BIT_WIDTH_MAX_WINDOW, &lvl, sizeof(lvl), NULL) ==
         TDB_ERR_INVALID_ARGUMENT);
   CHECK(lvl == 5);
   uint32_t c = 0;
@@ -286,12 +291,12 @@ static void test_invalid_values(void) {
 
   /* filter index out of range */
   int32_t lvl = 4;
-  CHECK_ERR(tdb_pipeline_set_option(p, 2, TDB_COMPRESSION_LEVEL, &lvl, E),
+  CHECK_ERR(tdb_pipeline_set_option(p, 2, TDB_COMPRESSION_LEVEL, &lvl, sizeof(lvl), E),
             TDB_ERR_INVALID_ARGUMENT);
-  CHECK_ERR(tdb_pipeline_set_option(p, 0xFFFFFFFFu, TDB_COMPRESSION_LEVEL, &lvl, E),
+  CHECK_ERR(tdb_pipeline_set_option(p, 0xFFFFFFFFu, TDB_COMPRESSION_LEVEL, &lvl, sizeof(lvl), E),
             TDB_ERR_INVALID_ARGUMENT);
   lvl = 1234;
-  CHECK_ERR(tdb_pipeline_get_option(p, 2, TDB_COMPRESSION_LEVEL, &lvl, E),
+  CHECK_ERR(tdb_pipeline_option(p, 2, TDB_COMPRESSION_LEVEL, &lvl, sizeof(lvl), E),
             TDB_ERR_INVALID_ARGUMENT);
   CHECK(lvl == 1234);
   tdb_filter_type_t t = 1234;
@@ -299,10 +304,79 @@ static void test_invalid_values(void) {
   CHECK(t == 1234);
   tdb_pipeline_t *empty = PIPE_EMPTY();
   CHECK_ERR(tdb_pipeline_filter_type(empty, 0, &t, E), TDB_ERR_INVALID_ARGUMENT);
-  CHECK_ERR(tdb_pipeline_get_option(empty, 0, TDB_COMPRESSION_LEVEL, &lvl, E),
+  CHECK_ERR(tdb_pipeline_option(empty, 0, TDB_COMPRESSION_LEVEL, &lvl, sizeof(lvl), E),
             TDB_ERR_INVALID_ARGUMENT);
   tdb_pipeline_free(empty);
   tdb_pipeline_free(p);
+}
+
+/* value_size must be the option's C type's size (ABI 0.2); a mismatch names the option and
+ * the type and changes nothing. */
+static void test_option_value_size(void) {
+  typedef struct {
+    uint32_t filter;
+    uint32_t option;
+    const char *name; /* TileDB's option name, in the message */
+    const char *type; /* the C type, in the message */
+    size_t size;
+  } option_case_t;
+  static const option_case_t cases[] = {
+      {TDB_FILTER_ZSTD, TDB_COMPRESSION_LEVEL, "COMPRESSION_LEVEL", "int32_t", 4},
+      {TDB_FILTER_BIT_WIDTH_REDUCTION, TDB_BIT_WIDTH_MAX_WINDOW, "BIT_WIDTH_MAX_WINDOW",
+       "uint32_t", 4},
+      {TDB_FILTER_POSITIVE_DELTA, TDB_POSITIVE_DELTA_MAX_WINDOW, "POSITIVE_DELTA_MAX_WINDOW",
+       "uint32_t", 4},
+      {TDB_FILTER_SCALE_FLOAT, TDB_SCALE_FLOAT_BYTEWIDTH, "SCALE_FLOAT_BYTEWIDTH", "uint64_t", 8},
+      {TDB_FILTER_SCALE_FLOAT, TDB_SCALE_FLOAT_FACTOR, "SCALE_FLOAT_FACTOR", "double", 8},
+      {TDB_FILTER_SCALE_FLOAT, TDB_SCALE_FLOAT_OFFSET, "SCALE_FLOAT_OFFSET", "double", 8},
+      {TDB_FILTER_WEBP, TDB_WEBP_QUALITY, "WEBP_QUALITY", "float", 4},
+      {TDB_FILTER_WEBP, TDB_WEBP_INPUT_FORMAT, "WEBP_INPUT_FORMAT", "uint8_t", 1},
+      {TDB_FILTER_WEBP, TDB_WEBP_LOSSLESS, "WEBP_LOSSLESS", "uint8_t", 1},
+      {TDB_FILTER_DELTA, TDB_COMPRESSION_REINTERPRET_DATATYPE, "COMPRESSION_REINTERPRET_DATATYPE",
+       "uint8_t", 1},
+  };
+  const size_t n_cases = sizeof cases / sizeof cases[0];
+  CHECK(n_cases == 10); /* every option of the header */
+  for (size_t i = 0; i < n_cases; i++) {
+    const option_case_t *c = &cases[i];
+    CHECK(option_size(c->option) == c->size);
+    tdb_pipeline_t *p = PIPE(c->filter);
+    uint8_t before[8], value[16];
+    memset(before, 0, sizeof before);
+    CHECK_OK(tdb_pipeline_option(p, 0, c->option, before, c->size, E));
+    /* The right size round-trips the stored value. */
+    CHECK_OK(tdb_pipeline_set_option(p, 0, c->option, before, c->size, E));
+    const size_t wrong[] = {0, c->size - 1, c->size + 1, c->size * 2, 16};
+    for (size_t w = 0; w < sizeof wrong / sizeof wrong[0]; w++) {
+      if (wrong[w] == c->size) continue;
+      char want[128];
+      snprintf(want, sizeof want, "value_size is %zu; option %s is %s (%zu byte", wrong[w],
+               c->name, c->type, c->size);
+      /* set: rejected before reading the value, the stored value unchanged */
+      memset(value, 0x11, sizeof value);
+      CHECK_ERR(tdb_pipeline_set_option(p, 0, c->option, value, wrong[w], E),
+                TDB_ERR_INVALID_ARGUMENT);
+      CHECK_MSG_HAS(want);
+      /* get: rejected, the caller's buffer untouched */
+      memset(value, 0x5C, sizeof value);
+      CHECK_ERR(tdb_pipeline_option(p, 0, c->option, value, wrong[w], E),
+                TDB_ERR_INVALID_ARGUMENT);
+      CHECK_MSG_HAS(want);
+      for (size_t k = 0; k < sizeof value; k++) CHECK(value[k] == 0x5C);
+    }
+    uint8_t after[8];
+    memset(after, 0, sizeof after);
+    CHECK_OK(tdb_pipeline_option(p, 0, c->option, after, c->size, E));
+    CHECK(memcmp(before, after, c->size) == 0);
+    /* NULL values name the option and type too */
+    CHECK_ERR(tdb_pipeline_set_option(p, 0, c->option, NULL, c->size, E),
+              TDB_ERR_INVALID_ARGUMENT);
+    CHECK_MSG_HAS("value is NULL");
+    CHECK_MSG_HAS(c->name);
+    CHECK_ERR(tdb_pipeline_option(p, 0, c->option, NULL, 0, E), TDB_ERR_INVALID_ARGUMENT);
+    CHECK_MSG_HAS(c->type);
+    tdb_pipeline_free(p);
+  }
 }
 
 static void test_bad_options(void) {
@@ -330,9 +404,12 @@ static void test_bad_options(void) {
     for (uint32_t opt = 0; opt <= 9; opt++) {
       memset(&v, 0, sizeof v);
       v.u8 = 1;
-      CHECK_ERR(tdb_pipeline_set_option(p, no_opt[i], opt, &v, E), TDB_ERR_INVALID_ARGUMENT);
+      CHECK_ERR(tdb_pipeline_set_option(p, no_opt[i], opt, &v, option_size(opt), E),
+                TDB_ERR_INVALID_ARGUMENT);
+      CHECK_MSG_HAS("option");
       memset(&v, 0x5C, sizeof v);
-      CHECK_ERR(tdb_pipeline_get_option(p, no_opt[i], opt, &v, E), TDB_ERR_INVALID_ARGUMENT);
+      CHECK_ERR(tdb_pipeline_option(p, no_opt[i], opt, &v, option_size(opt), E),
+                TDB_ERR_INVALID_ARGUMENT);
       for (int k = 0; k < 8; k++) CHECK(v.raw[k] == 0x5C);
     }
   }
@@ -341,9 +418,11 @@ static void test_bad_options(void) {
     for (uint32_t opt = 1; opt <= 8; opt++) {
       memset(&v, 0, sizeof v);
       v.u8 = 1;
-      CHECK_ERR(tdb_pipeline_set_option(p, idx, opt, &v, E), TDB_ERR_INVALID_ARGUMENT);
+      CHECK_ERR(tdb_pipeline_set_option(p, idx, opt, &v, option_size(opt), E),
+                TDB_ERR_INVALID_ARGUMENT);
       memset(&v, 0x5C, sizeof v);
-      CHECK_ERR(tdb_pipeline_get_option(p, idx, opt, &v, E), TDB_ERR_INVALID_ARGUMENT);
+      CHECK_ERR(tdb_pipeline_option(p, idx, opt, &v, option_size(opt), E),
+                TDB_ERR_INVALID_ARGUMENT);
       for (int k = 0; k < 8; k++) CHECK(v.raw[k] == 0x5C);
     }
   }
@@ -351,25 +430,27 @@ static void test_bad_options(void) {
   const uint32_t bad_opt[] = {10, 11, 99, 0x7FFFFFFFu, 0xFFFFFFFFu};
   for (size_t i = 0; i < sizeof bad_opt / sizeof bad_opt[0]; i++) {
     memset(&v, 0, sizeof v);
-    CHECK_ERR(tdb_pipeline_set_option(p, 1, bad_opt[i], &v, E), TDB_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(tdb_pipeline_get_option(p, 1, bad_opt[i], &v, E), TDB_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(tdb_pipeline_set_option(p, 1, bad_opt[i], &v, sizeof(v), E), TDB_ERR_INVALID_ARGUMENT);
+    CHECK_MSG_HAS("unknown filter option");
+    CHECK_ERR(tdb_pipeline_option(p, 1, bad_opt[i], &v, sizeof(v), E), TDB_ERR_INVALID_ARGUMENT);
+    CHECK_MSG_HAS("unknown filter option");
   }
 
   /* GZIP levels above 9 are invalid (§5.3); the old level is kept */
   set_level(p, 1, 7);
   const int32_t bad_gzip[] = {10, 11, 100, INT32_MAX};
   for (size_t i = 0; i < sizeof bad_gzip / sizeof bad_gzip[0]; i++) {
-    CHECK_ERR(tdb_pipeline_set_option(p, 1, TDB_COMPRESSION_LEVEL, &bad_gzip[i], E),
+    CHECK_ERR(tdb_pipeline_set_option(p, 1, TDB_COMPRESSION_LEVEL, &bad_gzip[i], sizeof(bad_gzip[i]), E),
               TDB_ERR_INVALID_ARGUMENT);
     CHECK_MSG_HAS("level");
     int32_t got = 0;
-    CHECK_OK(tdb_pipeline_get_option(p, 1, TDB_COMPRESSION_LEVEL, &got, E));
+    CHECK_OK(tdb_pipeline_option(p, 1, TDB_COMPRESSION_LEVEL, &got, sizeof(got), E));
     CHECK(got == 7);
   }
   /* BZIP2 levels above 9 are invalid (§5.6) */
   const int32_t bad_bzip[] = {10, 1000};
   for (size_t i = 0; i < 2; i++) {
-    CHECK_ERR(tdb_pipeline_set_option(p, 4, TDB_COMPRESSION_LEVEL, &bad_bzip[i], E),
+    CHECK_ERR(tdb_pipeline_set_option(p, 4, TDB_COMPRESSION_LEVEL, &bad_bzip[i], sizeof(bad_bzip[i]), E),
               TDB_ERR_INVALID_ARGUMENT);
     CHECK_MSG_HAS("level");
   }
@@ -429,7 +510,7 @@ static void test_all_filters_accepted(void) {
     CHECK(t == lf->type);
     float q = 50.0f;
     if (lf->type != TDB_FILTER_WEBP) {
-      CHECK_ERR(tdb_pipeline_set_option(p, 1, TDB_WEBP_QUALITY, &q, E),
+      CHECK_ERR(tdb_pipeline_set_option(p, 1, TDB_WEBP_QUALITY, &q, sizeof(q), E),
                 TDB_ERR_INVALID_ARGUMENT);
       CHECK_MSG_HAS(lf->name);
     }
@@ -460,7 +541,7 @@ static void test_all_filters_accepted(void) {
   CHECK_MSG_HAS("FLOAT64");
   CHECK(out == SENT_TILE);
   uint8_t int64 = TDB_INT64;
-  CHECK_OK(tdb_pipeline_set_option(dd, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, &int64, E));
+  CHECK_OK(tdb_pipeline_set_option(dd, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, &int64, sizeof(int64), E));
   CHECK_OK(tdb_pipeline_filter(dd, tile, &out, E));
   tdb_tile_free(out);
   tdb_tile_free(tile);
@@ -914,6 +995,7 @@ int main(void) {
   test_null_error_outparam();
   test_invalid_values();
   test_bad_options();
+  test_option_value_size();
   test_unknown_filter_types();
   test_all_filters_accepted();
   test_buffer_too_small();

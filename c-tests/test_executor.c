@@ -97,7 +97,7 @@ static void check_same(const char *spec, tdb_executor_fn run, void *ctx) {
   CHECK_OK(tdb_pipeline_unfilter(host, fa, a, TDB_INT64, 8, &back, E));
   const uint8_t *bd = NULL;
   size_t bn = 0;
-  CHECK_OK(tdb_tile_data(back, &bd, &bn));
+  CHECK_OK(tdb_tile_data(back, &bd, &bn, E));
   CHECK_MEM(bd, bn, data, n);
   tdb_tile_free(back);
 
@@ -156,7 +156,7 @@ static void test_faulty_executor_and_reset(void) {
   CHECK_OK(tdb_pipeline_unfilter(p, good, fn, TDB_INT64, 8, &back, E));
   const uint8_t *bd = NULL;
   size_t bn = 0;
-  CHECK_OK(tdb_tile_data(back, &bd, &bn));
+  CHECK_OK(tdb_tile_data(back, &bd, &bn, E));
   CHECK_MEM(bd, bn, data, n);
   tdb_tile_free(back);
 

@@ -878,17 +878,17 @@ static void test_tile_object(void) {
   memset(buf, 0xFF, sizeof buf);
   const uint8_t *d = NULL;
   size_t n = 0;
-  CHECK_OK(tdb_tile_data(t, &d, &n));
+  CHECK_OK(tdb_tile_data(t, &d, &n, E));
   CHECK(n == 16);
   for (int i = 0; i < 16; i++) CHECK(d[i] == i);
   const uint8_t *d2 = NULL;
-  CHECK_OK(tdb_tile_data(t, &d2, &n));
+  CHECK_OK(tdb_tile_data(t, &d2, &n, E));
   CHECK(d2 == d);
   tdb_tile_free(t);
 
   t = NULL;
   CHECK_OK(tdb_tile_create(TDB_UINT8, 1, buf, 0, &t, E));
-  CHECK_OK(tdb_tile_data(t, &d, &n));
+  CHECK_OK(tdb_tile_data(t, &d, &n, E));
   CHECK(n == 0);
   tdb_tile_free(t);
   tdb_tile_free(NULL);
@@ -902,24 +902,24 @@ static void test_tile_object(void) {
   CHECK_OK(tdb_pipeline_filter(p, t, &f1, E));
   CHECK_OK(tdb_pipeline_filter(p, t, &f2, E));
   CHECK(f1 != f2);
-  CHECK_OK(tdb_tile_data(t, &d, &n));
+  CHECK_OK(tdb_tile_data(t, &d, &n, E));
   CHECK_MEM(d, n, src, sizeof src);
   const uint8_t *a = NULL, *b = NULL;
   size_t an = 0, bn = 0;
-  CHECK_OK(tdb_tile_data(f1, &a, &an));
-  CHECK_OK(tdb_tile_data(f2, &b, &bn));
+  CHECK_OK(tdb_tile_data(f1, &a, &an, E));
+  CHECK_OK(tdb_tile_data(f2, &b, &bn, E));
   CHECK_MEM(a, an, b, bn);
   /* a filtered tile's bytes can be unfiltered straight from tdb_tile_data */
   tdb_tile_t *u = NULL;
   CHECK_OK(tdb_pipeline_unfilter(p, a, an, TDB_INT16, 2, &u, E));
-  CHECK_OK(tdb_tile_data(u, &d, &n));
+  CHECK_OK(tdb_tile_data(u, &d, &n, E));
   CHECK_MEM(d, n, src, sizeof src);
   /* the unfiltered tile filters back to the same bytes */
   tdb_tile_t *f3 = NULL;
   CHECK_OK(tdb_pipeline_filter(p, u, &f3, E));
   const uint8_t *c3 = NULL;
   size_t cn = 0;
-  CHECK_OK(tdb_tile_data(f3, &c3, &cn));
+  CHECK_OK(tdb_tile_data(f3, &c3, &cn, E));
   CHECK_MEM(c3, cn, a, an);
   tdb_tile_free(f3);
   tdb_tile_free(u);

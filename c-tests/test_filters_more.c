@@ -12,9 +12,9 @@ static void check_exact(tdb_pipeline_t *p, uint32_t dt, uint64_t cs, const void 
 }
 
 static void set_u32(tdb_pipeline_t *p, uint32_t i, uint32_t option, uint32_t v) {
-  CHECK_OK(tdb_pipeline_set_option(p, i, option, &v, E));
+  CHECK_OK(tdb_pipeline_set_option(p, i, option, &v, sizeof(v), E));
   uint32_t got = 0;
-  CHECK_OK(tdb_pipeline_get_option(p, i, option, &got, E));
+  CHECK_OK(tdb_pipeline_option(p, i, option, &got, sizeof(got), E));
   CHECK(got == v);
 }
 
@@ -65,9 +65,9 @@ static void test_tiledb_vectors(void) {
   p = PIPE(TDB_FILTER_SCALE_FLOAT);
   double factor = 0.5, offset = 1.0;
   uint64_t width = 1;
-  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_FACTOR, &factor, E));
-  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_OFFSET, &offset, E));
-  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_BYTEWIDTH, &width, E));
+  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_FACTOR, &factor, sizeof(factor), E));
+  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_OFFSET, &offset, sizeof(offset), E));
+  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_BYTEWIDTH, &width, sizeof(width), E));
   const float sf[] = {1.0f, 1.5f, 2.2f, 0.0f};
   size_t fn = 0;
   uint8_t *f = filter_alloc(p, TDB_FLOAT32, 4, sf, sizeof sf, &fn);
@@ -88,27 +88,27 @@ static void test_options(void) {
   tdb_pipeline_t *p = PIPE(TDB_FILTER_SCALE_FLOAT, TDB_FILTER_BIT_WIDTH_REDUCTION,
                            TDB_FILTER_POSITIVE_DELTA, TDB_FILTER_WEBP, TDB_FILTER_DELTA);
   uint64_t bad_width = 3;
-  CHECK_ERR(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_BYTEWIDTH, &bad_width, E),
+  CHECK_ERR(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_BYTEWIDTH, &bad_width, sizeof(bad_width), E),
             TDB_ERR_INVALID_ARGUMENT);
   double zero = 0.0, inf = 1.0 / 0.0;
-  CHECK_ERR(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_FACTOR, &zero, E),
+  CHECK_ERR(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_FACTOR, &zero, sizeof(zero), E),
             TDB_ERR_INVALID_ARGUMENT);
-  CHECK_ERR(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_OFFSET, &inf, E),
+  CHECK_ERR(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_OFFSET, &inf, sizeof(inf), E),
             TDB_ERR_INVALID_ARGUMENT);
   uint32_t w0 = 0;
-  CHECK_ERR(tdb_pipeline_set_option(p, 1, TDB_BIT_WIDTH_MAX_WINDOW, &w0, E),
+  CHECK_ERR(tdb_pipeline_set_option(p, 1, TDB_BIT_WIDTH_MAX_WINDOW, &w0, sizeof(w0), E),
             TDB_ERR_INVALID_ARGUMENT);
-  CHECK_ERR(tdb_pipeline_set_option(p, 2, TDB_BIT_WIDTH_MAX_WINDOW, &w0, E),
+  CHECK_ERR(tdb_pipeline_set_option(p, 2, TDB_BIT_WIDTH_MAX_WINDOW, &w0, sizeof(w0), E),
             TDB_ERR_INVALID_ARGUMENT);
   CHECK_MSG_HAS("POSITIVE_DELTA");
   float q = 101.0f;
-  CHECK_ERR(tdb_pipeline_set_option(p, 3, TDB_WEBP_QUALITY, &q, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tdb_pipeline_set_option(p, 3, TDB_WEBP_QUALITY, &q, sizeof(q), E), TDB_ERR_INVALID_ARGUMENT);
   uint8_t fmt = 5, lossless = 2, dt = 200;
-  CHECK_ERR(tdb_pipeline_set_option(p, 3, TDB_WEBP_INPUT_FORMAT, &fmt, E),
+  CHECK_ERR(tdb_pipeline_set_option(p, 3, TDB_WEBP_INPUT_FORMAT, &fmt, sizeof(fmt), E),
             TDB_ERR_INVALID_ARGUMENT);
-  CHECK_ERR(tdb_pipeline_set_option(p, 3, TDB_WEBP_LOSSLESS, &lossless, E),
+  CHECK_ERR(tdb_pipeline_set_option(p, 3, TDB_WEBP_LOSSLESS, &lossless, sizeof(lossless), E),
             TDB_ERR_INVALID_ARGUMENT);
-  CHECK_ERR(tdb_pipeline_set_option(p, 4, TDB_COMPRESSION_REINTERPRET_DATATYPE, &dt, E),
+  CHECK_ERR(tdb_pipeline_set_option(p, 4, TDB_COMPRESSION_REINTERPRET_DATATYPE, &dt, sizeof(dt), E),
             TDB_ERR_INVALID_ARGUMENT);
   CHECK_ERR(tdb_pipeline_set_webp_extents(p, 0, 32, 96, E), TDB_ERR_INVALID_ARGUMENT);
   CHECK_OK(tdb_pipeline_set_webp_extents(p, 3, 32, 96, E));
@@ -131,8 +131,8 @@ static void test_webp(void) {
   for (size_t i = 0; i < sizeof img; i++) img[i] = (uint8_t)((i * 37) ^ (i / 48));
   tdb_pipeline_t *p = PIPE(TDB_FILTER_WEBP);
   uint8_t fmt = 1, lossless = 1;
-  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_WEBP_INPUT_FORMAT, &fmt, E));
-  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_WEBP_LOSSLESS, &lossless, E));
+  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_WEBP_INPUT_FORMAT, &fmt, sizeof(fmt), E));
+  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_WEBP_LOSSLESS, &lossless, sizeof(lossless), E));
   CHECK_OK(tdb_pipeline_set_webp_extents(p, 0, Y, X, E));
   size_t fn = 0;
   uint8_t *f = roundtrip(p, TDB_UINT8, 1, img, sizeof img, &fn);
@@ -210,8 +210,8 @@ static void test_roundtrips(void) {
   tdb_pipeline_t *p = PIPE(TDB_FILTER_SCALE_FLOAT, TDB_FILTER_XOR, TDB_FILTER_ZSTD);
   double factor = 0.01;
   uint64_t width = 4;
-  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_FACTOR, &factor, E));
-  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_BYTEWIDTH, &width, E));
+  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_FACTOR, &factor, sizeof(factor), E));
+  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_BYTEWIDTH, &width, sizeof(width), E));
   size_t fn = 0;
   uint8_t *f = filter_alloc(p, TDB_FLOAT64, 8, sensor, sizeof sensor, &fn);
   size_t bn = 0;

@@ -8,8 +8,8 @@ int main(void) {
   tdb_pipeline_t *p = PIPE(TDB_FILTER_SCALE_FLOAT, TDB_FILTER_BYTESHUFFLE);
   uint64_t width = 4;
   double factor = 0.5;
-  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_BYTEWIDTH, &width, E));
-  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_FACTOR, &factor, E));
+  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_BYTEWIDTH, &width, sizeof(width), E));
+  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_SCALE_FLOAT_FACTOR, &factor, sizeof(factor), E));
   uint32_t v = 0;
   CHECK_OK(tdb_pipeline_format_version(p, &v, E));
   CHECK(v == 22);

@@ -46,7 +46,7 @@ static uint8_t *write_generic(const tdb_pipeline_t *p, const void *payload, size
   CHECK(generic != NULL);
   const uint8_t *d = NULL;
   size_t n = 0;
-  CHECK_OK(tdb_tile_data(generic, &d, &n));
+  CHECK_OK(tdb_tile_data(generic, &d, &n, E));
   CHECK(n >= TDB_GENERIC_TILE_HEADER_BASE_SIZE + 8);
   uint8_t *copy = (uint8_t *)xmalloc(n);
   memcpy(copy, d, n);
@@ -68,7 +68,7 @@ static void read_expect(const uint8_t *bytes, size_t n, const uint8_t *key, size
             (unsigned long long)consumed, (unsigned long long)want_consumed);
   const uint8_t *d = NULL;
   size_t dn = 0;
-  CHECK_OK(tdb_tile_data(tile, &d, &dn));
+  CHECK_OK(tdb_tile_data(tile, &d, &dn, E));
   CHECK_MEM(d, dn, want, want_n);
   tdb_tile_free(tile);
 }
@@ -92,7 +92,7 @@ static void test_default_pipeline(void) {
   CHECK(count == 1);
   CHECK_OK(tdb_pipeline_filter_type(p, 0, &type, E));
   CHECK(type == TDB_FILTER_GZIP);
-  CHECK_OK(tdb_pipeline_get_option(p, 0, TDB_COMPRESSION_LEVEL, &level, E));
+  CHECK_OK(tdb_pipeline_option(p, 0, TDB_COMPRESSION_LEVEL, &level, sizeof(level), E));
   CHECK(level == 1);
   size_t n = 0;
   uint8_t *s = serialize_alloc(p, &n);
@@ -194,7 +194,7 @@ static void test_tiledb_vectors(void) {
   CHECK_OK(tdb_generic_tile_write(hp, tile, &generic, E));
   const uint8_t *d = NULL;
   size_t dn = 0;
-  CHECK_OK(tdb_tile_data(generic, &d, &dn));
+  CHECK_OK(tdb_tile_data(generic, &d, &dn, E));
   CHECK(dn == na);
   CHECK_MEM(d, 57, aes, 57);
   tdb_tile_free(generic);
@@ -245,7 +245,7 @@ static void test_round_trips(void) {
   CHECK_OK(tdb_generic_tile_write(p, tile, &generic, E));
   const uint8_t *d = NULL;
   size_t dn = 0;
-  CHECK_OK(tdb_tile_data(generic, &d, &dn));
+  CHECK_OK(tdb_tile_data(generic, &d, &dn, E));
   tdb_generic_tile_header_t h;
   CHECK_OK(tdb_generic_tile_header(d, dn, &h, E));
   CHECK(h.datatype == TDB_INT32 && h.cell_size == 12 && h.tile_size == sizeof cells);
@@ -498,7 +498,7 @@ static void test_keys(void) {
     if (st == TDB_OK) {
       const uint8_t *d = NULL;
       size_t dn = 0;
-      CHECK_OK(tdb_tile_data(r, &d, &dn));
+      CHECK_OK(tdb_tile_data(r, &d, &dn, E));
       CHECK_MEM(d, dn, data, sizeof data);
       tdb_tile_free(r);
       CHECK(err == NULL);

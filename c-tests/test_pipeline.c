@@ -43,7 +43,7 @@ static void check_types(const tdb_pipeline_t *p, const uint32_t *types, uint32_t
 
 static int32_t get_level(const tdb_pipeline_t *p, uint32_t i) {
   int32_t v = 12345;
-  CHECK_OK(tdb_pipeline_get_option(p, i, TDB_COMPRESSION_LEVEL, &v, E));
+  CHECK_OK(tdb_pipeline_option(p, i, TDB_COMPRESSION_LEVEL, &v, sizeof(v), E));
   return v;
 }
 
@@ -191,12 +191,12 @@ static void test_reinterpret_option(void) {
    * (FORMAT.md §1.5, §3.3). */
   tdb_pipeline_t *p = PIPE(TDB_FILTER_ZSTD);
   uint8_t v = 0;
-  CHECK_OK(tdb_pipeline_get_option(p, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, &v, E));
+  CHECK_OK(tdb_pipeline_option(p, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, &v, sizeof(v), E));
   CHECK(v == 17);
   uint8_t set = TDB_INT32;
-  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, &set, E));
+  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, &set, sizeof(set), E));
   v = 0xEE;
-  CHECK_OK(tdb_pipeline_get_option(p, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, &v, E));
+  CHECK_OK(tdb_pipeline_option(p, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, &v, sizeof(v), E));
   CHECK(v == TDB_INT32);
   CHECK_SERIALIZED(p, "00000100 01000000 02 05000000 02 ffffffff");
   tdb_pipeline_free(p);
@@ -305,25 +305,25 @@ static void test_compressor_byte_cases(void) {
 }
 
 static void test_option_widths(void) {
-  /* get_option writes exactly the option's C type (§1.5), nothing more */
+  /* tdb_pipeline_option writes exactly the option's C type (§1.5), nothing more */
   tdb_pipeline_t *p = PIPE(TDB_FILTER_ZSTD); /* any int32 level is stored */
   set_level(p, 0, 0x01020304);
   uint8_t buf[16];
   memset(buf, 0xEE, sizeof buf);
-  CHECK_OK(tdb_pipeline_get_option(p, 0, TDB_COMPRESSION_LEVEL, buf + 4, E));
+  CHECK_OK(tdb_pipeline_option(p, 0, TDB_COMPRESSION_LEVEL, buf + 4, sizeof(int32_t), E));
   for (int i = 0; i < 4; i++) CHECK(buf[i] == 0xEE);
   CHECK(rd_u32(buf + 4) == 0x01020304);
   for (int i = 8; i < 16; i++) CHECK(buf[i] == 0xEE);
   memset(buf, 0xEE, sizeof buf);
-  CHECK_OK(tdb_pipeline_get_option(p, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, buf + 4, E));
+  CHECK_OK(tdb_pipeline_option(p, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, buf + 4, sizeof(uint8_t), E));
   CHECK(buf[4] == 17); /* ANY */
   for (int i = 0; i < 16; i++)
     if (i != 4) CHECK(buf[i] == 0xEE);
   /* set_option reads exactly one byte for the reinterpret datatype */
   uint8_t one[1] = {TDB_INT16};
-  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, one, E));
+  CHECK_OK(tdb_pipeline_set_option(p, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, one, sizeof one, E));
   uint8_t got = 0;
-  CHECK_OK(tdb_pipeline_get_option(p, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, &got, E));
+  CHECK_OK(tdb_pipeline_option(p, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, &got, sizeof(got), E));
   CHECK(got == TDB_INT16);
   tdb_pipeline_free(p);
 }

@@ -30,7 +30,7 @@ static void test_parse_and_print(void) {
   CHECK_OK(tdb_pipeline_filter_type(p, 1, &t, E));
   CHECK(t == TDB_FILTER_ZSTD);
   int32_t level = 0;
-  CHECK_OK(tdb_pipeline_get_option(p, 1, TDB_COMPRESSION_LEVEL, &level, E));
+  CHECK_OK(tdb_pipeline_option(p, 1, TDB_COMPRESSION_LEVEL, &level, sizeof(level), E));
   CHECK(level == 3);
 
   /* The printed spec parses back to the same serialized pipeline. */
@@ -63,7 +63,7 @@ static void test_empty_and_options(void) {
   p = NULL;
   CHECK_OK(tdb_pipeline_from_spec("gzip:level=9,checksum_md5", &p, E));
   int32_t level = 0;
-  CHECK_OK(tdb_pipeline_get_option(p, 0, TDB_COMPRESSION_LEVEL, &level, E));
+  CHECK_OK(tdb_pipeline_option(p, 0, TDB_COMPRESSION_LEVEL, &level, sizeof(level), E));
   CHECK(level == 9);
   tdb_pipeline_free(p);
 }

@@ -127,13 +127,13 @@ static int worker(void *arg) {
     if (w->ok && tdb_pipeline_filter(w->p, t, &f, NULL) != TDB_OK) w->ok = 0;
     const uint8_t *fd = NULL;
     size_t fn = 0;
-    if (w->ok && tdb_tile_data(f, &fd, &fn) != TDB_OK) w->ok = 0;
+    if (w->ok && tdb_tile_data(f, &fd, &fn, NULL) != TDB_OK) w->ok = 0;
     if (w->ok && (fn != w->ref_n || memcmp(fd, w->ref, fn) != 0)) w->ok = 0;
     if (w->ok && tdb_pipeline_unfilter(w->p, fd, fn, TDB_INT32, 4, &u, NULL) != TDB_OK)
       w->ok = 0;
     const uint8_t *ud = NULL;
     size_t un = 0;
-    if (w->ok && tdb_tile_data(u, &ud, &un) != TDB_OK) w->ok = 0;
+    if (w->ok && tdb_tile_data(u, &ud, &un, NULL) != TDB_OK) w->ok = 0;
     if (w->ok && (un != TILE || memcmp(ud, w->data, un) != 0)) w->ok = 0;
     tdb_tile_free(u);
     tdb_tile_free(f);

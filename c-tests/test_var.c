@@ -25,17 +25,17 @@ static void var_roundtrip(tdb_pipeline_t *data_p, tdb_pipeline_t *offsets_p, uin
   CHECK_OK(tdb_pipeline_filter_var(data_p, offsets_p, tile, &fo, &fd, E));
   const uint8_t *ob, *db;
   size_t on, dn;
-  CHECK_OK(tdb_tile_data(fo, &ob, &on));
-  CHECK_OK(tdb_tile_data(fd, &db, &dn));
+  CHECK_OK(tdb_tile_data(fo, &ob, &on, E));
+  CHECK_OK(tdb_tile_data(fd, &db, &dn, E));
   CHECK_OK(tdb_pipeline_unfilter_var(data_p, offsets_p, ob, on, db, dn, dt, &back, E));
   const uint64_t *bo;
   size_t bn;
-  CHECK_OK(tdb_tile_offsets(back, &bo, &bn));
+  CHECK_OK(tdb_tile_offsets(back, &bo, &bn, E));
   CHECK(bn == n);
   CHECK(n == 0 || memcmp(bo, offsets, n * 8) == 0);
   const uint8_t *bd;
   size_t bds;
-  CHECK_OK(tdb_tile_data(back, &bd, &bds));
+  CHECK_OK(tdb_tile_data(back, &bd, &bds, E));
   CHECK(bds == size);
   CHECK(size == 0 || memcmp(bd, data, size) == 0);
   if (off_size) *off_size = on;
@@ -109,8 +109,8 @@ static void test_lz4_strings_match_tiledb(void) {
   CHECK_OK(tdb_pipeline_filter_var(lz4, zstd, tile, &fo, &fd, E));
   const uint8_t *ob, *db;
   size_t on, dn;
-  CHECK_OK(tdb_tile_data(fo, &ob, &on));
-  CHECK_OK(tdb_tile_data(fd, &db, &dn));
+  CHECK_OK(tdb_tile_data(fo, &ob, &on, E));
+  CHECK_OK(tdb_tile_data(fd, &db, &dn, E));
   static const uint8_t want_data[] = {1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 6, 0, 0, 0, 16, 0, 0, 0,
                                       0, 0, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 6, 0, 0, 0,
                                       0x50, 'a', 'b', 'c', 'd', 'e'};
@@ -237,11 +237,28 @@ static void test_errors(void) {
   CHECK_OK(tdb_tile_create(TDB_UINT8, 1, data, 6, &fixed, E));
   const uint64_t *o;
   size_t n;
-  CHECK(tdb_tile_offsets(fixed, &o, &n) == TDB_ERR_INVALID_ARGUMENT); /* no error out-param */
-  CHECK(tdb_tile_offsets(NULL, &o, &n) == TDB_ERR_INVALID_ARGUMENT);
+  o = (const uint64_t *)(const void *)data;
+  n = 777;
+  CHECK_ERR(tdb_tile_offsets(fixed, &o, &n, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("tile is not var-size (a fixed-size UINT8 tile has no offsets)");
+  CHECK(o == (const uint64_t *)(const void *)data && n == 777); /* untouched */
+  CHECK_ERR(tdb_tile_offsets(NULL, &o, &n, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("tile is null");
+  CHECK_ERR(tdb_tile_offsets(fixed, NULL, &n, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("offsets is null");
+  CHECK_ERR(tdb_tile_offsets(fixed, &o, NULL, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("cell_count is null");
+  CHECK(o == (const uint64_t *)(const void *)data && n == 777);
+  /* A NULL error slot is allowed: the status alone reports the failure. */
+  CHECK(tdb_tile_offsets(fixed, &o, &n, NULL) == TDB_ERR_INVALID_ARGUMENT);
+  /* tdb_tile_data works on every tile: a fixed tile's bytes, a var tile's values. */
+  const uint8_t *bytes = NULL;
+  size_t size = 0;
+  CHECK_OK(tdb_tile_data(fixed, &bytes, &size, E));
+  CHECK(size == 6 && memcmp(bytes, data, 6) == 0);
   uint64_t good[3] = {0, 2, 3};
   CHECK_OK(tdb_tile_create_var(TDB_STRING_ASCII, good, 3, data, 6, &var, E));
-  CHECK_OK(tdb_tile_offsets(var, &o, &n));
+  CHECK_OK(tdb_tile_offsets(var, &o, &n, E));
   CHECK(n == 3 && o[2] == 3);
   tdb_pipeline_t *zstd = PIPE(TDB_FILTER_ZSTD), *rle = PIPE(TDB_FILTER_RLE);
   tdb_tile_t *fo = (tdb_tile_t *)0x1, *fd = (tdb_tile_t *)0x1;
@@ -267,8 +284,8 @@ static void test_errors(void) {
   CHECK_OK(tdb_pipeline_filter_var(zstd, zstd, var, &fo, &fd, E));
   const uint8_t *ob, *db;
   size_t on, dn;
-  CHECK_OK(tdb_tile_data(fo, &ob, &on));
-  CHECK_OK(tdb_tile_data(fd, &db, &dn));
+  CHECK_OK(tdb_tile_data(fo, &ob, &on, E));
+  CHECK_OK(tdb_tile_data(fd, &db, &dn, E));
   tdb_tile_t *back = (tdb_tile_t *)0x1;
   CHECK_ERR(tdb_pipeline_unfilter_var(zstd, zstd, ob, on - 1, db, dn, TDB_STRING_ASCII, &back, E),
             TDB_ERR_CORRUPT_DATA);
@@ -282,7 +299,7 @@ static void test_errors(void) {
   CHECK_OK(tdb_pipeline_filter(zstd, ot, &fot, E));
   const uint8_t *bob;
   size_t bon;
-  CHECK_OK(tdb_tile_data(fot, &bob, &bon));
+  CHECK_OK(tdb_tile_data(fot, &bob, &bon, E));
   CHECK_ERR(tdb_pipeline_unfilter_var(zstd, zstd, bob, bon, db, dn, TDB_STRING_ASCII, &back, E),
             TDB_ERR_CORRUPT_DATA);
   CHECK_MSG_HAS("offset");
@@ -291,7 +308,7 @@ static void test_errors(void) {
   tdb_tile_free(ot);
   CHECK_OK(tdb_tile_create(TDB_UINT64, 8, decreasing, sizeof decreasing, &ot, E));
   CHECK_OK(tdb_pipeline_filter(zstd, ot, &fot, E));
-  CHECK_OK(tdb_tile_data(fot, &bob, &bon));
+  CHECK_OK(tdb_tile_data(fot, &bob, &bon, E));
   CHECK_ERR(tdb_pipeline_unfilter_var(zstd, zstd, bob, bon, db, dn, TDB_STRING_ASCII, &back, E),
             TDB_ERR_CORRUPT_DATA);
   CHECK_ERR(tdb_pipeline_unfilter_var(zstd, zstd, NULL, 5, db, dn, TDB_STRING_ASCII, &back, E),
@@ -307,8 +324,8 @@ static void test_errors(void) {
 
   /* RLE string tiles: flipping any byte never crashes. */
   CHECK_OK(tdb_pipeline_filter_var(rle, zstd, var, &fo, &fd, E));
-  CHECK_OK(tdb_tile_data(fo, &ob, &on));
-  CHECK_OK(tdb_tile_data(fd, &db, &dn));
+  CHECK_OK(tdb_tile_data(fo, &ob, &on, E));
+  CHECK_OK(tdb_tile_data(fd, &db, &dn, E));
   uint8_t *copy = (uint8_t *)xmalloc(dn);
   for (size_t i = 0; i < dn; i++) {
     for (int bit = 0; bit < 8; bit++) {

@@ -23,7 +23,8 @@ int main(void) {
       tdb_pipeline_add_filter(pipeline, TDB_FILTER_ZSTD, &err) != TDB_OK)
     return fail("add_filter", err);
   int32_t level = 3;
-  if (tdb_pipeline_set_option(pipeline, 1, TDB_COMPRESSION_LEVEL, &level, &err) != TDB_OK)
+  if (tdb_pipeline_set_option(pipeline, 1, TDB_COMPRESSION_LEVEL, &level, sizeof level, &err) !=
+      TDB_OK)
     return fail("set_option", err);
 
   enum { N = 100000 };
@@ -37,7 +38,7 @@ int main(void) {
 
   const uint8_t *bytes;
   size_t size;
-  tdb_tile_data(filtered, &bytes, &size);
+  if (tdb_tile_data(filtered, &bytes, &size, &err) != TDB_OK) return fail("tile_data", err);
   printf("%zu bytes of cells -> %zu bytes in TileDB's filtered tile format\n",
          (size_t)(N * sizeof(int64_t)), size);
 
@@ -45,7 +46,7 @@ int main(void) {
     return fail("unfilter", err);
   const uint8_t *out;
   size_t out_size;
-  tdb_tile_data(back, &out, &out_size);
+  if (tdb_tile_data(back, &out, &out_size, &err) != TDB_OK) return fail("tile_data", err);
   int same = out_size == N * sizeof(int64_t) && memcmp(out, cells, out_size) == 0;
   printf("round trip: %s\n", same ? "identical" : "DIFFERENT");
 

@@ -47,7 +47,7 @@ def filter_tile(p, datatype, cell_size, cells):
     assert lib.tdb_pipeline_filter(p, tile, ctypes.byref(out), None) == 0
     data = ctypes.c_void_p()
     size = ctypes.c_size_t()
-    lib.tdb_tile_data(out, ctypes.byref(data), ctypes.byref(size))
+    assert lib.tdb_tile_data(out, ctypes.byref(data), ctypes.byref(size), None) == 0
     raw = ctypes.string_at(data, size.value)
     lib.tdb_tile_free(out)
     lib.tdb_tile_free(tile)
@@ -117,7 +117,7 @@ def generic_payload(data):
     assert lib.tdb_generic_tile_read(data, ctypes.c_size_t(len(data)), None, ctypes.c_size_t(0),
                                      ctypes.byref(tile), ctypes.byref(consumed), None) == 0
     ptr, n = ctypes.c_void_p(), ctypes.c_size_t()
-    lib.tdb_tile_data(tile, ctypes.byref(ptr), ctypes.byref(n))
+    assert lib.tdb_tile_data(tile, ctypes.byref(ptr), ctypes.byref(n), None) == 0
     payload = ctypes.string_at(ptr, n.value)
     lib.tdb_tile_free(tile)
     return payload

@@ -630,7 +630,9 @@ tdb_status_t tdb_array_open_at(const char *path,
 void tdb_array_free(tdb_array_t *array);
 
 /**
- * Sets the threads decoding tiles in reads (0 = all cores, the default).
+ * Sets how many threads decode the tiles of one read: 0 = all cores (the default), else 1
+ * to 256; more is `TDB_ERR_INVALID_ARGUMENT`. Every array and pipeline with the same count
+ * shares one thread pool, started on first use and kept for the process.
  */
 tdb_status_t tdb_array_set_threads(tdb_array_t *array, uint32_t threads, tdb_error_t **error);
 
@@ -643,29 +645,34 @@ tdb_status_t tdb_array_set_threads(tdb_array_t *array, uint32_t threads, tdb_err
 tdb_status_t tdb_array_set_memory_limit(tdb_array_t *array, uint64_t bytes, tdb_error_t **error);
 
 /**
- * Reads `field` (an attribute or dimension name) over `subarray` (NULL for the whole non-empty
- * domain, or an inclusive [low, high] pair per dimension in the dimension's type, packed in
- * dimension order; numeric dimensions only). Dense arrays: the cells of the box in row-major
- * order, fill values where nothing was written. Sparse arrays: the visible cells in global
- * order, after de-duplication. What this reader cannot read exactly as TileDB would (delete
- * conditions still to be applied, update commits, sparse fragments in dense arrays) is
- * `TDB_ERR_UNSUPPORTED` naming the feature.
+ * Reads `field` (an attribute or dimension name) over `subarray`: NULL with `subarray_size` 0
+ * for the whole non-empty domain, else an inclusive [low, high] pair per dimension in the
+ * dimension's type, packed in dimension order, `subarray_size` bytes (the sum over dimensions
+ * of 2 × the dimension's datatype size). A size that does not match, NULL with a non-zero
+ * size or non-NULL with size 0 is `TDB_ERR_INVALID_ARGUMENT` naming the dimensions and their
+ * types; a subarray on an array with a string dimension is `TDB_ERR_UNSUPPORTED`.
+ * Dense arrays: the cells of the box in row-major order, fill values where nothing was
+ * written. Sparse arrays: the visible cells in global order, after de-duplication. What this
+ * reader cannot read exactly as TileDB would (delete conditions still to be applied, update
+ * commits, sparse fragments in dense arrays) is `TDB_ERR_UNSUPPORTED` naming the feature.
  */
 tdb_status_t tdb_array_read(const tdb_array_t *array,
                             const char *field,
                             const void *subarray,
+                            size_t subarray_size,
                             tdb_result_t **result,
                             tdb_error_t **error);
 
 /**
- * Reads `field_num` fields in one pass (coordinates and tiles are located once): on success
- * `results[i]` receives the result of `fields[i]`. Same subarray and order as
- * `tdb_array_read`.
+ * Reads `field_count` fields in one pass (coordinates and tiles are located once): on success
+ * `results[i]` (`field_count` slots) receives the result of `fields[i]`. Same subarray rules
+ * and cell order as `tdb_array_read`.
  */
 tdb_status_t tdb_array_read_fields(const tdb_array_t *array,
                                    const char *const *fields,
-                                   size_t field_num,
+                                   size_t field_count,
                                    const void *subarray,
+                                   size_t subarray_size,
                                    tdb_result_t **results,
                                    tdb_error_t **error);
 
@@ -726,23 +733,25 @@ tdb_status_t tdb_array_enumeration(const tdb_array_t *array,
                                    tdb_error_t **error);
 
 /**
- * The array metadata (`__meta`) visible at the open timestamps: `*count` entries, read one by
- * one with `tdb_array_metadata`.
+ * The number of array metadata (`__meta`) entries visible at the open timestamps; read them
+ * one by one with `tdb_array_metadata_entry`.
  */
-tdb_status_t tdb_array_metadata_num(const tdb_array_t *array, uint32_t *count, tdb_error_t **error);
+tdb_status_t tdb_array_metadata_count(const tdb_array_t *array,
+                                      uint32_t *count,
+                                      tdb_error_t **error);
 
 /**
  * Array metadata entry `index` (entries sorted by key): its key (NUL-terminated), datatype,
- * number of values and the values (`value_num × datatype size` bytes). The pointers are valid
- * while the array lives. Any output may be NULL.
+ * number of values and the values (`value_count × datatype size` bytes). The pointers are
+ * valid while the array lives. Any output may be NULL.
  */
-tdb_status_t tdb_array_metadata(const tdb_array_t *array,
-                                uint32_t index,
-                                const char **key,
-                                tdb_datatype_t *datatype,
-                                uint32_t *value_num,
-                                const void **value,
-                                tdb_error_t **error);
+tdb_status_t tdb_array_metadata_entry(const tdb_array_t *array,
+                                      uint32_t index,
+                                      const char **key,
+                                      tdb_datatype_t *datatype,
+                                      uint32_t *value_count,
+                                      const void **value,
+                                      tdb_error_t **error);
 
 /**
  * The array's schema facts: `array_type` 0 dense / 1 sparse, TileDB's layout numbers for
@@ -759,12 +768,18 @@ tdb_status_t tdb_array_schema_info(const tdb_array_t *array,
                                    tdb_error_t **error);
 
 /**
- * The number of dimensions and of attributes. Either output may be NULL.
+ * The number of dimensions.
  */
-tdb_status_t tdb_array_field_num(const tdb_array_t *array,
-                                 uint32_t *dim_num,
-                                 uint32_t *attribute_num,
-                                 tdb_error_t **error);
+tdb_status_t tdb_array_dimension_count(const tdb_array_t *array,
+                                       uint32_t *count,
+                                       tdb_error_t **error);
+
+/**
+ * The number of attributes.
+ */
+tdb_status_t tdb_array_attribute_count(const tdb_array_t *array,
+                                       uint32_t *count,
+                                       tdb_error_t **error);
 
 /**
  * Dimension `index`: its name (valid while the array lives), datatype and cell_val_num
@@ -827,7 +842,9 @@ tdb_status_t tdb_array_pipeline(const tdb_array_t *array,
 /**
  * The number of visible fragments.
  */
-tdb_status_t tdb_array_fragment_num(const tdb_array_t *array, uint32_t *count, tdb_error_t **error);
+tdb_status_t tdb_array_fragment_count(const tdb_array_t *array,
+                                      uint32_t *count,
+                                      tdb_error_t **error);
 
 /**
  * Fragment `index` (oldest first; later fragments win in merges): its folder name (valid
@@ -841,8 +858,8 @@ tdb_status_t tdb_array_fragment(const tdb_array_t *array,
                                 uint64_t *timestamp_end,
                                 uint32_t *version,
                                 bool *dense,
-                                uint64_t *cell_num,
-                                uint64_t *tile_num,
+                                uint64_t *cell_count,
+                                uint64_t *tile_count,
                                 tdb_error_t **error);
 
 /**
@@ -859,15 +876,23 @@ tdb_status_t tdb_array_fragment_non_empty_domain(const tdb_array_t *array,
                                                  tdb_error_t **error);
 
 /**
- * The number of tiles of fragment `fragment` and the cells of tile `tile` (pass any tile
- * index < the count; `cell_num` may be NULL).
+ * The number of tiles of fragment `fragment`.
  */
 tdb_status_t tdb_array_tile_count(const tdb_array_t *array,
                                   uint32_t fragment,
-                                  uint64_t tile,
-                                  uint64_t *tile_num,
-                                  uint64_t *cell_num,
+                                  uint64_t *count,
                                   tdb_error_t **error);
+
+/**
+ * The number of cells of tile `tile` of fragment `fragment` (dense fragments: the full space
+ * tile, padding included). A tile index at or past the fragment's tile count is
+ * `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_array_tile_cell_count(const tdb_array_t *array,
+                                       uint32_t fragment,
+                                       uint64_t tile,
+                                       uint64_t *count,
+                                       tdb_error_t **error);
 
 /**
  * Where tile `tile` of kind `kind` of `field` in fragment `fragment` is stored: the file's
@@ -994,24 +1019,29 @@ tdb_status_t tdb_pipeline_add_filter(tdb_pipeline_t *pipeline,
                                      tdb_error_t **error);
 
 /**
- * Sets an option of filter `filter_index`. `value` points to the option's C type
- * (`int32_t` level, `uint32_t` windows, `uint64_t` byte width, `double` factor/offset,
- * `float` quality, `uint8_t` format/lossless/reinterpret datatype).
+ * Sets an option of filter `filter_index` from `value`, a `value_size`-byte value of the
+ * option's C type (`int32_t` level 4, `uint32_t` windows 4, `uint64_t` byte width 8,
+ * `double` factor/offset 8, `float` quality 4, `uint8_t` format/lossless/reinterpret
+ * datatype 1). Another size is `TDB_ERR_INVALID_ARGUMENT` naming the option and its type.
  */
 tdb_status_t tdb_pipeline_set_option(tdb_pipeline_t *pipeline,
                                      uint32_t filter_index,
                                      tdb_filter_option_t option,
                                      const void *value,
+                                     size_t value_size,
                                      tdb_error_t **error);
 
 /**
- * Reads an option of filter `filter_index` into `value` (the option's C type).
+ * Reads an option of filter `filter_index` into `value`, `value_size` writable bytes that
+ * must be the option's C type's size (as for `tdb_pipeline_set_option`), else
+ * `TDB_ERR_INVALID_ARGUMENT` naming the option and its type.
  */
-tdb_status_t tdb_pipeline_get_option(const tdb_pipeline_t *pipeline,
-                                     uint32_t filter_index,
-                                     tdb_filter_option_t option,
-                                     void *value,
-                                     tdb_error_t **error);
+tdb_status_t tdb_pipeline_option(const tdb_pipeline_t *pipeline,
+                                 uint32_t filter_index,
+                                 tdb_filter_option_t option,
+                                 void *value,
+                                 size_t value_size,
+                                 tdb_error_t **error);
 
 /**
  * The number of filters.
@@ -1037,7 +1067,9 @@ tdb_status_t tdb_pipeline_set_max_chunk_size(tdb_pipeline_t *pipeline,
                                              tdb_error_t **error);
 
 /**
- * Sets how many threads filter and unfilter the chunks of one tile (0 = all cores, at most 256).
+ * Sets how many threads filter and unfilter the chunks of one tile: 0 = all cores (the
+ * default), else 1 to 256; more is `TDB_ERR_INVALID_ARGUMENT`. Every array and pipeline with
+ * the same count shares one thread pool, started on first use and kept for the process.
  */
 tdb_status_t tdb_pipeline_set_threads(tdb_pipeline_t *pipeline,
                                       uint32_t threads,
@@ -1295,15 +1327,21 @@ tdb_status_t tdb_tile_create_var(tdb_datatype_t datatype,
                                  tdb_error_t **error);
 
 /**
- * The offsets of a var-size tile, borrowed: valid until the tile is freed. A fixed-size tile
- * is `TDB_ERR_INVALID_ARGUMENT`.
+ * The offsets of a var-size tile (`*cell_count` u64 offsets), borrowed: valid until the tile
+ * is freed. A fixed-size tile is `TDB_ERR_INVALID_ARGUMENT`.
  */
-tdb_status_t tdb_tile_offsets(const tdb_tile_t *tile, const uint64_t **offsets, size_t *cell_count);
+tdb_status_t tdb_tile_offsets(const tdb_tile_t *tile,
+                              const uint64_t **offsets,
+                              size_t *cell_count,
+                              tdb_error_t **error);
 
 /**
- * The tile's bytes, borrowed: valid until the tile is freed.
+ * The tile's bytes (`*size` bytes), borrowed: valid until the tile is freed.
  */
-tdb_status_t tdb_tile_data(const tdb_tile_t *tile, const uint8_t **data, size_t *size);
+tdb_status_t tdb_tile_data(const tdb_tile_t *tile,
+                           const uint8_t **data,
+                           size_t *size,
+                           tdb_error_t **error);
 
 /**
  * Frees a tile. NULL is a no-op.
@@ -1320,9 +1358,54 @@ tdb_status_t tdb_filtered_tile_size(const uint8_t *bytes,
                                     tdb_error_t **error);
 
 /**
- * The library version, e.g. `"0.1.0"`.
+ * The library version, e.g. `"0.2.0"`.
  */
 const char *tdb_version(void);
+
+/**
+ * The size in bytes of one value of `datatype`, as TileDB's `tiledb_datatype_size` (INT64 8,
+ * STRING_UTF16 2, DATETIME_* 8, BLOB/BOOL/CHAR/ANY/GEOM_* 1, ...). An unknown datatype is
+ * `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_datatype_size(tdb_datatype_t datatype, uint64_t *size, tdb_error_t **error);
+
+/**
+ * The lower-case name of `datatype` (`"int32"`, `"float64"`, `"string_utf8"`,
+ * `"datetime_ns"`, `"blob"`, ...): a static string, never freed. An unknown datatype is
+ * `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_datatype_name(tdb_datatype_t datatype, const char **name, tdb_error_t **error);
+
+/**
+ * The datatype named `name`, case-insensitively: `tdb_datatype_name`'s names and TileDB's own
+ * spellings (`"INT64"`, `"TILEDB_INT64"`). An unknown name is `TDB_ERR_INVALID_ARGUMENT`
+ * naming it.
+ */
+tdb_status_t tdb_datatype_from_name(const char *name,
+                                    tdb_datatype_t *datatype,
+                                    tdb_error_t **error);
+
+/**
+ * The lower-case name of filter type `type`, as in pipeline specs (`"none"`, `"gzip"`,
+ * `"bit_width_reduction"`, `"dictionary"`, `"aes_256_gcm"`, ...): a static string, never
+ * freed. An unknown filter type is `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_filter_type_name(tdb_filter_type_t type, const char **name, tdb_error_t **error);
+
+/**
+ * The filter type named `name`, case-insensitively: `tdb_filter_type_name`'s names and
+ * TileDB's own spellings (`"GZIP"`, `"DICTIONARY_ENCODING"`, `"FILTER_GZIP"`,
+ * `"TILEDB_FILTER_GZIP"`). An unknown name is `TDB_ERR_INVALID_ARGUMENT` naming it.
+ */
+tdb_status_t tdb_filter_type_from_name(const char *name,
+                                       tdb_filter_type_t *type,
+                                       tdb_error_t **error);
+
+/**
+ * The name of a status: `"TDB_OK"`, `"TDB_ERR_INVALID_ARGUMENT"`, ...; any other value gives
+ * `"TDB_ERR_UNKNOWN"`. A static string, never NULL and never freed.
+ */
+const char *tdb_status_name(int32_t status);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -99,8 +99,10 @@ impl Datatype {
             .ok_or_else(|| Error::InvalidArgument(format!("unknown datatype {value}")))
     }
 
-    /// Parses a datatype name, case-insensitively (`"int32"`, `"UINT8"`, `"datetime_ns"`).
+    /// Parses a datatype name, case-insensitively (`"int32"`, `"UINT8"`, `"datetime_ns"`),
+    /// also with TileDB's C prefix (`"TILEDB_INT64"`).
     pub fn from_name(name: &str) -> Option<Datatype> {
+        let name = strip_prefix_ignore_case(name, "TILEDB_");
         Datatype::ALL
             .iter()
             .copied()
@@ -148,6 +150,14 @@ impl Datatype {
     }
 }
 
+/// `text` without a leading `prefix` (compared case-insensitively).
+pub(crate) fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> &'a str {
+    match text.get(..prefix.len()) {
+        Some(head) if head.eq_ignore_ascii_case(prefix) => &text[prefix.len()..],
+        _ => text,
+    }
+}
+
 impl std::fmt::Display for Datatype {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
@@ -165,6 +175,13 @@ mod tests {
             assert_eq!(*d as u8 as usize, i);
             assert_eq!(Datatype::from_u8(i as u8), Some(*d));
             assert_eq!(Datatype::from_name(d.name()), Some(*d));
+            let lower = d.name().to_ascii_lowercase();
+            assert_eq!(Datatype::from_name(&lower), Some(*d));
+            assert_eq!(
+                Datatype::from_name(&format!("TILEDB_{}", d.name())),
+                Some(*d)
+            );
+            assert_eq!(Datatype::from_name(&format!("tiledb_{lower}")), Some(*d));
         }
         assert_eq!(Datatype::from_u8(44), None);
         assert_eq!(Datatype::Int16.size(), 2);
@@ -176,5 +193,8 @@ mod tests {
         assert!(Datatype::DatetimeNs.is_datetime());
         assert!(Datatype::TimeNs.is_time());
         assert!(Datatype::try_from_u32(300).is_err());
+        assert_eq!(Datatype::from_name("int"), None);
+        assert_eq!(Datatype::from_name("TILEDB_"), None);
+        assert_eq!(Datatype::from_name(""), None);
     }
 }

@@ -94,6 +94,33 @@ pub enum OptionValue {
     U8(u8),
 }
 
+impl OptionValue {
+    /// The value of C type `kind` held in `bytes` (native byte order), or `None` when `bytes`
+    /// is not exactly the type's size.
+    pub fn from_ne_bytes(kind: OptionKind, bytes: &[u8]) -> Option<OptionValue> {
+        Some(match kind {
+            OptionKind::I32 => OptionValue::I32(i32::from_ne_bytes(bytes.try_into().ok()?)),
+            OptionKind::U32 => OptionValue::U32(u32::from_ne_bytes(bytes.try_into().ok()?)),
+            OptionKind::U64 => OptionValue::U64(u64::from_ne_bytes(bytes.try_into().ok()?)),
+            OptionKind::F64 => OptionValue::F64(f64::from_ne_bytes(bytes.try_into().ok()?)),
+            OptionKind::F32 => OptionValue::F32(f32::from_ne_bytes(bytes.try_into().ok()?)),
+            OptionKind::U8 => OptionValue::U8(u8::from_ne_bytes(bytes.try_into().ok()?)),
+        })
+    }
+
+    /// The value's bytes in native byte order (its C type's size).
+    pub fn to_ne_bytes(self) -> Vec<u8> {
+        match self {
+            OptionValue::I32(x) => x.to_ne_bytes().to_vec(),
+            OptionValue::U32(x) => x.to_ne_bytes().to_vec(),
+            OptionValue::U64(x) => x.to_ne_bytes().to_vec(),
+            OptionValue::F64(x) => x.to_ne_bytes().to_vec(),
+            OptionValue::F32(x) => x.to_ne_bytes().to_vec(),
+            OptionValue::U8(x) => x.to_ne_bytes().to_vec(),
+        }
+    }
+}
+
 /// The C value type TileDB uses for an option.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OptionKind {
@@ -109,6 +136,29 @@ pub enum OptionKind {
     F32,
     /// `uint8_t`
     U8,
+}
+
+impl OptionKind {
+    /// Bytes of the C type.
+    pub fn size(self) -> usize {
+        match self {
+            OptionKind::U8 => 1,
+            OptionKind::I32 | OptionKind::U32 | OptionKind::F32 => 4,
+            OptionKind::U64 | OptionKind::F64 => 8,
+        }
+    }
+
+    /// The C type's name, e.g. `"int32_t"`.
+    pub fn c_type(self) -> &'static str {
+        match self {
+            OptionKind::I32 => "int32_t",
+            OptionKind::U32 => "uint32_t",
+            OptionKind::U64 => "uint64_t",
+            OptionKind::F64 => "double",
+            OptionKind::F32 => "float",
+            OptionKind::U8 => "uint8_t",
+        }
+    }
 }
 
 impl FilterOption {

@@ -157,6 +157,20 @@ impl FilterType {
             .find(|t| t.spec_name() == lower)
     }
 
+    /// Parses any spelling of a filter type, case-insensitively: the spec names
+    /// ([`from_spec_name`](Self::from_spec_name), `"aes_256_gcm"` included), TileDB's names
+    /// ([`name`](Self::name), e.g. `"DICTIONARY_ENCODING"`) and TileDB's C names with their
+    /// prefixes (`"FILTER_GZIP"`, `"TILEDB_FILTER_GZIP"`).
+    pub fn from_name(name: &str) -> Option<FilterType> {
+        let name = crate::datatype::strip_prefix_ignore_case(name, "TILEDB_");
+        let name = crate::datatype::strip_prefix_ignore_case(name, "FILTER_");
+        FilterType::from_spec_name(name).or_else(|| {
+            FilterType::ALL.iter().copied().find(|t| {
+                t.name().eq_ignore_ascii_case(name) || t.spec_name().eq_ignore_ascii_case(name)
+            })
+        })
+    }
+
     /// True when the filter is one of TileDB's compression filters (options: compressor byte + level).
     pub fn is_compression(self) -> bool {
         Compressor::from_filter_type(self).is_some()
@@ -321,11 +335,24 @@ mod tests {
             if *t != FilterType::Aes256Gcm {
                 assert_eq!(FilterType::from_spec_name(t.spec_name()), Some(*t));
             }
+            for spelling in [
+                t.spec_name().to_string(),
+                t.spec_name().to_ascii_uppercase(),
+                t.name().to_string(),
+                format!("FILTER_{}", t.name()),
+                format!("TILEDB_FILTER_{}", t.spec_name().to_ascii_uppercase()),
+                format!("tiledb_filter_{}", t.spec_name()),
+            ] {
+                assert_eq!(FilterType::from_name(&spelling), Some(*t), "{spelling}");
+            }
             if let Some(c) = Compressor::from_filter_type(*t) {
                 assert_eq!(c.filter_type(), *t);
                 assert_eq!(Compressor::from_u8(c as u8), Some(c));
             }
         }
+        assert_eq!(FilterType::from_name("bitsort"), None);
+        assert_eq!(FilterType::from_name("FILTER_"), None);
+        assert_eq!(FilterType::from_name(""), None);
         assert_eq!(Compressor::Dictionary as u8, 7);
         assert_eq!(Compressor::Delta as u8, 8);
         assert_eq!(

@@ -54,7 +54,7 @@ class tile {
   std::vector<std::uint8_t> bytes() const {
     const std::uint8_t *data = nullptr;
     std::size_t size = 0;
-    detail::check([&](tdb_error_t **) { return tdb_tile_data(handle_.get(), &data, &size); });
+    detail::check([&](tdb_error_t **e) { return tdb_tile_data(handle_.get(), &data, &size, e); });
     return std::vector<std::uint8_t>(data, data + size);
   }
   const tdb_tile_t *get() const noexcept { return handle_.get(); }

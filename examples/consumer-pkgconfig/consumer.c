@@ -28,12 +28,12 @@ int main(void) {
   if (tdb_pipeline_filter(p, tile, &filtered, &err) != TDB_OK) return fail("filter", err);
   const uint8_t *fd = NULL;
   size_t fn = 0;
-  tdb_tile_data(filtered, &fd, &fn);
+  if (tdb_tile_data(filtered, &fd, &fn, &err) != TDB_OK) return fail("tile_data", err);
   if (tdb_pipeline_unfilter(p, fd, fn, TDB_INT32, sizeof(int32_t), &back, &err) != TDB_OK)
     return fail("unfilter", err);
   const uint8_t *bd = NULL;
   size_t bn = 0;
-  tdb_tile_data(back, &bd, &bn);
+  if (tdb_tile_data(back, &bd, &bn, &err) != TDB_OK) return fail("tile_data", err);
   if (bn != sizeof cells || memcmp(bd, cells, bn) != 0) {
     fprintf(stderr, "consumer-pkgconfig: round trip gave different bytes\n");
     return 1;

@@ -22,6 +22,7 @@ pub mod fragment_metadata;
 pub mod metadata;
 pub mod schema;
 pub mod sparse;
+pub mod subarray;
 pub mod tiles;
 pub mod value;
 pub mod verify;

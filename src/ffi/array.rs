@@ -8,6 +8,7 @@ use super::pipeline::tdb_pipeline_t;
 use super::tdb_datatype_t;
 use crate::Pipeline;
 use crate::array::schema::{Attribute, Dimension, Range};
+use crate::array::subarray::SubarrayLayout;
 use crate::array::tiles::{DecodedTile, TileKind};
 use crate::array::{Array, FieldData, OpenOptions};
 use crate::error::{Error, Result};
@@ -128,7 +129,9 @@ pub unsafe extern "C" fn tdb_array_free(array: *mut tdb_array_t) {
     }
 }
 
-/// Sets the threads decoding tiles in reads (0 = all cores, the default).
+/// Sets how many threads decode the tiles of one read: 0 = all cores (the default), else 1
+/// to 256; more is `TDB_ERR_INVALID_ARGUMENT`. Every array and pipeline with the same count
+/// shares one thread pool, started on first use and kept for the process.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_array_set_threads(
     array: *mut tdb_array_t,
@@ -136,9 +139,9 @@ pub unsafe extern "C" fn tdb_array_set_threads(
     error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
     guard(error, || {
-        guard::arg_mut(array, "array")?
-            .inner
-            .set_threads(threads as usize);
+        let a = guard::arg_mut(array, "array")?;
+        a.inner
+            .set_threads(crate::pipeline::check_threads(threads.into())?);
         Ok(())
     })
 }
@@ -161,48 +164,46 @@ pub unsafe extern "C" fn tdb_array_set_memory_limit(
     })
 }
 
-/// The subarray of a read: per dimension an inclusive [low, high] pair in the dimension's
-/// type, packed in dimension order.
-fn subarray(a: &Array, subarray: *const c_void) -> Result<Option<Vec<Range>>> {
-    if subarray.is_null() {
+/// The subarray of a read: NULL and 0 for the whole non-empty domain, else per dimension an
+/// inclusive [low, high] pair in the dimension's type, packed in dimension order
+/// (`subarray_size` bytes, checked against the dimensions).
+fn subarray(a: &Array, subarray: *const c_void, size: usize) -> Result<Option<Vec<Range>>> {
+    if subarray.is_null() && size == 0 {
         return Ok(None);
     }
-    let dims = &a.schema().dimensions;
-    let mut total = 0usize;
-    for d in dims {
-        total += 2 * d.coord_size().ok_or_else(|| {
-            Error::Unsupported(format!(
-                "subarrays on string dimension {} are not supported through this call",
-                d.name
-            ))
-        })?;
+    let layout = SubarrayLayout::of(&a.schema().dimensions)?;
+    if subarray.is_null() {
+        return Err(Error::invalid(format!(
+            "subarray is NULL but subarray_size is {size} (pass NULL and 0 to read the whole \
+             non-empty domain); {layout}"
+        )));
     }
-    let bytes = guard::bytes(subarray.cast(), total, "subarray")?;
-    let mut pos = 0;
-    let mut out = Vec::new();
-    for d in dims {
-        let n = d.coord_size().expect("checked above");
-        out.push(Range::Fixed(
-            bytes[pos..pos + n].to_vec(),
-            bytes[pos + n..pos + 2 * n].to_vec(),
-        ));
-        pos += 2 * n;
+    if size == 0 {
+        return Err(Error::invalid(format!(
+            "subarray_size is 0 but subarray is not NULL (pass NULL and 0 to read the whole \
+             non-empty domain); {layout}"
+        )));
     }
-    Ok(Some(out))
+    let bytes = guard::bytes(subarray.cast(), size, "subarray")?;
+    layout.split(bytes).map(Some)
 }
 
-/// Reads `field` (an attribute or dimension name) over `subarray` (NULL for the whole non-empty
-/// domain, or an inclusive [low, high] pair per dimension in the dimension's type, packed in
-/// dimension order; numeric dimensions only). Dense arrays: the cells of the box in row-major
-/// order, fill values where nothing was written. Sparse arrays: the visible cells in global
-/// order, after de-duplication. What this reader cannot read exactly as TileDB would (delete
-/// conditions still to be applied, update commits, sparse fragments in dense arrays) is
-/// `TDB_ERR_UNSUPPORTED` naming the feature.
+/// Reads `field` (an attribute or dimension name) over `subarray`: NULL with `subarray_size` 0
+/// for the whole non-empty domain, else an inclusive [low, high] pair per dimension in the
+/// dimension's type, packed in dimension order, `subarray_size` bytes (the sum over dimensions
+/// of 2 × the dimension's datatype size). A size that does not match, NULL with a non-zero
+/// size or non-NULL with size 0 is `TDB_ERR_INVALID_ARGUMENT` naming the dimensions and their
+/// types; a subarray on an array with a string dimension is `TDB_ERR_UNSUPPORTED`.
+/// Dense arrays: the cells of the box in row-major order, fill values where nothing was
+/// written. Sparse arrays: the visible cells in global order, after de-duplication. What this
+/// reader cannot read exactly as TileDB would (delete conditions still to be applied, update
+/// commits, sparse fragments in dense arrays) is `TDB_ERR_UNSUPPORTED` naming the feature.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_array_read(
     array: *const tdb_array_t,
     field: *const c_char,
     subarray: *const c_void,
+    subarray_size: usize,
     result: *mut *mut tdb_result_t,
     error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
@@ -210,28 +211,29 @@ pub unsafe extern "C" fn tdb_array_read(
         let a = &arg(array, "array")?.inner;
         let out = Out::new(result, "result")?;
         let field = c_str(field, "field")?;
-        let s = self::subarray(a, subarray)?;
+        let s = self::subarray(a, subarray, subarray_size)?;
         let inner = a.read(&[field], s.as_deref())?.remove(0);
         out.set(Box::into_raw(Box::new(tdb_result_t { inner })));
         Ok(())
     })
 }
 
-/// Reads `field_num` fields in one pass (coordinates and tiles are located once): on success
-/// `results[i]` receives the result of `fields[i]`. Same subarray and order as
-/// `tdb_array_read`.
+/// Reads `field_count` fields in one pass (coordinates and tiles are located once): on success
+/// `results[i]` (`field_count` slots) receives the result of `fields[i]`. Same subarray rules
+/// and cell order as `tdb_array_read`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_array_read_fields(
     array: *const tdb_array_t,
     fields: *const *const c_char,
-    field_num: usize,
+    field_count: usize,
     subarray: *const c_void,
+    subarray_size: usize,
     results: *mut *mut tdb_result_t,
     error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
     guard(error, || {
         let a = &arg(array, "array")?.inner;
-        let ptrs = guard::slice(fields, field_num, "fields")?;
+        let ptrs = guard::slice(fields, field_count, "fields")?;
         let names: Vec<&str> = ptrs
             .iter()
             .map(|p| c_str(*p, "field"))
@@ -239,10 +241,10 @@ pub unsafe extern "C" fn tdb_array_read_fields(
         if results.is_null() {
             return Err(Error::invalid("results is NULL"));
         }
-        let s = self::subarray(a, subarray)?;
+        let s = self::subarray(a, subarray, subarray_size)?;
         let data = a.read(&names, s.as_deref())?;
         for (i, inner) in data.into_iter().enumerate() {
-            // SAFETY: the caller passes `field_num` writable result slots (checked non-NULL).
+            // SAFETY: the caller passes `field_count` writable result slots (checked non-NULL).
             unsafe {
                 results
                     .add(i)
@@ -383,10 +385,10 @@ pub unsafe extern "C" fn tdb_array_enumeration(
     })
 }
 
-/// The array metadata (`__meta`) visible at the open timestamps: `*count` entries, read one by
-/// one with `tdb_array_metadata`.
+/// The number of array metadata (`__meta`) entries visible at the open timestamps; read them
+/// one by one with `tdb_array_metadata_entry`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn tdb_array_metadata_num(
+pub unsafe extern "C" fn tdb_array_metadata_count(
     array: *const tdb_array_t,
     count: *mut u32,
     error: *mut *mut tdb_error_t,
@@ -399,15 +401,15 @@ pub unsafe extern "C" fn tdb_array_metadata_num(
 }
 
 /// Array metadata entry `index` (entries sorted by key): its key (NUL-terminated), datatype,
-/// number of values and the values (`value_num × datatype size` bytes). The pointers are valid
-/// while the array lives. Any output may be NULL.
+/// number of values and the values (`value_count × datatype size` bytes). The pointers are
+/// valid while the array lives. Any output may be NULL.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn tdb_array_metadata(
+pub unsafe extern "C" fn tdb_array_metadata_entry(
     array: *const tdb_array_t,
     index: u32,
     key: *mut *const c_char,
     datatype: *mut tdb_datatype_t,
-    value_num: *mut u32,
+    value_count: *mut u32,
     value: *mut *const c_void,
     error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
@@ -421,7 +423,7 @@ pub unsafe extern "C" fn tdb_array_metadata(
         unsafe {
             set_opt(key, k.as_ptr());
             set_opt(datatype, e.datatype as tdb_datatype_t);
-            set_opt(value_num, e.value_num);
+            set_opt(value_count, e.value_num);
             set_opt(value, e.value.as_ptr().cast());
         }
         Ok(())
@@ -471,21 +473,30 @@ unsafe fn set_opt<T>(p: *mut T, v: T) {
     }
 }
 
-/// The number of dimensions and of attributes. Either output may be NULL.
+/// The number of dimensions.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn tdb_array_field_num(
+pub unsafe extern "C" fn tdb_array_dimension_count(
     array: *const tdb_array_t,
-    dim_num: *mut u32,
-    attribute_num: *mut u32,
+    count: *mut u32,
     error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
     guard(error, || {
         let s = arg(array, "array")?.inner.schema();
-        // SAFETY: each pointer is NULL or writable (the C API contract).
-        unsafe {
-            set_opt(dim_num, s.dimensions.len() as u32);
-            set_opt(attribute_num, s.attributes.len() as u32);
-        }
+        Out::new(count, "count")?.set(s.dimensions.len() as u32);
+        Ok(())
+    })
+}
+
+/// The number of attributes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_attribute_count(
+    array: *const tdb_array_t,
+    count: *mut u32,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let s = arg(array, "array")?.inner.schema();
+        Out::new(count, "count")?.set(s.attributes.len() as u32);
         Ok(())
     })
 }
@@ -676,7 +687,7 @@ pub unsafe extern "C" fn tdb_array_pipeline(
 
 /// The number of visible fragments.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn tdb_array_fragment_num(
+pub unsafe extern "C" fn tdb_array_fragment_count(
     array: *const tdb_array_t,
     count: *mut u32,
     error: *mut *mut tdb_error_t,
@@ -700,8 +711,8 @@ pub unsafe extern "C" fn tdb_array_fragment(
     timestamp_end: *mut u64,
     version: *mut u32,
     dense: *mut bool,
-    cell_num: *mut u64,
-    tile_num: *mut u64,
+    cell_count: *mut u64,
+    tile_count: *mut u64,
     error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
     guard(error, || {
@@ -715,8 +726,8 @@ pub unsafe extern "C" fn tdb_array_fragment(
             set_opt(timestamp_end, t2);
             set_opt(version, f.meta.version);
             set_opt(dense, f.meta.dense);
-            set_opt(cell_num, f.meta.cell_num());
-            set_opt(tile_num, f.meta.tile_num());
+            set_opt(cell_count, f.meta.cell_num());
+            set_opt(tile_count, f.meta.tile_num());
         }
         Ok(())
     })
@@ -785,30 +796,42 @@ fn tile_kind(k: tdb_tile_kind_t) -> Result<TileKind> {
     })
 }
 
-/// The number of tiles of fragment `fragment` and the cells of tile `tile` (pass any tile
-/// index < the count; `cell_num` may be NULL).
+/// The number of tiles of fragment `fragment`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_array_tile_count(
     array: *const tdb_array_t,
     fragment: u32,
-    tile: u64,
-    tile_num: *mut u64,
-    cell_num: *mut u64,
+    count: *mut u64,
     error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
     guard(error, || {
         let f = frag_at(arg(array, "array")?, fragment)?;
+        Out::new(count, "count")?.set(f.meta.tile_num());
+        Ok(())
+    })
+}
+
+/// The number of cells of tile `tile` of fragment `fragment` (dense fragments: the full space
+/// tile, padding included). A tile index at or past the fragment's tile count is
+/// `TDB_ERR_INVALID_ARGUMENT`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_tile_cell_count(
+    array: *const tdb_array_t,
+    fragment: u32,
+    tile: u64,
+    count: *mut u64,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let f = frag_at(arg(array, "array")?, fragment)?;
+        let out = Out::new(count, "count")?;
         let n = f.meta.tile_num();
-        Out::new(tile_num, "tile_num")?.set(n);
-        if !cell_num.is_null() {
-            if tile >= n {
-                return Err(Error::invalid(format!(
-                    "tile {tile} out of range ({n} tiles)"
-                )));
-            }
-            // SAFETY: non-NULL (checked) and writable (the C API contract).
-            unsafe { cell_num.write(f.meta.cell_num_of_tile(tile)) };
+        if tile >= n {
+            return Err(Error::invalid(format!(
+                "tile {tile} of fragment {fragment} out of range ({n} tiles)"
+            )));
         }
+        out.set(f.meta.cell_num_of_tile(tile));
         Ok(())
     })
 }

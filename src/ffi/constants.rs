@@ -25,6 +25,34 @@ pub enum tdb_status_t {
     TDB_ERR_INTERNAL = 8,
 }
 
+/// Every status, in numeric order.
+pub(crate) const STATUSES: [tdb_status_t; 9] = [
+    tdb_status_t::TDB_OK,
+    tdb_status_t::TDB_ERR_INVALID_ARGUMENT,
+    tdb_status_t::TDB_ERR_CORRUPT_DATA,
+    tdb_status_t::TDB_ERR_CHECKSUM_MISMATCH,
+    tdb_status_t::TDB_ERR_DECRYPTION_FAILED,
+    tdb_status_t::TDB_ERR_UNSUPPORTED,
+    tdb_status_t::TDB_ERR_BUFFER_TOO_SMALL,
+    tdb_status_t::TDB_ERR_OUT_OF_MEMORY,
+    tdb_status_t::TDB_ERR_INTERNAL,
+];
+
+/// The name of a status as a static C string, e.g. `"TDB_ERR_CORRUPT_DATA"`.
+pub(crate) fn status_c_name(status: tdb_status_t) -> &'static std::ffi::CStr {
+    match status {
+        tdb_status_t::TDB_OK => c"TDB_OK",
+        tdb_status_t::TDB_ERR_INVALID_ARGUMENT => c"TDB_ERR_INVALID_ARGUMENT",
+        tdb_status_t::TDB_ERR_CORRUPT_DATA => c"TDB_ERR_CORRUPT_DATA",
+        tdb_status_t::TDB_ERR_CHECKSUM_MISMATCH => c"TDB_ERR_CHECKSUM_MISMATCH",
+        tdb_status_t::TDB_ERR_DECRYPTION_FAILED => c"TDB_ERR_DECRYPTION_FAILED",
+        tdb_status_t::TDB_ERR_UNSUPPORTED => c"TDB_ERR_UNSUPPORTED",
+        tdb_status_t::TDB_ERR_BUFFER_TOO_SMALL => c"TDB_ERR_BUFFER_TOO_SMALL",
+        tdb_status_t::TDB_ERR_OUT_OF_MEMORY => c"TDB_ERR_OUT_OF_MEMORY",
+        tdb_status_t::TDB_ERR_INTERNAL => c"TDB_ERR_INTERNAL",
+    }
+}
+
 /// A TileDB filter type (`tiledb_filter_type_t` values).
 pub type tdb_filter_type_t = u32;
 /// No-op filter.

@@ -16,6 +16,7 @@ mod guard;
 mod pipeline;
 mod spec;
 mod tile;
+mod types;
 
 pub use array::*;
 pub use constants::*;
@@ -24,3 +25,4 @@ pub use generic_tile::*;
 pub use pipeline::*;
 pub use spec::*;
 pub use tile::*;
+pub use types::*;

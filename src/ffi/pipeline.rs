@@ -64,67 +64,77 @@ pub unsafe extern "C" fn tdb_pipeline_add_filter(
     })
 }
 
-/// Sets an option of filter `filter_index`. `value` points to the option's C type
-/// (`int32_t` level, `uint32_t` windows, `uint64_t` byte width, `double` factor/offset,
-/// `float` quality, `uint8_t` format/lossless/reinterpret datatype).
+/// Checks that a caller's option value is the option's C type: `value` non-NULL and
+/// `value_size` that type's size, else `InvalidArgument` naming the option and the type.
+fn option_value_size(
+    option: FilterOption,
+    value_null: bool,
+    value_size: usize,
+) -> crate::Result<OptionKind> {
+    let kind = option.kind();
+    let expected = || {
+        format!(
+            "{} is {} ({} bytes)",
+            option.name(),
+            kind.c_type(),
+            kind.size()
+        )
+    };
+    if value_null {
+        return Err(Error::invalid(format!("value is NULL; {}", expected())));
+    }
+    if value_size != kind.size() {
+        return Err(Error::invalid(format!(
+            "value_size is {value_size}; option {}",
+            expected()
+        )));
+    }
+    Ok(kind)
+}
+
+/// Sets an option of filter `filter_index` from `value`, a `value_size`-byte value of the
+/// option's C type (`int32_t` level 4, `uint32_t` windows 4, `uint64_t` byte width 8,
+/// `double` factor/offset 8, `float` quality 4, `uint8_t` format/lossless/reinterpret
+/// datatype 1). Another size is `TDB_ERR_INVALID_ARGUMENT` naming the option and its type.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_pipeline_set_option(
     pipeline: *mut tdb_pipeline_t,
     filter_index: u32,
     option: tdb_filter_option_t,
     value: *const c_void,
+    value_size: usize,
     error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
     guard(error, || {
         let p = arg_mut(pipeline, "pipeline")?;
         let option = FilterOption::from_u32(option)?;
-        if value.is_null() {
-            return Err(Error::invalid("value is NULL"));
-        }
-        // SAFETY: the caller passes a pointer to a value of the option's C type (read unaligned).
-        let v = unsafe {
-            match option.kind() {
-                OptionKind::I32 => OptionValue::I32(value.cast::<i32>().read_unaligned()),
-                OptionKind::U32 => OptionValue::U32(value.cast::<u32>().read_unaligned()),
-                OptionKind::U64 => OptionValue::U64(value.cast::<u64>().read_unaligned()),
-                OptionKind::F64 => OptionValue::F64(value.cast::<f64>().read_unaligned()),
-                OptionKind::F32 => OptionValue::F32(value.cast::<f32>().read_unaligned()),
-                OptionKind::U8 => OptionValue::U8(value.cast::<u8>().read_unaligned()),
-            }
-        };
+        let kind = option_value_size(option, value.is_null(), value_size)?;
+        let bytes = guard::bytes(value.cast(), value_size, "value")?;
+        let v = OptionValue::from_ne_bytes(kind, bytes).expect("size checked");
         p.inner
             .filter_mut(filter_index as usize)?
             .set_option(option, v)
     })
 }
 
-/// Reads an option of filter `filter_index` into `value` (the option's C type).
+/// Reads an option of filter `filter_index` into `value`, `value_size` writable bytes that
+/// must be the option's C type's size (as for `tdb_pipeline_set_option`), else
+/// `TDB_ERR_INVALID_ARGUMENT` naming the option and its type.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn tdb_pipeline_get_option(
+pub unsafe extern "C" fn tdb_pipeline_option(
     pipeline: *const tdb_pipeline_t,
     filter_index: u32,
     option: tdb_filter_option_t,
     value: *mut c_void,
+    value_size: usize,
     error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
     guard(error, || {
         let p = arg(pipeline, "pipeline")?;
         let option = FilterOption::from_u32(option)?;
-        if value.is_null() {
-            return Err(Error::invalid("value is NULL"));
-        }
+        option_value_size(option, value.is_null(), value_size)?;
         let v = p.inner.filter(filter_index as usize)?.get_option(option)?;
-        // SAFETY: the caller passes a writable pointer to a value of the option's C type.
-        unsafe {
-            match v {
-                OptionValue::I32(x) => value.cast::<i32>().write_unaligned(x),
-                OptionValue::U32(x) => value.cast::<u32>().write_unaligned(x),
-                OptionValue::U64(x) => value.cast::<u64>().write_unaligned(x),
-                OptionValue::F64(x) => value.cast::<f64>().write_unaligned(x),
-                OptionValue::F32(x) => value.cast::<f32>().write_unaligned(x),
-                OptionValue::U8(x) => value.cast::<u8>().write_unaligned(x),
-            }
-        }
+        guard::bytes_mut(value.cast(), value_size, "value")?.copy_from_slice(&v.to_ne_bytes());
         Ok(())
     })
 }
@@ -175,7 +185,9 @@ pub unsafe extern "C" fn tdb_pipeline_set_max_chunk_size(
     })
 }
 
-/// Sets how many threads filter and unfilter the chunks of one tile (0 = all cores, at most 256).
+/// Sets how many threads filter and unfilter the chunks of one tile: 0 = all cores (the
+/// default), else 1 to 256; more is `TDB_ERR_INVALID_ARGUMENT`. Every array and pipeline with
+/// the same count shares one thread pool, started on first use and kept for the process.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_pipeline_set_threads(
     pipeline: *mut tdb_pipeline_t,
@@ -184,10 +196,8 @@ pub unsafe extern "C" fn tdb_pipeline_set_threads(
 ) -> tdb_status_t {
     guard(error, || {
         let p = arg_mut(pipeline, "pipeline")?;
-        if threads > 256 {
-            return Err(Error::invalid(format!("threads {threads} exceeds 256")));
-        }
-        p.inner.set_threads(threads as usize);
+        p.inner
+            .set_threads(crate::pipeline::check_threads(threads.into())?);
         Ok(())
     })
 }

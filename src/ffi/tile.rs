@@ -85,36 +85,40 @@ fn copy_vec<T: Copy>(items: &[T]) -> crate::Result<Vec<T>> {
     Ok(v)
 }
 
-/// The offsets of a var-size tile, borrowed: valid until the tile is freed. A fixed-size tile
-/// is `TDB_ERR_INVALID_ARGUMENT`.
+/// The offsets of a var-size tile (`*cell_count` u64 offsets), borrowed: valid until the tile
+/// is freed. A fixed-size tile is `TDB_ERR_INVALID_ARGUMENT`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_tile_offsets(
     tile: *const tdb_tile_t,
     offsets: *mut *const u64,
     cell_count: *mut usize,
+    error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
-    guard(std::ptr::null_mut(), || {
+    guard(error, || {
         let t = arg(tile, "tile")?;
         let offsets_out = Out::new(offsets, "offsets")?;
         let count = Out::new(cell_count, "cell_count")?;
-        let o = t
-            .inner
-            .offsets()
-            .ok_or_else(|| crate::Error::invalid("tile is not var-size"))?;
+        let o = t.inner.offsets().ok_or_else(|| {
+            crate::Error::invalid(format!(
+                "tile is not var-size (a fixed-size {} tile has no offsets)",
+                t.inner.datatype()
+            ))
+        })?;
         offsets_out.set(o.as_ptr());
         count.set(o.len());
         Ok(())
     })
 }
 
-/// The tile's bytes, borrowed: valid until the tile is freed.
+/// The tile's bytes (`*size` bytes), borrowed: valid until the tile is freed.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_tile_data(
     tile: *const tdb_tile_t,
     data: *mut *const u8,
     size: *mut usize,
+    error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
-    guard(std::ptr::null_mut(), || {
+    guard(error, || {
         let t = arg(tile, "tile")?;
         let data = Out::new(data, "data")?;
         let size = Out::new(size, "size")?;
@@ -151,7 +155,7 @@ pub unsafe extern "C" fn tdb_filtered_tile_size(
     })
 }
 
-/// The library version, e.g. `"0.1.0"`.
+/// The library version, e.g. `"0.2.0"`.
 #[unsafe(no_mangle)]
 pub extern "C" fn tdb_version() -> *const c_char {
     static VERSION: &std::ffi::CStr = match std::ffi::CStr::from_bytes_with_nul(

@@ -8,7 +8,7 @@ mod serialize;
 pub(crate) mod threads;
 
 pub use serialize::FORMAT_VERSION;
-pub use threads::{Executor, ExecutorHandle};
+pub use threads::{Executor, ExecutorHandle, MAX_THREADS, check_threads, pools_built};
 
 use crate::chunking;
 use crate::datatype::Datatype;

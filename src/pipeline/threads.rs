@@ -6,6 +6,7 @@ use rayon::ThreadPool;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Runs a pipeline's chunk jobs on the host's threads instead of tdbfilter's own pool (for
@@ -32,6 +33,22 @@ impl PartialEq for ExecutorHandle {
     }
 }
 
+/// The most threads a pipeline or an array may be given.
+pub const MAX_THREADS: usize = 256;
+
+/// Checks a requested thread count for a pipeline or an array: 0 (every core) or
+/// 1..=[`MAX_THREADS`]; more is `InvalidArgument`.
+pub fn check_threads(threads: u64) -> Result<usize> {
+    usize::try_from(threads)
+        .ok()
+        .filter(|n| *n <= MAX_THREADS)
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "threads {threads} exceeds {MAX_THREADS} (0 = all cores, 1 to {MAX_THREADS})"
+            ))
+        })
+}
+
 /// The number of threads `requested` means (0 = every core).
 pub fn effective_threads(requested: usize) -> usize {
     if requested == 0 {
@@ -41,7 +58,16 @@ pub fn effective_threads(requested: usize) -> usize {
     }
 }
 
-/// The shared pool of `n` threads, created on first use.
+/// How many thread pools this process has built (at most one per thread count).
+static POOLS_BUILT: AtomicUsize = AtomicUsize::new(0);
+
+/// How many thread pools this process has built: one per thread count ever used, never one
+/// per call or per pipeline or array.
+pub fn pools_built() -> usize {
+    POOLS_BUILT.load(Ordering::Relaxed)
+}
+
+/// The shared pool of `n` threads, created on first use and kept for the process.
 pub fn pool(n: usize) -> Result<Arc<ThreadPool>> {
     static POOLS: OnceLock<Mutex<HashMap<usize, Arc<ThreadPool>>>> = OnceLock::new();
     let mut pools = POOLS
@@ -59,6 +85,7 @@ pub fn pool(n: usize) -> Result<Arc<ThreadPool>> {
             .map_err(|e| Error::Internal(format!("cannot start {n} threads: {e}")))?,
     );
     pools.insert(n, p.clone());
+    POOLS_BUILT.fetch_add(1, Ordering::Relaxed);
     Ok(p)
 }
 
@@ -126,7 +153,6 @@ pub(crate) fn run_each<T: Send, R: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// Runs the jobs in order on the calling thread, counting them.
     struct Serial(AtomicUsize);
@@ -162,6 +188,30 @@ mod tests {
             *x *= *x;
             Ok(*x + i as u64)
         })
+    }
+
+    #[test]
+    fn thread_counts_are_bounded() {
+        assert_eq!(check_threads(0).unwrap(), 0);
+        assert_eq!(check_threads(1).unwrap(), 1);
+        assert_eq!(check_threads(256).unwrap(), 256);
+        for bad in [257, u32::MAX as u64, u64::MAX] {
+            let e = check_threads(bad).unwrap_err();
+            assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+            assert!(
+                e.message().contains(&format!("threads {bad} exceeds 256")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn one_pool_per_thread_count() {
+        let first = pool(3).unwrap();
+        assert!(pools_built() >= 1);
+        for _ in 0..100 {
+            assert!(Arc::ptr_eq(&pool(3).unwrap(), &first));
+        }
     }
 
     #[test]

@@ -117,7 +117,7 @@ static void roundtrip(hid_t file, const char *name, hid_t type, const char *spec
     if (st == TDB_OK) {
       const uint8_t *d = NULL;
       size_t dn = 0;
-      tdb_tile_data(tile, &d, &dn);
+      tdb_tile_data(tile, &d, &dn, NULL);
       CHECK(dn == (size_t)CHUNK * size && memcmp(d, cells, dn) == 0,
             "%s: the raw chunk holds other cells", name);
     }
