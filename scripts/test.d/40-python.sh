@@ -10,12 +10,17 @@ pip() { .venv/bin/python -m pip install -q --disable-pip-version-check "$@"; }
 .venv/bin/python bindings/python/check_ctypes.py
 
 # The package with its test requirements (pytest, numcodecs, zarr, tiledb): none is optional.
+# The install builds out of the checkout (flit_core): it must leave no file there, not even an
+# ignored one (setuptools' in-tree build/lib shipped stale modules into later installs).
+files() { git status --porcelain --ignored --untracked-files=all -- bindings/python | sort; }
+in_git=false
+git rev-parse --is-inside-work-tree >/dev/null 2>&1 && in_git=true
+$in_git && before=$(files)
 pip "./bindings/python[test]"
-# pip builds in the source tree; what it leaves there must be git-ignored.
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  left=$(git status --porcelain --untracked-files=all -- bindings/python/build 'bindings/python/src/*.egg-info')
+if $in_git; then
+  left=$(comm -13 <(echo "$before") <(files))
   if [ -n "$left" ]; then
-    echo "pip install ./bindings/python left untracked files in the checkout:" >&2
+    echo "pip install ./bindings/python left files in the checkout:" >&2
     echo "$left" >&2
     exit 1
   fi

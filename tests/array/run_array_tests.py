@@ -417,8 +417,8 @@ def dense_consolidation(tmp):
             raise Mismatch(f"fragment list {[f.name for f in frags]} vs {list(fi.uri)}")
         if [f.timestamps for f in frags] != [tuple(t) for t in fi.timestamp_range]:
             raise Mismatch("fragment timestamps differ")
-        if [f.cell_num for f in frags] != list(fi.cell_num):
-            raise Mismatch(f"cell counts {[f.cell_num for f in frags]} vs {list(fi.cell_num)}")
+        if [f.cell_count for f in frags] != list(fi.cell_num):
+            raise Mismatch(f"cell counts {[f.cell_count for f in frags]} vs {list(fi.cell_num)}")
 
 
 @case

@@ -131,7 +131,8 @@ def test_subarray_bounds_are_checked_against_the_schema():
     with tdbfilter.Array(ARRAYS / "dense") as A:  # dimensions r, c: int32
         with pytest.raises(tdbfilter.InvalidArgument,
                            match=r"1 range\(s\); the array's 2 dimension\(s\) need "
-                                 r"\[low, high\] of 'r' \(int32\), \[low, high\] of 'c' \(int32\)"):
+                                 r"\[low, high\] of 'r' \(int32, 4 bytes each\), "
+                                 r"\[low, high\] of 'c' \(int32, 4 bytes each\)"):
             A.read("a", [(1, 2)])
         with pytest.raises(tdbfilter.InvalidArgument, match="3 range"):
             A.read("a", [(1, 2), (1, 2), (1, 2)])

@@ -24,4 +24,4 @@ __all__ = [
     "InternalError", "InvalidArgument", "OutOfMemory", "Pipeline", "TdbfilterError",
     "Unsupported", "datatype_of", "generic_tile_read", "generic_tile_write", "version",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

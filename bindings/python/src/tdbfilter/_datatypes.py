@@ -10,13 +10,16 @@ big-endian byte order (TileDB cells are little-endian), is :class:`InvalidArgume
 
 from __future__ import annotations
 
+import functools
 import sys
 import warnings
+from ctypes import byref, c_char_p, c_uint32, c_uint64
 from dataclasses import dataclass
 from typing import Union
 
 import numpy as np
 
+from ._ffi import call, lib
 from .errors import InvalidArgument
 
 Datatype = Union[int, str, np.dtype, type]
@@ -41,34 +44,35 @@ NUMPY_BY_NAME: dict[str, np.dtype] = {name: np.dtype(d) for name, d in [
 # Text datatypes: var-size cells read as str, fixed ones as bytes.
 TEXT = frozenset({"char", "string_ascii", "string_utf8"})
 
-# ------------------------------------------------------------------------------------------
-# The library's datatype names, numbers and sizes. Until the library exports them (C ABI 0.2:
-# tdb_datatype_name/_from_name/_size), the numbers are the positions in NUMPY_BY_NAME, which
-# lists the datatypes in TileDB's order.
-_NAMES = list(NUMPY_BY_NAME)
-
-
+# The library names its datatypes; numbers and names never change within a process, so they
+# are asked once each.
+@functools.lru_cache(maxsize=None)
 def datatype_name(number: int) -> str:
     """The library's name of TileDB datatype ``number``; InvalidArgument if it has none."""
-    if not 0 <= number < len(_NAMES):
+    if not 0 <= number <= 0xFFFFFFFF:
         raise InvalidArgument(f"{number} is not a TileDB datatype number")
-    return _NAMES[number]
+    name = c_char_p()
+    call(lib().tdb_datatype_name, number, byref(name))
+    return name.value.decode()
 
 
+@functools.lru_cache(maxsize=None)
 def datatype_from_name(name: str) -> int:
-    """The TileDB datatype number of ``name`` (case-insensitive); InvalidArgument if unknown."""
-    key = name.lower()
-    for prefix in ("tiledb_",):
-        key = key[len(prefix):] if key.startswith(prefix) else key
-    if key not in NUMPY_BY_NAME:
-        raise InvalidArgument(f"unknown datatype name {name!r}")
-    return _NAMES.index(key)
+    """The TileDB datatype number of ``name`` (the library's names, case-insensitive, and
+    TileDB's spellings such as ``"TILEDB_INT64"``); InvalidArgument if unknown."""
+    if "\0" in name:
+        raise InvalidArgument(f"datatype name {name!r} contains a NUL character")
+    number = c_uint32()
+    call(lib().tdb_datatype_from_name, name.encode(), byref(number))
+    return number.value
 
 
+@functools.lru_cache(maxsize=None)
 def datatype_size(number: int) -> int:
-    """Bytes of one value of TileDB datatype ``number``."""
-    return NUMPY_BY_NAME[datatype_name(number)].itemsize
-# ------------------------------------------------------------------------------------------
+    """Bytes of one value of TileDB datatype ``number`` (TileDB's sizes)."""
+    size = c_uint64()
+    call(lib().tdb_datatype_size, number, byref(size))
+    return size.value
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,11 @@ class CellType:
     def cell_size(self) -> int:
         """Bytes of one cell: the numpy dtype's item size."""
         return self.dtype.itemsize
+
+    @property
+    def value_size(self) -> int:
+        """Bytes of one value of the datatype (the library's ``tdb_datatype_size``)."""
+        return datatype_size(self.datatype)
 
 
 def _little_endian(d: np.dtype) -> bool:
@@ -121,6 +130,8 @@ def _name_of_numpy(d: np.dtype, given: object) -> str:
 def of_datatype(number: int) -> CellType:
     """The cell type of TileDB datatype ``number`` (one value per cell)."""
     name = datatype_name(int(number))
+    if name not in NUMPY_BY_NAME:  # a datatype newer than this package: its bytes
+        return CellType(int(number), name, np.dtype(f"V{datatype_size(int(number))}"))
     return CellType(int(number), name, NUMPY_BY_NAME[name])
 
 

@@ -5,7 +5,7 @@ The library is looked up, in order, at:
 1. ``TDBFILTER_LIBRARY`` (a path to ``libtdbfilter.so``);
 2. the install prefix: ``pkg-config --variable=libdir tdbfilter``, then ``sys.prefix/lib``;
 3. the build tree, when this package runs from a source checkout (``target/release``);
-4. the system loader's search path (``libtdbfilter.so.0.1``, ``libtdbfilter.so``).
+4. the system loader's search path (``libtdbfilter.so.0.2``, ``libtdbfilter.so``).
 
 Every C function the package calls is declared once, in :data:`SIGNATURES`, and only declared
 functions are reachable (:func:`load` returns a :class:`Library` holding exactly those).
@@ -24,11 +24,11 @@ import os
 import shutil
 import subprocess
 import sys
-from ctypes import (POINTER, c_bool, c_char_p, c_int, c_size_t, c_uint8, c_uint16, c_uint32,
-                    c_uint64, c_void_p)
+from ctypes import (POINTER, c_bool, c_char_p, c_int, c_int32, c_size_t, c_uint8, c_uint16,
+                    c_uint32, c_uint64, c_void_p)
 from pathlib import Path
 
-SONAME = "libtdbfilter.so.0.1"
+SONAME = "libtdbfilter.so.0.2"
 
 
 def _candidates() -> list[str]:
@@ -117,6 +117,13 @@ STRP = POINTER(c_char_p)  # where a static or borrowed C string is returned
 # name -> (return type, argument types) of every C function the package calls.
 SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_version": (c_char_p, []),
+    # names of the library's types
+    "tdb_datatype_size": (c_int, [c_uint32, U64P, PP]),
+    "tdb_datatype_name": (c_int, [c_uint32, STRP, PP]),
+    "tdb_datatype_from_name": (c_int, [c_char_p, U32P, PP]),
+    "tdb_filter_type_name": (c_int, [c_uint32, STRP, PP]),
+    "tdb_filter_type_from_name": (c_int, [c_char_p, U32P, PP]),
+    "tdb_status_name": (c_char_p, [c_int32]),
     # errors
     "tdb_error_status": (c_int, [P]),
     "tdb_error_message": (c_char_p, [P]),
@@ -127,8 +134,8 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_pipeline_from_spec": (c_int, [c_char_p, PP, PP]),
     "tdb_pipeline_to_spec": (c_int, [P, c_char_p, c_size_t, SIZEP, PP]),
     "tdb_pipeline_add_filter": (c_int, [P, c_uint32, PP]),
-    "tdb_pipeline_set_option": (c_int, [P, c_uint32, c_uint32, c_void_p, PP]),
-    "tdb_pipeline_get_option": (c_int, [P, c_uint32, c_uint32, c_void_p, PP]),
+    "tdb_pipeline_set_option": (c_int, [P, c_uint32, c_uint32, c_void_p, c_size_t, PP]),
+    "tdb_pipeline_option": (c_int, [P, c_uint32, c_uint32, c_void_p, c_size_t, PP]),
     "tdb_pipeline_filter_count": (c_int, [P, U32P, PP]),
     "tdb_pipeline_filter_type": (c_int, [P, c_uint32, U32P, PP]),
     "tdb_pipeline_set_max_chunk_size": (c_int, [P, c_uint32, PP]),
@@ -151,8 +158,8 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     # tiles
     "tdb_tile_create": (c_int, [c_uint32, c_uint64, c_void_p, c_size_t, PP, PP]),
     "tdb_tile_create_var": (c_int, [c_uint32, U64P, c_size_t, c_void_p, c_size_t, PP, PP]),
-    "tdb_tile_data": (c_int, [P, PP, SIZEP]),
-    "tdb_tile_offsets": (c_int, [P, PP, SIZEP]),
+    "tdb_tile_data": (c_int, [P, PP, SIZEP, PP]),
+    "tdb_tile_offsets": (c_int, [P, PP, SIZEP, PP]),
     "tdb_tile_free": (None, [P]),
     "tdb_generic_tile_read": (
         c_int, [c_char_p, c_size_t, c_char_p, c_size_t, PP, U64P, PP]),
@@ -164,7 +171,7 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_array_free": (None, [P]),
     "tdb_array_set_threads": (c_int, [P, c_uint32, PP]),
     "tdb_array_set_memory_limit": (c_int, [P, c_uint64, PP]),
-    "tdb_array_read_fields": (c_int, [P, STRP, c_size_t, c_void_p, PP, PP]),
+    "tdb_array_read_fields": (c_int, [P, STRP, c_size_t, c_void_p, c_size_t, PP, PP]),
     "tdb_result_data": (c_int, [P, PP, SIZEP, PP]),
     "tdb_result_offsets": (c_int, [P, PP, SIZEP, PP]),
     "tdb_result_validity": (c_int, [P, PP, SIZEP, PP]),
@@ -172,17 +179,18 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_result_type": (c_int, [P, U32P, U32P, PP]),
     "tdb_result_free": (None, [P]),
     "tdb_array_enumeration": (c_int, [P, c_char_p, PP, PP]),
-    "tdb_array_metadata_num": (c_int, [P, U32P, PP]),
-    "tdb_array_metadata": (c_int, [P, c_uint32, STRP, U32P, U32P, PP, PP]),
+    "tdb_array_metadata_count": (c_int, [P, U32P, PP]),
+    "tdb_array_metadata_entry": (c_int, [P, c_uint32, STRP, U32P, U32P, PP, PP]),
     "tdb_array_schema_info": (
         c_int, [P, POINTER(c_uint8), POINTER(c_uint8), POINTER(c_uint8), U64P, POINTER(c_bool),
                 U32P, PP]),
-    "tdb_array_field_num": (c_int, [P, U32P, U32P, PP]),
+    "tdb_array_dimension_count": (c_int, [P, U32P, PP]),
+    "tdb_array_attribute_count": (c_int, [P, U32P, PP]),
     "tdb_array_dimension": (c_int, [P, c_uint32, STRP, U32P, U32P, PP]),
     "tdb_array_dimension_domain": (c_int, [P, c_uint32, PP, PP, SIZEP, PP, PP]),
     "tdb_array_attribute": (c_int, [P, c_uint32, STRP, U32P, U32P, POINTER(c_bool), PP]),
     "tdb_array_pipeline": (c_int, [P, c_char_p, c_uint32, PP, PP]),
-    "tdb_array_fragment_num": (c_int, [P, U32P, PP]),
+    "tdb_array_fragment_count": (c_int, [P, U32P, PP]),
     "tdb_array_fragment": (
         c_int, [P, c_uint32, STRP, U64P, U64P, U32P, POINTER(c_bool), U64P, U64P, PP]),
 }

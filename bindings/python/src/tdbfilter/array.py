@@ -12,7 +12,9 @@ import numpy as np
 from ._datatypes import TEXT, CellType, of_datatype
 from ._lib import CONSTANTS
 from .errors import InvalidArgument, Unsupported
-from .pipeline import Pipeline, _check, lib
+from ._ffi import call as _call
+from ._ffi import lib
+from .pipeline import Pipeline
 
 VAR = 0xFFFFFFFF
 
@@ -53,8 +55,8 @@ class Fragment:
     timestamps: tuple[int, int]
     version: int
     dense: bool
-    cell_num: int
-    tile_num: int
+    cell_count: int
+    tile_count: int
 
 
 @dataclass(frozen=True)
@@ -78,11 +80,6 @@ class RawResult:
             return [data[s:e] for s, e in zip(self.offsets.tolist(), ends)]
         width = len(data) // n if n else 0
         return [data[i * width:(i + 1) * width] for i in range(n)]
-
-
-def _call(fn, *args) -> None:
-    err = c_void_p()
-    _check(fn(*args, byref(err)), err)
 
 
 class Array:
@@ -146,7 +143,8 @@ class Array:
     def _fields(self) -> tuple[list[Field], list[Field]]:
         L, h = lib(), self._handle()
         nd, na = c_uint32(), c_uint32()
-        _call(L.tdb_array_field_num, h, byref(nd), byref(na))
+        _call(L.tdb_array_dimension_count, h, byref(nd))
+        _call(L.tdb_array_attribute_count, h, byref(na))
         dims, attrs = [], []
         for i in range(nd.value):
             name, dt, cvn = c_char_p(), c_uint32(), c_uint32()
@@ -187,7 +185,7 @@ class Array:
     def fragments(self) -> list[Fragment]:
         L, h = lib(), self._handle()
         n = c_uint32()
-        _call(L.tdb_array_fragment_num, h, byref(n))
+        _call(L.tdb_array_fragment_count, h, byref(n))
         out = []
         for i in range(n.value):
             name, t1, t2, v = c_char_p(), c_uint64(), c_uint64(), c_uint32()
@@ -203,11 +201,11 @@ class Array:
         """The array metadata: strings as str, one value as a scalar, several as a tuple."""
         L, h = lib(), self._handle()
         n = c_uint32()
-        _call(L.tdb_array_metadata_num, h, byref(n))
+        _call(L.tdb_array_metadata_count, h, byref(n))
         out: dict[str, Any] = {}
         for i in range(n.value):
             key, dt, num, value = c_char_p(), c_uint32(), c_uint32(), c_void_p()
-            _call(L.tdb_array_metadata, h, i, byref(key), byref(dt), byref(num), byref(value))
+            _call(L.tdb_array_metadata_entry, h, i, byref(key), byref(dt), byref(num), byref(value))
             cell = of_datatype(dt.value)
             if cell.name in TEXT:
                 out[key.value.decode()] = ctypes.string_at(value, num.value).decode("utf-8", "replace")
@@ -254,11 +252,12 @@ class Array:
             fields = ([d.name for d in self.dimensions] if self.sparse else []) + \
                      [a.name for a in self.attributes]
         names = [fields] if single else list(fields)
-        sub = None if subarray is None else ctypes.create_string_buffer(
-            self._subarray_bytes(subarray))
+        packed = b"" if subarray is None else self._subarray_bytes(subarray)
+        sub = ctypes.create_string_buffer(packed, len(packed)) if packed else None
         c_names = (c_char_p * len(names))(*[n.encode() for n in names])
         results = (c_void_p * len(names))()
-        _call(lib().tdb_array_read_fields, self._handle(), c_names, len(names), sub, results)
+        _call(lib().tdb_array_read_fields, self._handle(), c_names, len(names), sub, len(packed),
+              results)
         out = {}
         for i, name in enumerate(names):
             out[name] = _take_result(c_void_p(results[i]))
@@ -268,7 +267,8 @@ class Array:
         """The C API's subarray: each dimension's [low, high] in its datatype, packed in
         dimension order; every bound checked against its dimension's type first."""
         dims = self.dimensions
-        expected = ", ".join(f"[low, high] of '{d.name}' ({d.cell_type.name})" for d in dims)
+        expected = ", ".join(f"[low, high] of '{d.name}' ({d.cell_type.name}, "
+                             f"{d.cell_type.value_size} bytes each)" for d in dims)
         try:
             count = len(subarray)
         except TypeError:

@@ -6,15 +6,18 @@ from ._lib import CONSTANTS
 
 
 class TdbfilterError(Exception):
-    """A failed tdbfilter call: ``status`` is the C status code, ``str(e)`` the library's
-    message (which names the chunk, filter or argument that failed)."""
+    """A failed tdbfilter call: ``status`` is the C status code, ``status_name`` the library's
+    name of it (``"TDB_ERR_CORRUPT_DATA"``; None for errors raised before a C call), ``str(e)``
+    the library's message (which names the chunk, filter or argument that failed)."""
 
     status: int = 0
+    status_name: str | None = None
 
-    def __init__(self, message: str, status: int | None = None):
+    def __init__(self, message: str, status: int | None = None, status_name: str | None = None):
         super().__init__(message)
         if status is not None:
             self.status = status
+        self.status_name = status_name
 
 
 class InvalidArgument(TdbfilterError, ValueError):
@@ -76,7 +79,7 @@ BY_STATUS: dict[int, type[TdbfilterError]] = {
 }
 
 
-def from_status(status: int, message: str) -> TdbfilterError:
+def from_status(status: int, message: str, status_name: str | None = None) -> TdbfilterError:
     """The exception for a C status code."""
     cls = BY_STATUS.get(status, TdbfilterError)
-    return cls(message, status)
+    return cls(message, status, status_name)

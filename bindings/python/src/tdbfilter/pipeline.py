@@ -3,44 +3,23 @@
 from __future__ import annotations
 
 import ctypes
-import threading
 from ctypes import byref, c_double, c_float, c_int32, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
 from typing import Optional, Sequence, Union
 
 import numpy as np
 
-from . import _lib
 from ._datatypes import CellType, Datatype, resolve
+from ._ffi import check as _check
+from ._ffi import lib, loaded
 from ._lib import CONSTANTS
-from .errors import BufferTooSmall, InvalidArgument, from_status
+from .errors import BufferTooSmall, InvalidArgument
 
 FORMAT_VERSION = CONSTANTS["TDB_FORMAT_VERSION"]
 """The format version TileDB 2.30 writes (the default of :meth:`Pipeline.deserialize`)."""
 
-_LIB: Optional[_lib.Library] = None
-_LIB_LOCK = threading.Lock()
-
-
-def lib() -> _lib.Library:
-    """The loaded C library (loaded on first use)."""
-    global _LIB
-    with _LIB_LOCK:
-        if _LIB is None:
-            _LIB = _lib.load()
-        return _LIB
-
-
 def version() -> str:
     """The C library's version."""
     return lib().tdb_version().decode()
-
-
-def _check(status: int, err: c_void_p) -> None:
-    if status != 0:
-        L = lib()
-        message = L.tdb_error_message(err).decode() if err else "tdbfilter call failed"
-        L.tdb_error_free(err)
-        raise from_status(status, message)
 
 
 Buffer = Union[np.ndarray, bytes, bytearray, memoryview]
@@ -83,7 +62,8 @@ def _take_tile(tile: c_void_p) -> bytes:
     try:
         data = c_void_p()
         size = c_size_t()
-        _check(L.tdb_tile_data(tile, byref(data), byref(size)), None)
+        err = c_void_p()
+        _check(L.tdb_tile_data(tile, byref(data), byref(size), byref(err)), err)
         return ctypes.string_at(data, size.value) if size.value else b""
     finally:
         L.tdb_tile_free(tile)
@@ -123,12 +103,29 @@ OPTIONS = {
     ]
 }
 
-FILTER_TYPES = {
-    "none": 0, "gzip": 1, "zstd": 2, "lz4": 3, "rle": 4, "bzip2": 5, "double_delta": 6,
-    "bit_width_reduction": 7, "bitshuffle": 8, "byteshuffle": 9, "positive_delta": 10,
-    "checksum_md5": 12, "checksum_sha256": 13, "dictionary": 14, "scale_float": 15, "xor": 16,
-    "webp": 18, "delta": 19,
-}
+def filter_type_from_name(name: str) -> int:
+    """TileDB's number of filter type ``name`` (the library's names: ``"zstd"``,
+    ``"bit_width_reduction"``, and TileDB's spellings such as ``"FILTER_GZIP"``)."""
+    if "\0" in name:
+        raise InvalidArgument(f"filter name {name!r} contains a NUL character")
+    t = c_uint32()
+    err = c_void_p()
+    _check(lib().tdb_filter_type_from_name(name.encode(), byref(t), byref(err)), err)
+    return t.value
+
+
+def filter_type_name(number: int) -> str:
+    """The library's name of filter type ``number`` (``"zstd"``…)."""
+    name = ctypes.c_char_p()
+    err = c_void_p()
+    _check(lib().tdb_filter_type_name(number, byref(name), byref(err)), err)
+    return name.value.decode()
+
+
+def _option(name: str) -> tuple[int, type]:
+    if name not in OPTIONS:
+        raise InvalidArgument(f"unknown option {name!r} (known: {', '.join(OPTIONS)})")
+    return OPTIONS[name]
 
 
 class Pipeline:
@@ -170,8 +167,9 @@ class Pipeline:
 
     def close(self) -> None:
         """Frees the C pipeline (idempotent)."""
-        if self._handle is not None and _LIB is not None:
-            _LIB.tdb_pipeline_free(self._handle)
+        L = loaded()
+        if self._handle is not None and L is not None:
+            L.tdb_pipeline_free(self._handle)
         self._handle = None
 
     def __del__(self) -> None:
@@ -196,9 +194,9 @@ class Pipeline:
     # --- configuration --------------------------------------------------------------------
 
     def add_filter(self, filter_type: Union[str, int], **options: float) -> "Pipeline":
-        """Appends a filter (a spec name such as ``"zstd"`` or TileDB's number) and sets
-        options by name (``level=3``, ``bit_width_max_window=128``, …)."""
-        t = FILTER_TYPES[filter_type.lower()] if isinstance(filter_type, str) else filter_type
+        """Appends a filter (a name such as ``"zstd"`` or ``"FILTER_ZSTD"``, or TileDB's number)
+        and sets options by name (``level=3``, ``bit_width_max_window=128``, …)."""
+        t = filter_type_from_name(filter_type) if isinstance(filter_type, str) else filter_type
         err = c_void_p()
         _check(lib().tdb_pipeline_add_filter(self.handle, t, byref(err)), err)
         for name, value in options.items():
@@ -207,19 +205,19 @@ class Pipeline:
 
     def set_option(self, index: int, name: str, value: float) -> None:
         """Sets option ``name`` of filter ``index``."""
-        if name not in OPTIONS:
-            raise InvalidArgument(f"unknown option {name!r} (known: {', '.join(OPTIONS)})")
-        number, ctype = OPTIONS[name]
+        number, ctype = _option(name)
         v = ctype(value)
         err = c_void_p()
-        _check(lib().tdb_pipeline_set_option(self.handle, index, number, byref(v), byref(err)), err)
+        _check(lib().tdb_pipeline_set_option(self.handle, index, number, byref(v),
+                                             ctypes.sizeof(v), byref(err)), err)
 
     def get_option(self, index: int, name: str) -> float:
         """Reads option ``name`` of filter ``index``."""
-        number, ctype = OPTIONS[name]
+        number, ctype = _option(name)
         v = ctype()
         err = c_void_p()
-        _check(lib().tdb_pipeline_get_option(self.handle, index, number, byref(v), byref(err)), err)
+        _check(lib().tdb_pipeline_option(self.handle, index, number, byref(v), ctypes.sizeof(v),
+                                         byref(err)), err)
         return v.value
 
     def __len__(self) -> int:
@@ -238,6 +236,11 @@ class Pipeline:
             _check(lib().tdb_pipeline_filter_type(self.handle, i, byref(t), byref(err)), err)
             out.append(t.value)
         return out
+
+    @property
+    def filter_names(self) -> list[str]:
+        """The library's names of the filters, in order (``["bitshuffle", "zstd"]``)."""
+        return [filter_type_name(t) for t in self.filter_types]
 
     def set_threads(self, n: int) -> None:
         """Threads per tile (0 = all cores)."""
@@ -414,12 +417,14 @@ class Pipeline:
         try:
             ptr = c_void_p()
             n = c_size_t()
-            _check(lib().tdb_tile_offsets(tile, byref(ptr), byref(n)), None)
+            err = c_void_p()
+            _check(lib().tdb_tile_offsets(tile, byref(ptr), byref(n), byref(err)), err)
             offsets = (np.frombuffer(ctypes.string_at(ptr, 8 * n.value), dtype=np.uint64).copy()
                        if n.value else np.zeros(0, dtype=np.uint64))
             data = c_void_p()
             size = c_size_t()
-            _check(lib().tdb_tile_data(tile, byref(data), byref(size)), None)
+            err = c_void_p()
+            _check(lib().tdb_tile_data(tile, byref(data), byref(size), byref(err)), err)
             raw = ctypes.string_at(data, size.value) if size.value else b""
         finally:
             lib().tdb_tile_free(tile)
