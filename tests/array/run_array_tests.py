@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """Differential tests of tdbfilter's array reader against TileDB-Py (tiledb 0.36.1, libtiledb
 2.30): arrays are written by TileDB-Py into a temporary folder, then every field is read with
-tdbfilter's C API (through ctypes) and compared cell for cell with what TileDB-Py reads.
+the shipped Python package (tdbfilter.Array, over the C API) and compared cell for cell with
+what TileDB-Py reads: the C API's bytes, offsets and validity (Array.read_raw), and the
+package's numpy conversion (Array.read) of fixed-size numeric fields.
+
+The package must be installed (pip install ./bindings/python); --lib sets the C library it
+loads (TDBFILTER_LIBRARY).
 
 Usage: run_array_tests.py [--lib path/to/libtdbfilter.so] [--keep DIR] [-k substring]
 """
@@ -16,11 +21,9 @@ import traceback
 import numpy as np
 import tiledb
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tdbf_array  # noqa: E402
+import tdbfilter
 
 KEY = "0123456789abcdeF0123456789abcdeF"
-LIB = None
 CASES = []
 CHECKS = [0]
 
@@ -93,6 +96,33 @@ def compare(label, ours, theirs, fill=None, unordered=False):
             raise Mismatch(f"{label}: validity differs at cells {diff}")
 
 
+def read_cells(ours, name, subarray=None):
+    """Our cells of one field as (list of bytes per cell, validity list or None)."""
+    r = ours.read_raw(name, subarray)
+    return r.cells(), (r.validity.tolist() if r.validity is not None else None)
+
+
+def compare_numpy(label, ours, name, subarray, theirs):
+    """The package's numpy values of a fixed-size, one-value numeric field (Array.read) against
+    TileDB-Py's: the same dtype and the same values in the cells TileDB-Py shows as valid."""
+    field = next(f for f in ours.dimensions + ours.attributes if f.name == name)
+    if field.var or field.cell_val_num != 1 or field.cell_type.dtype.kind not in "iufbMm":
+        return
+    CHECKS[0] += 1
+    o, t = ours.read(name, subarray), theirs
+    od, td = np.ma.getdata(o).reshape(-1), np.ma.getdata(t).reshape(-1)
+    if od.dtype != td.dtype:
+        raise Mismatch(f"{label}: numpy dtype {od.dtype}, TileDB-Py {td.dtype}")
+    if isinstance(t, np.ma.MaskedArray) or isinstance(o, np.ma.MaskedArray):
+        om, tm = np.ma.getmaskarray(o).reshape(-1), np.ma.getmaskarray(t).reshape(-1)
+        if isinstance(t, np.ma.MaskedArray) and not np.array_equal(om, tm):
+            raise Mismatch(f"{label}: the numpy masks differ")
+        od, td = od[~om], td[~om]
+    if od.tobytes() != td.tobytes():
+        diff = [i for i in range(len(od)) if od[i:i + 1].tobytes() != td[i:i + 1].tobytes()]
+        raise Mismatch(f"{label}: numpy values differ from TileDB-Py's at cells {diff[:5]}")
+
+
 def schema_fields(schema):
     out = []
     for i in range(schema.nattr):
@@ -118,37 +148,27 @@ def check_dense(uri, key=None, timestamp=None, subarray=None, label=""):
     with tiledb.open(uri, timestamp=timestamp, ctx=ctx) as A:
         box = subarray or A.nonempty_domain()
         if box is None:
-            ours = tdbf_array.Array(LIB, uri, key, _ts(timestamp))
-            for name, _, _ in schema_fields(A.schema):
-                cells, _ = ours.read_cells(name)
-                assert cells == [], f"{label}: {name}: cells of an empty array"
-            ours.close()
+            with tdbfilter.Array(uri, key, timestamp) as ours:
+                for name, _, _ in schema_fields(A.schema):
+                    cells, _ = read_cells(ours, name)
+                    CHECKS[0] += 1
+                    if cells != []:
+                        raise Mismatch(f"{label}: {name}: cells of an empty array")
             return
         dims = [d.name for d in A.schema.domain]
         # TileDB-Py's integer slices exclude the end, its datetime slices include it.
         theirs = A.query(dims=dims)[tuple(
             slice(lo, hi if isinstance(hi, np.datetime64) else hi + 1) for lo, hi in box)]
         schema = A.schema
-        dtype = schema.domain.dim(0).dtype
-    sub = None
-    if subarray is not None:
-        sub = np.array([v for r in subarray for v in r], dtype=dtype)
-    with tdbf_array.Array(LIB, uri, key, _ts(timestamp)) as ours:
+    with tdbfilter.Array(uri, key, timestamp) as ours:
         for name, var, nullable in schema_fields(schema):
             compare(
                 f"{label} {name}",
-                ours.read_cells(name, sub),
+                read_cells(ours, name, subarray),
                 py_cells(theirs[name], var, nullable),
                 fill=fill_of(schema, name),
             )
-
-
-def _ts(timestamp):
-    if timestamp is None:
-        return None
-    if isinstance(timestamp, tuple):
-        return timestamp
-    return (0, timestamp)
+            compare_numpy(f"{label} {name}", ours, name, subarray, theirs[name])
 
 
 def check_sparse(uri, key=None, timestamp=None, subarray=None, label="", unordered=False):
@@ -159,16 +179,11 @@ def check_sparse(uri, key=None, timestamp=None, subarray=None, label="", unorder
             theirs = A.query(order="G")[:]
         else:
             theirs = A.query(order="G").multi_index[tuple(slice(lo, hi) for lo, hi in subarray)]
-        dtypes = [d.dtype for d in schema.domain]
-    sub = None
-    if subarray is not None:
-        sub = b"".join(np.array([lo, hi], dtype=t).tobytes() for (lo, hi), t in zip(subarray, dtypes))
-        sub = np.frombuffer(sub, dtype=np.uint8)
-    with tdbf_array.Array(LIB, uri, key, _ts(timestamp)) as ours:
+    with tdbfilter.Array(uri, key, timestamp) as ours:
         if unordered:
             # Compare whole cells (all fields together) as a multiset.
             fields = schema_fields(schema)
-            o_cols = [ours.read_cells(n, sub) for n, _, _ in fields]
+            o_cols = [read_cells(ours, n, subarray) for n, _, _ in fields]
             t_cols = [py_cells(theirs[n], v, nl) for n, v, nl in fields]
             o_rows = sorted(zip(*[_with_validity(c) for c in o_cols]))
             t_rows = sorted(zip(*[_with_validity(c) for c in t_cols]))
@@ -177,7 +192,9 @@ def check_sparse(uri, key=None, timestamp=None, subarray=None, label="", unorder
                 raise Mismatch(f"{label}: the cells differ as multisets ({len(o_rows)} vs {len(t_rows)})")
             return
         for name, var, nullable in schema_fields(schema):
-            compare(f"{label} {name}", ours.read_cells(name, sub), py_cells(theirs[name], var, nullable))
+            compare(f"{label} {name}", read_cells(ours, name, subarray),
+                    py_cells(theirs[name], var, nullable))
+            compare_numpy(f"{label} {name}", ours, name, subarray, theirs[name])
 
 
 def _with_validity(col):
@@ -191,10 +208,10 @@ def expect_error(label, status, fn):
     CHECKS[0] += 1
     try:
         fn()
-    except tdbf_array.TdbError as e:
+    except tdbfilter.TdbfilterError as e:
         if e.status != status:
-            raise Mismatch(f"{label}: status {e.status} ({e.message}), expected {status}")
-        return e.message
+            raise Mismatch(f"{label}: status {e.status} ({e}), expected {status}")
+        return str(e)
     raise Mismatch(f"{label}: no error, expected status {status}")
 
 
@@ -392,18 +409,16 @@ def dense_consolidation(tmp):
         check_dense(uri, label=f"consolidated (vacuum {vacuum})")
         check_dense(uri, timestamp=2, label=f"consolidated at 2 (vacuum {vacuum})")
         check_dense(uri, timestamp=3, label=f"consolidated at 3 (vacuum {vacuum})")
-        with tdbf_array.Array(LIB, uri) as ours:
-            frags = ours.fragments()
-        with tiledb.open(uri) as A:
-            pass
+        with tdbfilter.Array(uri) as ours:
+            frags = ours.fragments
         fi = tiledb.array_fragments(uri)
         CHECKS[0] += 1
-        if [f["name"] for f in frags] != [os.path.basename(u) for u in fi.uri]:
-            raise Mismatch(f"fragment list {[f['name'] for f in frags]} vs {list(fi.uri)}")
-        if [f["timestamps"] for f in frags] != [tuple(t) for t in fi.timestamp_range]:
+        if [f.name for f in frags] != [os.path.basename(u) for u in fi.uri]:
+            raise Mismatch(f"fragment list {[f.name for f in frags]} vs {list(fi.uri)}")
+        if [f.timestamps for f in frags] != [tuple(t) for t in fi.timestamp_range]:
             raise Mismatch("fragment timestamps differ")
-        if [f["cell_num"] for f in frags] != list(fi.cell_num):
-            raise Mismatch(f"cell counts {[f['cell_num'] for f in frags]} vs {list(fi.cell_num)}")
+        if [f.cell_count for f in frags] != list(fi.cell_num):
+            raise Mismatch(f"cell counts {[f.cell_count for f in frags]} vs {list(fi.cell_num)}")
 
 
 @case
@@ -416,8 +431,8 @@ def dense_encrypted(tmp):
     with tiledb.open(uri, "w", ctx=ctx) as A:
         A[5:60] = {"a": np.linspace(0, 1, 55), "s": np.array([None if i % 5 == 0 else "x" * (i % 4) for i in range(55)], dtype=object)}
     check_dense(uri, key=KEY, label="encrypted")
-    expect_error("encrypted without key", 4, lambda: tdbf_array.Array(LIB, uri))
-    expect_error("encrypted with a wrong key", 4, lambda: tdbf_array.Array(LIB, uri, "X" * 32))
+    expect_error("encrypted without key", 4, lambda: tdbfilter.Array(uri))
+    expect_error("encrypted with a wrong key", 4, lambda: tdbfilter.Array(uri, "X" * 32))
 
 
 @case
@@ -561,7 +576,7 @@ def sparse_deletes(tmp):
         A[np.arange(10)] = np.arange(10) * 2
     with tiledb.open(uri, "d", timestamp=2) as A:
         A.query(cond="v < 6").submit()
-    msg = expect_error("pending delete", 5, lambda: tdbf_array.Array(LIB, uri).read_cells("v"))
+    msg = expect_error("pending delete", 5, lambda: read_cells(tdbfilter.Array(uri), "v"))
     assert "delete" in msg, msg
     check_sparse(uri, timestamp=1, label="before the delete")
     with tiledb.open(uri, "w", timestamp=3) as A:
@@ -570,7 +585,7 @@ def sparse_deletes(tmp):
     tiledb.vacuum(uri)
     # The consolidated fragment starts before the delete, so TileDB evaluates the condition
     # on it again (timestamped): still refused.
-    expect_error("delete after consolidation", 5, lambda: tdbf_array.Array(LIB, uri).read_cells("v"))
+    expect_error("delete after consolidation", 5, lambda: read_cells(tdbfilter.Array(uri), "v"))
 
 
 @case
@@ -584,7 +599,7 @@ def dense_dimension_labels(tmp):
     with tiledb.open(uri, "w") as A:
         A[0:10] = {"v": np.arange(10), "xl": np.arange(10) / 2.0}
     check_dense(uri, label="labelled")
-    msg = expect_error("dimension label", 5, lambda: tdbf_array.Array(LIB, uri).read_cells("xl"))
+    msg = expect_error("dimension label", 5, lambda: read_cells(tdbfilter.Array(uri), "xl"))
     assert "dimension label" in msg, msg
 
 
@@ -735,7 +750,6 @@ def cli_verify_damage(tmp):
 
 
 def main():
-    global LIB
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", default=None)
     ap.add_argument("--keep", default=None)
@@ -745,7 +759,11 @@ def main():
     global TDBF
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     TDBF = args.tdbf or os.path.join(root, "target", "release", "tdbf")
-    LIB = tdbf_array.Lib(args.lib) if args.lib else tdbf_array.default_lib()
+    if args.lib:
+        os.environ["TDBFILTER_LIBRARY"] = os.path.abspath(args.lib)
+    from tdbfilter.pipeline import lib
+    print(f"tdbfilter package {os.path.dirname(tdbfilter.__file__)}, library {lib().path} "
+          f"{tdbfilter.version()}")
     tmp = args.keep or tempfile.mkdtemp(prefix="tdbf_arrays_")
     os.makedirs(tmp, exist_ok=True)
     failures = 0

@@ -1,10 +1,11 @@
 """tdbfilter.Array on the arrays TileDB-Py 0.36.1 wrote (tests/data/c_array), compared with
-TileDB-Py's own reads when it is installed, and with the values the writing script wrote."""
+TileDB-Py's own reads (a test requirement) and with the values the writing script wrote."""
 
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tiledb
 
 import tdbfilter
 
@@ -100,7 +101,6 @@ def test_errors_and_close(tmp_path):
 
 @pytest.mark.parametrize("name", ["dense", "sparse", "meta"])
 def test_same_cells_as_tiledb_py(name):
-    tiledb = pytest.importorskip("tiledb")
     uri = str(ARRAYS / name)
     with tiledb.open(uri) as T, tdbfilter.Array(uri) as A:
         if T.schema.sparse:
@@ -125,3 +125,42 @@ def test_same_cells_as_tiledb_py(name):
                 assert mine == t, field
             else:
                 assert np.ma.getdata(o).tobytes() == t.astype(o.dtype).tobytes(), field  # NaN-safe
+
+
+def test_subarray_bounds_are_checked_against_the_schema():
+    with tdbfilter.Array(ARRAYS / "dense") as A:  # dimensions r, c: int32
+        with pytest.raises(tdbfilter.InvalidArgument,
+                           match=r"1 range\(s\); the array's 2 dimension\(s\) need "
+                                 r"\[low, high\] of 'r' \(int32, 4 bytes each\), "
+                                 r"\[low, high\] of 'c' \(int32, 4 bytes each\)"):
+            A.read("a", [(1, 2)])
+        with pytest.raises(tdbfilter.InvalidArgument, match="3 range"):
+            A.read("a", [(1, 2), (1, 2), (1, 2)])
+        with pytest.raises(tdbfilter.InvalidArgument,
+                           match="dimension 'c' is int32: bound 2.5 is not an integer"):
+            A.read("a", [(1, 2), (2.5, 3)])
+        with pytest.raises(tdbfilter.InvalidArgument,
+                           match=r"dimension 'r' is int32: bound 4294967297 is outside"):
+            A.read("a", [(1, 2**32 + 1), (1, 2)])
+        with pytest.raises(tdbfilter.InvalidArgument, match="dimension 'r' is int32: bound 'a'"):
+            A.read("a", [("a", "b"), (1, 2)])
+        with pytest.raises(tdbfilter.InvalidArgument, match="dimension 'r' is int32: bound True"):
+            A.read("a", [(True, 2), (1, 2)])
+        with pytest.raises(tdbfilter.InvalidArgument, match=r"'c' \(int32\): the range 3"):
+            A.read("a", [(1, 2), 3])
+        with pytest.raises(tdbfilter.InvalidArgument, match="not a sequence of ranges"):
+            A.read("a", 5)
+        # numpy integers of any width are integers
+        box = A.read("a", [(np.int64(3), np.uint8(5)), (np.int16(2), 3)])
+        assert box.tolist() == [dense_a(r, c) for r in range(3, 6) for c in range(2, 4)]
+    with tdbfilter.Array(ARRAYS / "meta") as A:  # dimension d: uint8
+        with pytest.raises(tdbfilter.InvalidArgument, match=r"'d' is uint8: bound -1 is outside \[0, 255\]"):
+            A.read("color", [(-1, 2)])
+        assert A.read("color", [(1, 2)]).tolist() == [0, 1]
+
+
+def test_datatypes_of_fields():
+    with tdbfilter.Array(ARRAYS / "dense") as A:
+        assert [f.cell_type.name for f in A.dimensions + A.attributes] == [
+            "int32", "int32", "int32", "string_utf8", "float64"]
+        assert A.attributes[0].cell_type.dtype == np.dtype("<i4")

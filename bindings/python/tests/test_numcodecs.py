@@ -3,6 +3,7 @@
 import numcodecs
 import numpy as np
 import pytest
+import zarr
 from numcodecs.tests.common import check_config, check_encode_decode
 
 import tdbfilter
@@ -46,7 +47,6 @@ def test_encoded_chunk_is_a_tiledb_tile():
 
 
 def test_zarr_round_trip(tmp_path):
-    zarr = pytest.importorskip("zarr")
     data = (np.arange(1_000_000, dtype="i8") * 7) % 1000
     codec = TileDBCodec("delta,bitshuffle,zstd:3", dtype="i8")
     path = str(tmp_path / "a.zarr")
@@ -57,3 +57,19 @@ def test_zarr_round_trip(tmp_path):
     assert again.compressor == codec
     np.testing.assert_array_equal(again[:], data)
     assert again.nbytes_stored < data.nbytes / 5
+
+
+@pytest.mark.parametrize("spelling", ["<i8", "i8", "=i8", "int64", "INT64", np.int64,
+                                      np.dtype("<i8"), int])
+def test_codec_dtype_spellings(spelling):
+    codec = TileDBCodec("bitshuffle,zstd", dtype=spelling)
+    assert codec.dtype == "<i8"
+    arr = np.arange(1000, dtype="<i8")
+    back = np.frombuffer(codec.decode(codec.encode(arr)), dtype="<i8")
+    np.testing.assert_array_equal(back, arr)
+
+
+@pytest.mark.parametrize("bad", [">u2", "U8", "O", "f2", "i4,i4", "nosuchtype", 99])
+def test_codec_rejects_dtypes_without_a_tiledb_datatype(bad):
+    with pytest.raises(tdbfilter.InvalidArgument):
+        TileDBCodec("zstd", dtype=bad)

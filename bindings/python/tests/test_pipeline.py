@@ -119,10 +119,69 @@ def test_tiles_tiledb_wrote(tiledb_manifest):
         else:
             cells = np.frombuffer(read_fixture(case["cells"]), dtype=case["datatype"])
             p = Pipeline.from_spec(case["spec"])
-            back = p.unfilter(tile, case["datatype"] if case["datatype"] != "int64" else np.int64,
-                              case["cell_size"])
-            if case["datatype"] == "int64":
-                np.testing.assert_array_equal(back, cells, err_msg=case["name"])
-                assert p.filter(cells) == tile, case["name"]
+            back = p.unfilter(tile, case["datatype"], case["cell_size"])
+            assert back.dtype == np.dtype(case["datatype"]), case["name"]
+            np.testing.assert_array_equal(back, cells, err_msg=case["name"])
+            assert p.filter(cells) == tile, case["name"]
         checked += 1
     assert checked >= 15
+
+
+# Every spelling numpy accepts gives that dtype; TileDB datatype names and numbers give their
+# numpy dtype (never a silent uint8).
+NUMPY_SPELLINGS = [
+    ("<i8", "<i8"), ("i8", "<i8"), ("=f4", "<f4"), ("<u2", "<u2"), ("int64", "<i8"),
+    ("float64", "<f8"), ("uint32", "<u4"), ("b", "i1"), ("B", "u1"), ("?", "?"),
+    (np.dtype("<i2"), "<i2"), (np.int64, "<i8"), (np.float32, "<f4"), (np.uint8, "u1"),
+    (np.bool_, "?"), (int, "<i8"), (float, "<f8"), (bool, "?"), ("double", "<f8"),
+    ("M8[ns]", "<M8[ns]"), ("datetime64[D]", "<M8[D]"), ("m8[us]", "<m8[us]"), ("S4", "S4"),
+]
+TILEDB_SPELLINGS = [
+    ("int64", "<i8"), ("INT64", "<i8"), ("TILEDB_FLOAT32", "<f4"), ("string_utf8", "S1"),
+    ("char", "S1"), ("datetime_ns", "<M8[ns]"), ("DATETIME_DAY", "<M8[D]"), ("time_ms", "<m8[ms]"),
+    ("blob", "u1"), ("bool", "?"), (1, "<i8"), (3, "<f8"), (27, "<M8[ns]"), (np.uint32(41), "?"),
+]
+
+
+@pytest.mark.parametrize("spelling,want", NUMPY_SPELLINGS + TILEDB_SPELLINGS,
+                         ids=lambda v: repr(v) if not isinstance(v, str) else v)
+def test_every_dtype_spelling_gives_its_dtype(spelling, want):
+    want = np.dtype(want)
+    cells = (np.arange(3000) % 120).astype(want)
+    p = Pipeline.from_spec("byteshuffle,zstd")
+    tile = p.filter(cells, spelling)
+    assert tile == p.filter(cells)  # the same TileDB datatype as the array's own dtype
+    back = p.unfilter(tile, spelling)
+    assert back.dtype == want
+    np.testing.assert_array_equal(back, cells)
+    out = np.zeros_like(cells)
+    assert p.unfilter_into(tile, out, spelling) == cells.nbytes
+    np.testing.assert_array_equal(out, cells)
+    assert tdbfilter.datatype_of(spelling)[1] == want.itemsize
+
+
+BAD_DTYPES = [">u2", ">i8", np.dtype(">f8"), "U8", "O", "f2", "c8", "i4,i4", "V3", "S", "M8",
+              "M8[2D]", "m8[D]", "nosuchtype", "string_utf9", 99, 2**40, -1, True, None, object,
+              3.5]
+
+
+@pytest.mark.parametrize("bad", BAD_DTYPES, ids=repr)
+def test_dtypes_without_a_tiledb_datatype_are_invalid(bad):
+    p = Pipeline.from_spec("zstd")
+    tile = p.filter(np.arange(10, dtype=np.int64))
+    with pytest.raises(tdbfilter.InvalidArgument, match="dtype|datatype"):
+        p.unfilter(tile, bad)
+    with pytest.raises(tdbfilter.InvalidArgument):
+        p.unfilter_into(tile, bytearray(80), bad)
+    with pytest.raises(tdbfilter.InvalidArgument):
+        p.filter(bytes(16), bad)
+    with pytest.raises(tdbfilter.InvalidArgument):
+        tdbfilter.datatype_of(bad)
+
+
+def test_big_endian_is_a_clear_error():
+    p = Pipeline.from_spec("zstd")
+    with pytest.raises(tdbfilter.InvalidArgument, match=r"big-endian.*'<u2'"):
+        p.unfilter(p.filter(np.arange(10, dtype="<u2")), ">u2")
+    with pytest.raises(tdbfilter.InvalidArgument, match="big-endian"):
+        p.filter(np.arange(10, dtype=">i4"))  # the array's own dtype

@@ -15,13 +15,13 @@ arrays are read with :class:`Array` (``tdbfilter.Array("my_array").read("a")``).
 
 from .errors import (BufferTooSmall, ChecksumMismatch, CorruptData, DecryptionFailed,
                      InternalError, InvalidArgument, OutOfMemory, TdbfilterError, Unsupported)
-from .array import Array, Field, Fragment
+from .array import Array, Field, Fragment, RawResult
 from .pipeline import (FORMAT_VERSION, Pipeline, datatype_of, generic_tile_read,
                        generic_tile_write, version)
 
 __all__ = [
-    "Array", "Field", "Fragment", "BufferTooSmall", "ChecksumMismatch", "CorruptData", "DecryptionFailed", "FORMAT_VERSION",
+    "Array", "Field", "Fragment", "RawResult", "BufferTooSmall", "ChecksumMismatch", "CorruptData", "DecryptionFailed", "FORMAT_VERSION",
     "InternalError", "InvalidArgument", "OutOfMemory", "Pipeline", "TdbfilterError",
     "Unsupported", "datatype_of", "generic_tile_read", "generic_tile_write", "version",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

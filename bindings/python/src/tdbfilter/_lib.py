@@ -5,7 +5,13 @@ The library is looked up, in order, at:
 1. ``TDBFILTER_LIBRARY`` (a path to ``libtdbfilter.so``);
 2. the install prefix: ``pkg-config --variable=libdir tdbfilter``, then ``sys.prefix/lib``;
 3. the build tree, when this package runs from a source checkout (``target/release``);
-4. the system loader's search path (``libtdbfilter.so.0.1``, ``libtdbfilter.so``).
+4. the system loader's search path (``libtdbfilter.so.0.2``, ``libtdbfilter.so``).
+
+Every C function the package calls is declared once, in :data:`SIGNATURES`, and only declared
+functions are reachable (:func:`load` returns a :class:`Library` holding exactly those).
+``bindings/python/check_ctypes.py`` checks :data:`SIGNATURES` and :data:`CONSTANTS` against
+``include/tdbfilter.h`` (run by the test command), so a change of the C API that the package
+does not follow fails the tests instead of corrupting memory.
 
 ctypes releases the GIL around every foreign call (``CDLL``), so filtering from several Python
 threads runs in parallel.
@@ -18,10 +24,11 @@ import os
 import shutil
 import subprocess
 import sys
-from ctypes import POINTER, c_bool, c_char_p, c_int, c_size_t, c_uint16, c_uint32, c_uint64, c_void_p
+from ctypes import (POINTER, c_bool, c_char_p, c_int, c_int32, c_size_t, c_uint8, c_uint16,
+                    c_uint32, c_uint64, c_void_p)
 from pathlib import Path
 
-SONAME = "libtdbfilter.so.0.1"
+SONAME = "libtdbfilter.so.0.2"
 
 
 def _candidates() -> list[str]:
@@ -49,7 +56,22 @@ def _candidates() -> list[str]:
     return found
 
 
-def load() -> ctypes.CDLL:
+class Library:
+    """The declared functions of the loaded library, as attributes (``L.tdb_version()``).
+
+    Only the functions of :data:`SIGNATURES` exist here: calling an undeclared C function
+    (whose arguments ctypes would guess) is an ``AttributeError``, not undefined behaviour."""
+
+    def __init__(self, cdll: ctypes.CDLL):
+        self.path = cdll._name
+        for name, (restype, argtypes) in SIGNATURES.items():
+            fn = getattr(cdll, name)
+            fn.restype = restype
+            fn.argtypes = argtypes
+            setattr(self, name, fn)
+
+
+def load() -> Library:
     """Loads the library from the first place that has it; raises OSError naming every place
     tried."""
     tried = []
@@ -58,68 +80,117 @@ def load() -> ctypes.CDLL:
             tried.append(f"{path} (missing)")
             continue
         try:
-            lib = ctypes.CDLL(path)
+            cdll = ctypes.CDLL(path)
         except OSError as e:
             tried.append(f"{path} ({e})")
             continue
-        _declare(lib)
-        return lib
+        return Library(cdll)
     raise OSError(
         "cannot load the tdbfilter C library; set TDBFILTER_LIBRARY to libtdbfilter.so's path. "
         "Tried: " + "; ".join(tried)
     )
 
 
-P = c_void_p  # opaque handles
-PP = POINTER(c_void_p)
+# The header's constants the package uses, by their C names (checked against the header).
+CONSTANTS = {
+    # tdb_status_t
+    "TDB_OK": 0, "TDB_ERR_INVALID_ARGUMENT": 1, "TDB_ERR_CORRUPT_DATA": 2,
+    "TDB_ERR_CHECKSUM_MISMATCH": 3, "TDB_ERR_DECRYPTION_FAILED": 4, "TDB_ERR_UNSUPPORTED": 5,
+    "TDB_ERR_BUFFER_TOO_SMALL": 6, "TDB_ERR_OUT_OF_MEMORY": 7, "TDB_ERR_INTERNAL": 8,
+    # tdb_filter_option_t
+    "TDB_COMPRESSION_LEVEL": 0, "TDB_BIT_WIDTH_MAX_WINDOW": 1, "TDB_POSITIVE_DELTA_MAX_WINDOW": 2,
+    "TDB_SCALE_FLOAT_BYTEWIDTH": 3, "TDB_SCALE_FLOAT_FACTOR": 4, "TDB_SCALE_FLOAT_OFFSET": 5,
+    "TDB_WEBP_QUALITY": 6, "TDB_WEBP_INPUT_FORMAT": 7, "TDB_WEBP_LOSSLESS": 8,
+    "TDB_COMPRESSION_REINTERPRET_DATATYPE": 9,
+    # tdb_array_pipeline_kind_t
+    "TDB_ARRAY_PIPELINE_FIELD": 0, "TDB_ARRAY_PIPELINE_OFFSETS": 1,
+    "TDB_ARRAY_PIPELINE_VALIDITY": 2, "TDB_ARRAY_PIPELINE_COORDS": 3,
+    # the format version TileDB 2.30 writes
+    "TDB_FORMAT_VERSION": 22,
+}
 
+P = c_void_p  # an opaque handle, or a void pointer
+PP = POINTER(c_void_p)  # where a handle (or any pointer) is returned
+U32P, U64P, SIZEP = POINTER(c_uint32), POINTER(c_uint64), POINTER(c_size_t)
+STRP = POINTER(c_char_p)  # where a static or borrowed C string is returned
 
-def _declare(lib: ctypes.CDLL) -> None:
-    """Declares every function the package calls, with its C signature."""
-    sigs = {
-        "tdb_error_status": (c_int, [P]),
-        "tdb_error_message": (c_char_p, [P]),
-        "tdb_error_free": (None, [P]),
-        "tdb_version": (c_char_p, []),
-        "tdb_pipeline_create": (c_int, [PP, PP]),
-        "tdb_pipeline_free": (None, [P]),
-        "tdb_pipeline_from_spec": (c_int, [c_char_p, PP, PP]),
-        "tdb_pipeline_to_spec": (c_int, [P, c_char_p, c_size_t, POINTER(c_size_t), PP]),
-        "tdb_pipeline_add_filter": (c_int, [P, c_uint32, PP]),
-        "tdb_pipeline_set_option": (c_int, [P, c_uint32, c_uint32, c_void_p, PP]),
-        "tdb_pipeline_get_option": (c_int, [P, c_uint32, c_uint32, c_void_p, PP]),
-        "tdb_pipeline_filter_count": (c_int, [P, POINTER(c_uint32), PP]),
-        "tdb_pipeline_filter_type": (c_int, [P, c_uint32, POINTER(c_uint32), PP]),
-        "tdb_pipeline_set_max_chunk_size": (c_int, [P, c_uint32, PP]),
-        "tdb_pipeline_set_threads": (c_int, [P, c_uint32, PP]),
-        "tdb_pipeline_set_skip_checksum_validation": (c_int, [P, c_bool, PP]),
-        "tdb_pipeline_set_encryption_key": (c_int, [P, c_char_p, c_size_t, PP]),
-        "tdb_pipeline_set_memory_limit": (c_int, [P, c_uint64, PP]),
-        "tdb_pipeline_set_webp_extents": (c_int, [P, c_uint32, c_uint16, c_uint16, PP]),
-        "tdb_pipeline_serialize": (c_int, [P, c_char_p, c_size_t, POINTER(c_size_t), PP]),
-        "tdb_pipeline_deserialize": (c_int, [c_char_p, c_size_t, c_uint32, PP, PP]),
-        "tdb_pipeline_filtered_size_bound": (c_int, [P, c_size_t, POINTER(c_size_t), PP]),
-        "tdb_pipeline_filter": (c_int, [P, P, PP, PP]),
-        "tdb_pipeline_filter_into": (c_int, [P, P, c_void_p, c_size_t, POINTER(c_size_t), PP]),
-        "tdb_pipeline_unfilter": (c_int, [P, c_char_p, c_size_t, c_uint32, c_uint64, PP, PP]),
-        "tdb_pipeline_unfilter_into": (
-            c_int, [P, c_char_p, c_size_t, c_uint32, c_uint64, c_void_p, c_size_t,
-                    POINTER(c_size_t), PP]),
-        "tdb_pipeline_filter_var": (c_int, [P, P, P, PP, PP, PP]),
-        "tdb_pipeline_unfilter_var": (
-            c_int, [P, P, c_char_p, c_size_t, c_char_p, c_size_t, c_uint32, PP, PP]),
-        "tdb_tile_create": (c_int, [c_uint32, c_uint64, c_void_p, c_size_t, PP, PP]),
-        "tdb_tile_create_var": (
-            c_int, [c_uint32, POINTER(c_uint64), c_size_t, c_void_p, c_size_t, PP, PP]),
-        "tdb_tile_data": (c_int, [P, POINTER(c_void_p), POINTER(c_size_t)]),
-        "tdb_tile_offsets": (c_int, [P, POINTER(c_void_p), POINTER(c_size_t)]),
-        "tdb_tile_free": (None, [P]),
-        "tdb_generic_tile_read": (
-            c_int, [c_char_p, c_size_t, c_char_p, c_size_t, PP, POINTER(c_uint64), PP]),
-        "tdb_generic_tile_write": (c_int, [P, P, PP, PP]),
-        "tdb_generic_tile_default_pipeline": (c_int, [PP, PP]),
-    }
-    for name, (restype, argtypes) in sigs.items():
-        fn = getattr(lib, name)
-        fn.restype = restype
-        fn.argtypes = argtypes
+# name -> (return type, argument types) of every C function the package calls.
+SIGNATURES: dict[str, tuple[object, list]] = {
+    "tdb_version": (c_char_p, []),
+    # names of the library's types
+    "tdb_datatype_size": (c_int, [c_uint32, U64P, PP]),
+    "tdb_datatype_name": (c_int, [c_uint32, STRP, PP]),
+    "tdb_datatype_from_name": (c_int, [c_char_p, U32P, PP]),
+    "tdb_filter_type_name": (c_int, [c_uint32, STRP, PP]),
+    "tdb_filter_type_from_name": (c_int, [c_char_p, U32P, PP]),
+    "tdb_status_name": (c_char_p, [c_int32]),
+    # errors
+    "tdb_error_status": (c_int, [P]),
+    "tdb_error_message": (c_char_p, [P]),
+    "tdb_error_free": (None, [P]),
+    # pipelines
+    "tdb_pipeline_create": (c_int, [PP, PP]),
+    "tdb_pipeline_free": (None, [P]),
+    "tdb_pipeline_from_spec": (c_int, [c_char_p, PP, PP]),
+    "tdb_pipeline_to_spec": (c_int, [P, c_char_p, c_size_t, SIZEP, PP]),
+    "tdb_pipeline_add_filter": (c_int, [P, c_uint32, PP]),
+    "tdb_pipeline_set_option": (c_int, [P, c_uint32, c_uint32, c_void_p, c_size_t, PP]),
+    "tdb_pipeline_option": (c_int, [P, c_uint32, c_uint32, c_void_p, c_size_t, PP]),
+    "tdb_pipeline_filter_count": (c_int, [P, U32P, PP]),
+    "tdb_pipeline_filter_type": (c_int, [P, c_uint32, U32P, PP]),
+    "tdb_pipeline_set_max_chunk_size": (c_int, [P, c_uint32, PP]),
+    "tdb_pipeline_set_threads": (c_int, [P, c_uint32, PP]),
+    "tdb_pipeline_set_skip_checksum_validation": (c_int, [P, c_bool, PP]),
+    "tdb_pipeline_set_encryption_key": (c_int, [P, c_char_p, c_size_t, PP]),
+    "tdb_pipeline_set_memory_limit": (c_int, [P, c_uint64, PP]),
+    "tdb_pipeline_set_webp_extents": (c_int, [P, c_uint32, c_uint16, c_uint16, PP]),
+    "tdb_pipeline_serialize": (c_int, [P, c_char_p, c_size_t, SIZEP, PP]),
+    "tdb_pipeline_deserialize": (c_int, [c_char_p, c_size_t, c_uint32, PP, PP]),
+    "tdb_pipeline_filtered_size_bound": (c_int, [P, c_size_t, SIZEP, PP]),
+    "tdb_pipeline_filter": (c_int, [P, P, PP, PP]),
+    "tdb_pipeline_filter_into": (c_int, [P, P, c_void_p, c_size_t, SIZEP, PP]),
+    "tdb_pipeline_unfilter": (c_int, [P, c_char_p, c_size_t, c_uint32, c_uint64, PP, PP]),
+    "tdb_pipeline_unfilter_into": (
+        c_int, [P, c_char_p, c_size_t, c_uint32, c_uint64, c_void_p, c_size_t, SIZEP, PP]),
+    "tdb_pipeline_filter_var": (c_int, [P, P, P, PP, PP, PP]),
+    "tdb_pipeline_unfilter_var": (
+        c_int, [P, P, c_char_p, c_size_t, c_char_p, c_size_t, c_uint32, PP, PP]),
+    # tiles
+    "tdb_tile_create": (c_int, [c_uint32, c_uint64, c_void_p, c_size_t, PP, PP]),
+    "tdb_tile_create_var": (c_int, [c_uint32, U64P, c_size_t, c_void_p, c_size_t, PP, PP]),
+    "tdb_tile_data": (c_int, [P, PP, SIZEP, PP]),
+    "tdb_tile_offsets": (c_int, [P, PP, SIZEP, PP]),
+    "tdb_tile_free": (None, [P]),
+    "tdb_generic_tile_read": (
+        c_int, [c_char_p, c_size_t, c_char_p, c_size_t, PP, U64P, PP]),
+    "tdb_generic_tile_write": (c_int, [P, P, PP, PP]),
+    "tdb_generic_tile_default_pipeline": (c_int, [PP, PP]),
+    # arrays
+    "tdb_array_open": (c_int, [c_char_p, c_void_p, c_size_t, PP, PP]),
+    "tdb_array_open_at": (c_int, [c_char_p, c_void_p, c_size_t, c_uint64, c_uint64, PP, PP]),
+    "tdb_array_free": (None, [P]),
+    "tdb_array_set_threads": (c_int, [P, c_uint32, PP]),
+    "tdb_array_set_memory_limit": (c_int, [P, c_uint64, PP]),
+    "tdb_array_read_fields": (c_int, [P, STRP, c_size_t, c_void_p, c_size_t, PP, PP]),
+    "tdb_result_data": (c_int, [P, PP, SIZEP, PP]),
+    "tdb_result_offsets": (c_int, [P, PP, SIZEP, PP]),
+    "tdb_result_validity": (c_int, [P, PP, SIZEP, PP]),
+    "tdb_result_cell_count": (c_int, [P, U64P, PP]),
+    "tdb_result_type": (c_int, [P, U32P, U32P, PP]),
+    "tdb_result_free": (None, [P]),
+    "tdb_array_enumeration": (c_int, [P, c_char_p, PP, PP]),
+    "tdb_array_metadata_count": (c_int, [P, U32P, PP]),
+    "tdb_array_metadata_entry": (c_int, [P, c_uint32, STRP, U32P, U32P, PP, PP]),
+    "tdb_array_schema_info": (
+        c_int, [P, POINTER(c_uint8), POINTER(c_uint8), POINTER(c_uint8), U64P, POINTER(c_bool),
+                U32P, PP]),
+    "tdb_array_dimension_count": (c_int, [P, U32P, PP]),
+    "tdb_array_attribute_count": (c_int, [P, U32P, PP]),
+    "tdb_array_dimension": (c_int, [P, c_uint32, STRP, U32P, U32P, PP]),
+    "tdb_array_dimension_domain": (c_int, [P, c_uint32, PP, PP, SIZEP, PP, PP]),
+    "tdb_array_attribute": (c_int, [P, c_uint32, STRP, U32P, U32P, POINTER(c_bool), PP]),
+    "tdb_array_pipeline": (c_int, [P, c_char_p, c_uint32, PP, PP]),
+    "tdb_array_fragment_count": (c_int, [P, U32P, PP]),
+    "tdb_array_fragment": (
+        c_int, [P, c_uint32, STRP, U64P, U64P, U32P, POINTER(c_bool), U64P, U64P, PP]),
+}

@@ -3,27 +3,29 @@
 from __future__ import annotations
 
 import ctypes
-import threading
-from ctypes import POINTER, byref, c_bool, c_char_p, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
+from ctypes import byref, c_bool, c_char_p, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
+from ._datatypes import TEXT, CellType, of_datatype
+from ._lib import CONSTANTS
 from .errors import InvalidArgument, Unsupported
-from .pipeline import Pipeline, _check, lib
+from ._ffi import call as _call
+from ._ffi import lib
+from .pipeline import Pipeline
 
 VAR = 0xFFFFFFFF
 
-# TileDB datatype number -> numpy dtype of one value (strings and blobs: bytes).
-_NUMPY = {
-    0: np.int32, 1: np.int64, 2: np.float32, 3: np.float64, 4: np.int8, 5: np.int8,
-    6: np.uint8, 7: np.int16, 8: np.uint16, 9: np.uint32, 10: np.uint64, 41: np.bool_,
-}
-for _t in range(18, 40):  # DATETIME_* and TIME_*: int64 counts
-    _NUMPY[_t] = np.int64
-_TEXT = {4, 11, 12}  # CHAR, STRING_ASCII, STRING_UTF8: var cells read as str
-_PIPELINE_KIND = {"field": 0, "offsets": 1, "validity": 2, "coords": 3}
+_PIPELINE_KIND = {kind: CONSTANTS[f"TDB_ARRAY_PIPELINE_{kind.upper()}"]
+                  for kind in ("field", "offsets", "validity", "coords")}
+
+
+def _numeric(cell: CellType) -> bool:
+    """Whether values of this type read as numbers (or bools, datetimes), not bytes."""
+    return cell.dtype.kind in "iufbMm" and cell.name not in ("blob", "any") and \
+        not cell.name.startswith(("string_", "geom_"))
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,11 @@ class Field:
     def var(self) -> bool:
         return self.cell_val_num == VAR
 
+    @property
+    def cell_type(self) -> CellType:
+        """The datatype's name and the numpy dtype of one value."""
+        return of_datatype(self.datatype)
+
 
 @dataclass(frozen=True)
 class Fragment:
@@ -48,65 +55,31 @@ class Fragment:
     timestamps: tuple[int, int]
     version: int
     dense: bool
-    cell_num: int
-    tile_num: int
+    cell_count: int
+    tile_count: int
 
 
-def _declare(L: ctypes.CDLL) -> None:
-    if getattr(L, "_tdbf_array_declared", False):
-        return
-    P, PP = c_void_p, POINTER(c_void_p)
-    sigs = {
-        "tdb_array_open": [c_char_p, c_void_p, c_size_t, PP, PP],
-        "tdb_array_open_at": [c_char_p, c_void_p, c_size_t, c_uint64, c_uint64, PP, PP],
-        "tdb_array_free": [P],
-        "tdb_array_set_threads": [P, c_uint32, PP],
-        "tdb_array_set_memory_limit": [P, c_uint64, PP],
-        "tdb_array_read_fields": [P, POINTER(c_char_p), c_size_t, c_void_p, PP, PP],
-        "tdb_result_data": [P, PP, POINTER(c_size_t), PP],
-        "tdb_result_offsets": [P, PP, POINTER(c_size_t), PP],
-        "tdb_result_validity": [P, PP, POINTER(c_size_t), PP],
-        "tdb_result_cell_count": [P, POINTER(c_uint64), PP],
-        "tdb_result_type": [P, POINTER(c_uint32), POINTER(c_uint32), PP],
-        "tdb_result_free": [P],
-        "tdb_array_enumeration": [P, c_char_p, PP, PP],
-        "tdb_array_metadata_num": [P, POINTER(c_uint32), PP],
-        "tdb_array_metadata": [P, c_uint32, POINTER(c_char_p), POINTER(c_uint32),
-                               POINTER(c_uint32), PP, PP],
-        "tdb_array_schema_info": [P, POINTER(c_uint8), POINTER(c_uint8), POINTER(c_uint8),
-                                  POINTER(c_uint64), POINTER(c_bool), POINTER(c_uint32), PP],
-        "tdb_array_field_num": [P, POINTER(c_uint32), POINTER(c_uint32), PP],
-        "tdb_array_dimension": [P, c_uint32, POINTER(c_char_p), POINTER(c_uint32),
-                                POINTER(c_uint32), PP],
-        "tdb_array_dimension_domain": [P, c_uint32, PP, PP, POINTER(c_size_t), PP, PP],
-        "tdb_array_attribute": [P, c_uint32, POINTER(c_char_p), POINTER(c_uint32),
-                                POINTER(c_uint32), POINTER(c_bool), PP],
-        "tdb_array_pipeline": [P, c_char_p, c_uint32, PP, PP],
-        "tdb_array_fragment_num": [P, POINTER(c_uint32), PP],
-        "tdb_array_fragment": [P, c_uint32, POINTER(c_char_p), POINTER(c_uint64),
-                               POINTER(c_uint64), POINTER(c_uint32), POINTER(c_bool),
-                               POINTER(c_uint64), POINTER(c_uint64), PP],
-    }
-    for name, argtypes in sigs.items():
-        fn = getattr(L, name)
-        fn.argtypes = argtypes
-        fn.restype = None if name.endswith("_free") else ctypes.c_int
-    L._tdbf_array_declared = True
+@dataclass(frozen=True)
+class RawResult:
+    """One field's cells as the C API returns them, copied out of the library: ``data`` the
+    cells' bytes, ``offsets`` (var-size fields) each cell's start in ``data``, ``validity``
+    (nullable fields) one byte per cell, 0 for null."""
 
+    datatype: int
+    cell_val_num: int
+    cell_count: int
+    data: bytes
+    offsets: Optional[np.ndarray] = None
+    validity: Optional[np.ndarray] = None
 
-_DECLARE_LOCK = threading.Lock()
-
-
-def _lib() -> ctypes.CDLL:
-    L = lib()
-    with _DECLARE_LOCK:
-        _declare(L)
-    return L
-
-
-def _call(fn, *args) -> None:
-    err = c_void_p()
-    _check(fn(*args, byref(err)), err)
+    def cells(self) -> list[bytes]:
+        """Each cell's bytes."""
+        n, data = self.cell_count, self.data
+        if self.offsets is not None:
+            ends = list(self.offsets[1:].tolist()) + [len(data)]
+            return [data[s:e] for s, e in zip(self.offsets.tolist(), ends)]
+        width = len(data) // n if n else 0
+        return [data[i * width:(i + 1) * width] for i in range(n)]
 
 
 class Array:
@@ -127,7 +100,7 @@ class Array:
     def __init__(self, path: str, key: Union[bytes, str, None] = None,
                  timestamp: Union[int, tuple[int, int], None] = None, threads: int = 0,
                  memory_limit: int = 0):
-        L = _lib()
+        L = lib()
         k = key.encode() if isinstance(key, str) else key
         handle = c_void_p()
         if timestamp is None:
@@ -148,7 +121,7 @@ class Array:
     def close(self) -> None:
         """Frees the C handle (idempotent)."""
         if getattr(self, "_h", None):
-            _lib().tdb_array_free(self._h)
+            lib().tdb_array_free(self._h)
             self._h = None
 
     def __enter__(self) -> "Array":
@@ -168,9 +141,10 @@ class Array:
     # -- schema ----------------------------------------------------------------------------
 
     def _fields(self) -> tuple[list[Field], list[Field]]:
-        L, h = _lib(), self._handle()
+        L, h = lib(), self._handle()
         nd, na = c_uint32(), c_uint32()
-        _call(L.tdb_array_field_num, h, byref(nd), byref(na))
+        _call(L.tdb_array_dimension_count, h, byref(nd))
+        _call(L.tdb_array_attribute_count, h, byref(na))
         dims, attrs = [], []
         for i in range(nd.value):
             name, dt, cvn = c_char_p(), c_uint32(), c_uint32()
@@ -185,17 +159,17 @@ class Array:
     @property
     def sparse(self) -> bool:
         t = c_uint8()
-        _call(_lib().tdb_array_schema_info, self._handle(), byref(t), None, None, None, None, None)
+        _call(lib().tdb_array_schema_info, self._handle(), byref(t), None, None, None, None, None)
         return t.value == 1
 
     def domain(self, dim: int) -> Optional[tuple[Any, Any]]:
         """Dimension ``dim``'s domain ``(lo, hi)``; None for string dimensions."""
         lo, hi, size, ext = c_void_p(), c_void_p(), c_size_t(), c_void_p()
-        _call(_lib().tdb_array_dimension_domain, self._handle(), dim, byref(lo), byref(hi),
+        _call(lib().tdb_array_dimension_domain, self._handle(), dim, byref(lo), byref(hi),
               byref(size), byref(ext))
         if not lo.value:
             return None
-        dt = np.dtype(_NUMPY[self.dimensions[dim].datatype])
+        dt = self.dimensions[dim].cell_type.dtype
         return (np.frombuffer(ctypes.string_at(lo, size.value), dt)[0],
                 np.frombuffer(ctypes.string_at(hi, size.value), dt)[0])
 
@@ -203,15 +177,15 @@ class Array:
         """The schema's filter pipeline of ``field`` (``kind="field"``), or its schema-wide
         ``"offsets"``, ``"validity"`` or ``"coords"`` pipeline."""
         out = c_void_p()
-        _call(_lib().tdb_array_pipeline, self._handle(), field.encode() if field else None,
+        _call(lib().tdb_array_pipeline, self._handle(), field.encode() if field else None,
               _PIPELINE_KIND[kind], byref(out))
         return Pipeline(out)
 
     @property
     def fragments(self) -> list[Fragment]:
-        L, h = _lib(), self._handle()
+        L, h = lib(), self._handle()
         n = c_uint32()
-        _call(L.tdb_array_fragment_num, h, byref(n))
+        _call(L.tdb_array_fragment_count, h, byref(n))
         out = []
         for i in range(n.value):
             name, t1, t2, v = c_char_p(), c_uint64(), c_uint64(), c_uint32()
@@ -225,17 +199,18 @@ class Array:
     @property
     def metadata(self) -> dict[str, Any]:
         """The array metadata: strings as str, one value as a scalar, several as a tuple."""
-        L, h = _lib(), self._handle()
+        L, h = lib(), self._handle()
         n = c_uint32()
-        _call(L.tdb_array_metadata_num, h, byref(n))
+        _call(L.tdb_array_metadata_count, h, byref(n))
         out: dict[str, Any] = {}
         for i in range(n.value):
             key, dt, num, value = c_char_p(), c_uint32(), c_uint32(), c_void_p()
-            _call(L.tdb_array_metadata, h, i, byref(key), byref(dt), byref(num), byref(value))
-            if dt.value in _TEXT:
+            _call(L.tdb_array_metadata_entry, h, i, byref(key), byref(dt), byref(num), byref(value))
+            cell = of_datatype(dt.value)
+            if cell.name in TEXT:
                 out[key.value.decode()] = ctypes.string_at(value, num.value).decode("utf-8", "replace")
-            elif dt.value in _NUMPY:
-                d = np.dtype(_NUMPY[dt.value])
+            elif _numeric(cell):
+                d = cell.dtype
                 vals = np.frombuffer(ctypes.string_at(value, num.value * d.itemsize), d).tolist()
                 out[key.value.decode()] = vals[0] if len(vals) == 1 else tuple(vals)
             else:
@@ -245,8 +220,8 @@ class Array:
     def enumeration(self, name: str) -> list:
         """The values of enumeration ``name`` (the attribute's cells are indices into it)."""
         r = c_void_p()
-        _call(_lib().tdb_array_enumeration, self._handle(), name.encode(), byref(r))
-        return list(_take_result(r))
+        _call(lib().tdb_array_enumeration, self._handle(), name.encode(), byref(r))
+        return list(_to_numpy(_take_result(r)))
 
     # -- cells -----------------------------------------------------------------------------
 
@@ -256,90 +231,162 @@ class Array:
         every attribute, and for sparse arrays the dimensions first).
 
         ``subarray``: an inclusive ``(lo, hi)`` per dimension (numeric dimensions; default:
-        the non-empty domain, as the C API reads it — not TileDB-Py's whole domain). Dense
-        arrays give the box's cells in row-major order with fill values where nothing was
-        written; sparse arrays the visible cells in global order. Fixed cells come as a numpy
-        array (shape ``(n, cell_val_num)`` for multi-value cells), var-size text as an object
-        array of str and other var cells as arrays per cell; nullable fields as a numpy masked
-        array (or an object array with None)."""
+        the non-empty domain, as the C API reads it — not TileDB-Py's whole domain), each
+        bound of its dimension's type (checked: :class:`InvalidArgument` names the dimension
+        and its type). Dense arrays give the box's cells in row-major order with fill values
+        where nothing was written; sparse arrays the visible cells in global order. Fixed
+        cells come as a numpy array (shape ``(n, cell_val_num)`` for multi-value cells),
+        var-size text as an object array of str and other var cells as arrays per cell;
+        nullable fields as a numpy masked array (or an object array with None)."""
+        raw = self.read_raw(fields, subarray)
+        if isinstance(raw, RawResult):
+            return _to_numpy(raw)
+        return {name: _to_numpy(r) for name, r in raw.items()}
+
+    def read_raw(self, fields: Union[str, Sequence[str], None] = None,
+                 subarray: Optional[Sequence[tuple[Any, Any]]] = None):
+        """Like :meth:`read`, but each field's cells as the C API returns them: a
+        :class:`RawResult` (bytes, offsets, validity), or a dict of them."""
         single = isinstance(fields, str)
         if fields is None:
             fields = ([d.name for d in self.dimensions] if self.sparse else []) + \
                      [a.name for a in self.attributes]
         names = [fields] if single else list(fields)
-        sub = None
-        if subarray is not None:
-            if len(subarray) != len(self.dimensions):
-                raise InvalidArgument(
-                    f"the subarray has {len(subarray)} ranges for {len(self.dimensions)} dimensions")
-            parts = []
-            for d, (lo, hi) in zip(self.dimensions, subarray):
-                if d.datatype not in _NUMPY:
-                    raise Unsupported(f"dimension {d.name}: subarrays on string dimensions are not supported")
-                parts.append(np.array([lo, hi], dtype=_NUMPY[d.datatype]).tobytes())
-            sub = ctypes.create_string_buffer(b"".join(parts))
+        packed = b"" if subarray is None else self._subarray_bytes(subarray)
+        sub = ctypes.create_string_buffer(packed, len(packed)) if packed else None
         c_names = (c_char_p * len(names))(*[n.encode() for n in names])
         results = (c_void_p * len(names))()
-        _call(_lib().tdb_array_read_fields, self._handle(), c_names, len(names), sub, results)
+        _call(lib().tdb_array_read_fields, self._handle(), c_names, len(names), sub, len(packed),
+              results)
         out = {}
         for i, name in enumerate(names):
             out[name] = _take_result(c_void_p(results[i]))
         return out[names[0]] if single else out
 
+    def _subarray_bytes(self, subarray: Sequence[tuple[Any, Any]]) -> bytes:
+        """The C API's subarray: each dimension's [low, high] in its datatype, packed in
+        dimension order; every bound checked against its dimension's type first."""
+        dims = self.dimensions
+        expected = ", ".join(f"[low, high] of '{d.name}' ({d.cell_type.name}, "
+                             f"{d.cell_type.value_size} bytes each)" for d in dims)
+        try:
+            count = len(subarray)
+        except TypeError:
+            raise InvalidArgument(f"the subarray {subarray!r} is not a sequence of ranges; the "
+                                  f"array's {len(dims)} dimension(s) need {expected}") from None
+        if count != len(dims):
+            raise InvalidArgument(f"the subarray has {count} range(s); the array's {len(dims)} "
+                                  f"dimension(s) need {expected}")
+        parts = []
+        for d, rng in zip(dims, subarray):
+            cell = d.cell_type
+            if d.var or not _numeric(cell):
+                raise Unsupported(f"dimension '{d.name}' ({cell.name}): subarrays on string "
+                                  "dimensions are not supported")
+            try:
+                lo, hi = rng
+            except (TypeError, ValueError):
+                raise InvalidArgument(f"dimension '{d.name}' ({cell.name}): the range {rng!r} "
+                                      "is not a (low, high) pair") from None
+            parts.append(_bound(d, cell, lo) + _bound(d, cell, hi))
+        return b"".join(parts)
 
-def _take_result(r: c_void_p):
-    """Converts a C result into numpy (copying out of the library) and frees it."""
-    L = _lib()
+
+def _bound(d: Field, cell: CellType, value: Any) -> bytes:
+    """One subarray bound of dimension ``d`` as its datatype's bytes; InvalidArgument naming
+    the dimension and its type when ``value`` is not of that type or out of its range."""
+    dt = cell.dtype
+    what = f"dimension '{d.name}' is {cell.name}"
+    if isinstance(value, (bool, np.bool_)):
+        raise InvalidArgument(f"{what}: bound {value!r} is a bool")
+    if dt.kind in "iu":
+        if not isinstance(value, (int, np.integer)):
+            raise InvalidArgument(f"{what}: bound {value!r} is not an integer")
+        info = np.iinfo(dt)
+        if not info.min <= int(value) <= info.max:
+            raise InvalidArgument(f"{what}: bound {value} is outside [{info.min}, {info.max}]")
+        return np.array(int(value), dtype=dt).tobytes()
+    if dt.kind == "f":
+        if not isinstance(value, (int, float, np.integer, np.floating)):
+            raise InvalidArgument(f"{what}: bound {value!r} is not a number")
+        if dt.itemsize == 4 and abs(float(value)) > float(np.finfo(np.float32).max) \
+                and np.isfinite(float(value)):
+            raise InvalidArgument(f"{what}: bound {value!r} is outside float32's range")
+        return np.array(value, dtype=dt).tobytes()
+    # datetime_* and time_* dimensions: numpy datetime64/timedelta64 (any unit it converts to
+    # the dimension's exactly) or a count of the dimension's unit.
+    scalar = np.datetime64 if dt.kind == "M" else np.timedelta64
+    if isinstance(value, (int, np.integer)):
+        return np.array(int(value), dtype=np.int64).tobytes()
+    if not isinstance(value, scalar):
+        raise InvalidArgument(f"{what}: bound {value!r} is neither an integer nor a "
+                              f"{scalar.__name__} ({dt})")
+    if np.isnat(value):
+        raise InvalidArgument(f"{what}: bound {value!r} is NaT")
+    converted = value.astype(dt)
+    if converted.astype(value.dtype) != value:
+        raise InvalidArgument(f"{what}: bound {value!r} is not a whole {dt}")
+    return np.array(converted, dtype=dt).tobytes()
+
+
+def _take_result(r: c_void_p) -> RawResult:
+    """Copies a C result out of the library and frees it."""
+    L = lib()
     try:
         data, size = c_void_p(), c_size_t()
         _call(L.tdb_result_data, r, byref(data), byref(size))
         n, dt, cvn = c_uint64(), c_uint32(), c_uint32()
         _call(L.tdb_result_cell_count, r, byref(n))
         _call(L.tdb_result_type, r, byref(dt), byref(cvn))
-        raw = np.empty(size.value, dtype=np.uint8)
-        if size.value:
-            ctypes.memmove(raw.ctypes.data, data.value, size.value)
+        raw = ctypes.string_at(data, size.value) if size.value else b""
         validity = None
         vp, vn = c_void_p(), c_size_t()
         _call(L.tdb_result_validity, r, byref(vp), byref(vn))
         if vp.value:
             validity = np.ctypeslib.as_array((c_uint8 * vn.value).from_address(vp.value)).copy()
+        offsets = None
         if cvn.value == VAR:
             op, on = c_void_p(), c_size_t()
             _call(L.tdb_result_offsets, r, byref(op), byref(on))
-            offsets = np.ctypeslib.as_array((c_uint64 * on.value).from_address(op.value)) \
+            offsets = np.ctypeslib.as_array((c_uint64 * on.value).from_address(op.value)).copy() \
                 if on.value else np.zeros(0, np.uint64)
-            ends = np.append(offsets[1:], size.value).astype(np.int64)
-            starts = offsets.astype(np.int64)
-            blob = raw.tobytes()
-            if dt.value in _TEXT:
-                cells = [blob[s:e].decode("utf-8", "replace") for s, e in zip(starts, ends)]
-            elif dt.value in _NUMPY:
-                d = np.dtype(_NUMPY[dt.value])
-                cells = [np.frombuffer(blob[s:e], d) for s, e in zip(starts, ends)]
-            else:
-                cells = [blob[s:e] for s, e in zip(starts, ends)]
-            values = np.empty(len(cells), dtype=object)
-            values[:] = cells
-            if validity is not None:
-                values[validity == 0] = None
-            return values
-        if dt.value in _NUMPY:
-            values = raw.view(_NUMPY[dt.value])
-        elif dt.value in _TEXT:
-            values = raw.view(f"S{cvn.value}") if cvn.value > 1 else raw.view("S1")
-            if validity is not None:
-                return np.ma.array(values, mask=validity == 0)
-            return values
-        else:
-            values = raw.view(f"V{cvn.value}") if cvn.value > 1 else raw
-        if cvn.value > 1 and dt.value in _NUMPY:
-            values = values.reshape(n.value, cvn.value)
-        if validity is not None:
-            mask = validity == 0
-            if values.ndim == 2:
-                mask = np.repeat(mask[:, None], values.shape[1], axis=1)
-            return np.ma.array(values, mask=mask)
-        return values
+        return RawResult(dt.value, cvn.value, n.value, raw, offsets, validity)
     finally:
         L.tdb_result_free(r)
+
+
+def _to_numpy(r: RawResult):
+    """A result as numpy: see :meth:`Array.read`."""
+    cell = of_datatype(r.datatype)
+    validity = r.validity
+    if r.offsets is not None:
+        if cell.name in TEXT:
+            cells = [c.decode("utf-8", "replace") for c in r.cells()]
+        elif _numeric(cell):
+            cells = [np.frombuffer(c, cell.dtype) for c in r.cells()]
+        else:
+            cells = r.cells()
+        values = np.empty(len(cells), dtype=object)
+        values[:] = cells
+        if validity is not None:
+            values[validity == 0] = None
+        return values
+    raw = np.frombuffer(r.data, dtype=np.uint8).copy()
+    cvn = r.cell_val_num
+    if cell.name in TEXT:
+        values = raw.view(f"S{cvn}")
+        if validity is not None:
+            return np.ma.array(values, mask=validity == 0)
+        return values
+    if not _numeric(cell):
+        values = raw.view(f"V{cvn * cell.dtype.itemsize}") if cvn > 1 else raw
+    else:
+        values = raw.view(cell.dtype)
+        if cvn > 1:
+            values = values.reshape(r.cell_count, cvn)
+    if validity is not None:
+        mask = validity == 0
+        if values.ndim == 2:
+            mask = np.repeat(mask[:, None], values.shape[1], axis=1)
+        return np.ma.array(values, mask=mask)
+    return values

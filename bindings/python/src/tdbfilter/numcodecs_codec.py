@@ -20,6 +20,7 @@ from numcodecs.abc import Codec
 from numcodecs.compat import ensure_contiguous_ndarray, ndarray_copy
 from numcodecs.registry import register_codec
 
+from ._datatypes import resolve
 from .pipeline import Pipeline
 
 
@@ -31,7 +32,9 @@ class TileDBCodec(Codec):
     filters:
         The pipeline spec, e.g. ``"bitshuffle,zstd:3"`` (the grammar of ``tdbf --filters``).
     dtype:
-        The chunk's element type (``"int64"``, ``"<f8"``, …): the cells' TileDB datatype.
+        The chunk's element type: any numpy spelling (``"int64"``, ``"<f8"``, ``np.int16``…)
+        or a TileDB datatype name (``"datetime_ns"``); one without a TileDB datatype is
+        :class:`tdbfilter.InvalidArgument`.
     threads:
         Threads per chunk (0 = all cores; default 1, leaving parallelism to the caller).
     max_chunk_size:
@@ -43,7 +46,7 @@ class TileDBCodec(Codec):
     def __init__(self, filters: str = "zstd", dtype: str = "uint8", threads: int = 1,
                  max_chunk_size: int = 65536):
         self.filters = filters
-        self.dtype = np.dtype(dtype).str
+        self.dtype = resolve(dtype).dtype.str
         self.threads = int(threads)
         self.max_chunk_size = int(max_chunk_size)
         self._pipeline = Pipeline.from_spec(filters)

@@ -3,83 +3,42 @@
 from __future__ import annotations
 
 import ctypes
-import threading
 from ctypes import byref, c_double, c_float, c_int32, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
 from typing import Optional, Sequence, Union
 
 import numpy as np
 
-from . import _lib
-from .errors import BufferTooSmall, InvalidArgument, from_status
+from ._datatypes import CellType, Datatype, resolve
+from ._ffi import check as _check
+from ._ffi import lib, loaded
+from ._lib import CONSTANTS
+from .errors import BufferTooSmall, InvalidArgument
 
-FORMAT_VERSION = 22
+FORMAT_VERSION = CONSTANTS["TDB_FORMAT_VERSION"]
 """The format version TileDB 2.30 writes (the default of :meth:`Pipeline.deserialize`)."""
-
-_LIB: Optional[ctypes.CDLL] = None
-_LIB_LOCK = threading.Lock()
-
-
-def lib() -> ctypes.CDLL:
-    """The loaded C library (loaded on first use)."""
-    global _LIB
-    with _LIB_LOCK:
-        if _LIB is None:
-            _LIB = _lib.load()
-        return _LIB
-
 
 def version() -> str:
     """The C library's version."""
     return lib().tdb_version().decode()
 
 
-def _check(status: int, err: c_void_p) -> None:
-    if status != 0:
-        L = lib()
-        message = L.tdb_error_message(err).decode() if err else "tdbfilter call failed"
-        L.tdb_error_free(err)
-        raise from_status(status, message)
-
-
-# TileDB datatype numbers for numpy dtypes (cells of one value).
-DATATYPES = {
-    np.dtype(np.int8): 5, np.dtype(np.uint8): 6, np.dtype(np.int16): 7, np.dtype(np.uint16): 8,
-    np.dtype(np.int32): 0, np.dtype(np.uint32): 9, np.dtype(np.int64): 1, np.dtype(np.uint64): 10,
-    np.dtype(np.float32): 2, np.dtype(np.float64): 3, np.dtype(np.bool_): 41,
-}
-DATATYPE_NAMES = {
-    "int32": 0, "int64": 1, "float32": 2, "float64": 3, "char": 4, "int8": 5, "uint8": 6,
-    "int16": 7, "uint16": 8, "uint32": 9, "uint64": 10, "string_ascii": 11, "string_utf8": 12,
-    "any": 17, "datetime_ns": 27, "blob": 40, "bool": 41,
-}
-
-Datatype = Union[int, str, np.dtype, type]
 Buffer = Union[np.ndarray, bytes, bytearray, memoryview]
 
 
 def datatype_of(dt: Datatype) -> tuple[int, int]:
-    """``(TileDB datatype number, element size)`` for a numpy dtype, a TileDB datatype name
-    (``"int64"``, ``"string_utf8"``…) or number."""
-    if isinstance(dt, (int, np.integer)) and not isinstance(dt, bool):
-        sizes = {0: 4, 1: 8, 2: 4, 3: 8, 4: 1, 5: 1, 6: 1, 7: 2, 8: 2, 9: 4, 10: 8, 11: 1, 12: 1,
-                 17: 1, 40: 1, 41: 1}
-        return int(dt), sizes.get(int(dt), 8)
-    if isinstance(dt, str) and dt.lower() in DATATYPE_NAMES:
-        return datatype_of(DATATYPE_NAMES[dt.lower()])
-    try:
-        d = np.dtype(dt)
-    except TypeError as e:
-        raise InvalidArgument(f"not a datatype: {dt!r}") from e
-    if d.kind == "M" or d.kind == "m":
-        return 27, 8  # datetime64/timedelta64 as TileDB DATETIME_NS cells of 8 bytes
-    if d.newbyteorder("=") not in DATATYPES:
-        raise InvalidArgument(f"no TileDB datatype for numpy dtype {d}")
-    if d.byteorder == ">":
-        raise InvalidArgument("big-endian arrays are not TileDB cells; use .astype('<...')")
-    return DATATYPES[d.newbyteorder("=")], d.itemsize
+    """``(TileDB datatype number, bytes per cell)`` of a dtype: any numpy spelling (``"<i8"``,
+    ``np.int64``, ``"M8[ns]"``…), a TileDB datatype name (``"string_utf8"``) or number.
+    Raises :class:`InvalidArgument` for anything without a TileDB datatype."""
+    cell = resolve(dt)
+    return cell.datatype, cell.cell_size
 
 
 def _bytes_view(data: Buffer) -> memoryview:
+    if isinstance(data, np.ndarray):
+        if not data.flags.c_contiguous:
+            raise InvalidArgument("the buffer must be C-contiguous")
+        # numpy exports no buffer for datetime64/timedelta64: view the bytes instead.
+        data = data.reshape(-1).view(np.uint8)
     mv = memoryview(data)
     if not mv.c_contiguous:
         raise InvalidArgument("the buffer must be C-contiguous")
@@ -103,7 +62,8 @@ def _take_tile(tile: c_void_p) -> bytes:
     try:
         data = c_void_p()
         size = c_size_t()
-        _check(L.tdb_tile_data(tile, byref(data), byref(size)), None)
+        err = c_void_p()
+        _check(L.tdb_tile_data(tile, byref(data), byref(size), byref(err)), err)
         return ctypes.string_at(data, size.value) if size.value else b""
     finally:
         L.tdb_tile_free(tile)
@@ -126,22 +86,46 @@ class _Tile:
         lib().tdb_tile_free(self.handle)
 
 
-# Option numbers and their C types (tdb_filter_option_t).
+# Options by name: their number (tdb_filter_option_t, a header constant) and C type.
 OPTIONS = {
-    "level": (0, c_int32), "compression_level": (0, c_int32),
-    "bit_width_max_window": (1, c_uint32), "positive_delta_max_window": (2, c_uint32),
-    "scale_float_bytewidth": (3, c_uint64), "scale_float_factor": (4, c_double),
-    "scale_float_offset": (5, c_double), "webp_quality": (6, c_float),
-    "webp_input_format": (7, c_uint8), "webp_lossless": (8, c_uint8),
-    "reinterpret_datatype": (9, c_uint8),
+    name: (CONSTANTS[constant], ctype) for name, constant, ctype in [
+        ("level", "TDB_COMPRESSION_LEVEL", c_int32),
+        ("compression_level", "TDB_COMPRESSION_LEVEL", c_int32),
+        ("bit_width_max_window", "TDB_BIT_WIDTH_MAX_WINDOW", c_uint32),
+        ("positive_delta_max_window", "TDB_POSITIVE_DELTA_MAX_WINDOW", c_uint32),
+        ("scale_float_bytewidth", "TDB_SCALE_FLOAT_BYTEWIDTH", c_uint64),
+        ("scale_float_factor", "TDB_SCALE_FLOAT_FACTOR", c_double),
+        ("scale_float_offset", "TDB_SCALE_FLOAT_OFFSET", c_double),
+        ("webp_quality", "TDB_WEBP_QUALITY", c_float),
+        ("webp_input_format", "TDB_WEBP_INPUT_FORMAT", c_uint8),
+        ("webp_lossless", "TDB_WEBP_LOSSLESS", c_uint8),
+        ("reinterpret_datatype", "TDB_COMPRESSION_REINTERPRET_DATATYPE", c_uint8),
+    ]
 }
 
-FILTER_TYPES = {
-    "none": 0, "gzip": 1, "zstd": 2, "lz4": 3, "rle": 4, "bzip2": 5, "double_delta": 6,
-    "bit_width_reduction": 7, "bitshuffle": 8, "byteshuffle": 9, "positive_delta": 10,
-    "checksum_md5": 12, "checksum_sha256": 13, "dictionary": 14, "scale_float": 15, "xor": 16,
-    "webp": 18, "delta": 19,
-}
+def filter_type_from_name(name: str) -> int:
+    """TileDB's number of filter type ``name`` (the library's names: ``"zstd"``,
+    ``"bit_width_reduction"``, and TileDB's spellings such as ``"FILTER_GZIP"``)."""
+    if "\0" in name:
+        raise InvalidArgument(f"filter name {name!r} contains a NUL character")
+    t = c_uint32()
+    err = c_void_p()
+    _check(lib().tdb_filter_type_from_name(name.encode(), byref(t), byref(err)), err)
+    return t.value
+
+
+def filter_type_name(number: int) -> str:
+    """The library's name of filter type ``number`` (``"zstd"``…)."""
+    name = ctypes.c_char_p()
+    err = c_void_p()
+    _check(lib().tdb_filter_type_name(number, byref(name), byref(err)), err)
+    return name.value.decode()
+
+
+def _option(name: str) -> tuple[int, type]:
+    if name not in OPTIONS:
+        raise InvalidArgument(f"unknown option {name!r} (known: {', '.join(OPTIONS)})")
+    return OPTIONS[name]
 
 
 class Pipeline:
@@ -183,8 +167,9 @@ class Pipeline:
 
     def close(self) -> None:
         """Frees the C pipeline (idempotent)."""
-        if self._handle is not None and _LIB is not None:
-            _LIB.tdb_pipeline_free(self._handle)
+        L = loaded()
+        if self._handle is not None and L is not None:
+            L.tdb_pipeline_free(self._handle)
         self._handle = None
 
     def __del__(self) -> None:
@@ -209,9 +194,9 @@ class Pipeline:
     # --- configuration --------------------------------------------------------------------
 
     def add_filter(self, filter_type: Union[str, int], **options: float) -> "Pipeline":
-        """Appends a filter (a spec name such as ``"zstd"`` or TileDB's number) and sets
-        options by name (``level=3``, ``bit_width_max_window=128``, …)."""
-        t = FILTER_TYPES[filter_type.lower()] if isinstance(filter_type, str) else filter_type
+        """Appends a filter (a name such as ``"zstd"`` or ``"FILTER_ZSTD"``, or TileDB's number)
+        and sets options by name (``level=3``, ``bit_width_max_window=128``, …)."""
+        t = filter_type_from_name(filter_type) if isinstance(filter_type, str) else filter_type
         err = c_void_p()
         _check(lib().tdb_pipeline_add_filter(self.handle, t, byref(err)), err)
         for name, value in options.items():
@@ -220,19 +205,19 @@ class Pipeline:
 
     def set_option(self, index: int, name: str, value: float) -> None:
         """Sets option ``name`` of filter ``index``."""
-        if name not in OPTIONS:
-            raise InvalidArgument(f"unknown option {name!r} (known: {', '.join(OPTIONS)})")
-        number, ctype = OPTIONS[name]
+        number, ctype = _option(name)
         v = ctype(value)
         err = c_void_p()
-        _check(lib().tdb_pipeline_set_option(self.handle, index, number, byref(v), byref(err)), err)
+        _check(lib().tdb_pipeline_set_option(self.handle, index, number, byref(v),
+                                             ctypes.sizeof(v), byref(err)), err)
 
     def get_option(self, index: int, name: str) -> float:
         """Reads option ``name`` of filter ``index``."""
-        number, ctype = OPTIONS[name]
+        number, ctype = _option(name)
         v = ctype()
         err = c_void_p()
-        _check(lib().tdb_pipeline_get_option(self.handle, index, number, byref(v), byref(err)), err)
+        _check(lib().tdb_pipeline_option(self.handle, index, number, byref(v), ctypes.sizeof(v),
+                                         byref(err)), err)
         return v.value
 
     def __len__(self) -> int:
@@ -251,6 +236,11 @@ class Pipeline:
             _check(lib().tdb_pipeline_filter_type(self.handle, i, byref(t), byref(err)), err)
             out.append(t.value)
         return out
+
+    @property
+    def filter_names(self) -> list[str]:
+        """The library's names of the filters, in order (``["bitshuffle", "zstd"]``)."""
+        return [filter_type_name(t) for t in self.filter_types]
 
     def set_threads(self, n: int) -> None:
         """Threads per tile (0 = all cores)."""
@@ -315,11 +305,11 @@ class Pipeline:
                cell_size: Optional[int] = None) -> bytes:
         """Filters cells into TileDB's filtered tile bytes. ``dtype`` defaults to a numpy
         array's dtype (bytes-like input needs one); ``cell_size`` to the element size."""
-        dt, size = self._cell_type(cells, dtype)
+        cell = self._cell_type(cells, dtype)
         mv = _bytes_view(cells)
         out = c_void_p()
         err = c_void_p()
-        with _Tile(dt, cell_size or size, mv) as tile:
+        with _Tile(cell.datatype, cell_size or cell.cell_size, mv) as tile:
             _check(lib().tdb_pipeline_filter(self.handle, tile.handle, byref(out), byref(err)), err)
         return _take_tile(out)
 
@@ -327,7 +317,7 @@ class Pipeline:
                     cell_size: Optional[int] = None) -> int:
         """Filters into a writable buffer; returns the bytes written. A buffer of
         :meth:`filtered_size_bound` bytes always suffices."""
-        dt, size = self._cell_type(cells, dtype)
+        cell = self._cell_type(cells, dtype)
         mv = _bytes_view(cells)
         dst = _bytes_view(out)
         if dst.readonly:
@@ -335,7 +325,7 @@ class Pipeline:
         addr, keep = _address(dst)
         written = c_size_t()
         err = c_void_p()
-        with _Tile(dt, cell_size or size, mv) as tile:
+        with _Tile(cell.datatype, cell_size or cell.cell_size, mv) as tile:
             status = lib().tdb_pipeline_filter_into(self.handle, tile.handle, addr or None,
                                                     dst.nbytes, byref(written), byref(err))
         del keep
@@ -351,20 +341,26 @@ class Pipeline:
 
     def unfilter(self, data: bytes, dtype: Datatype, cell_size: Optional[int] = None) -> np.ndarray:
         """Unfilters TileDB's filtered tile bytes (exactly one tile) into a numpy array of
-        ``dtype`` (a numpy dtype, or a TileDB datatype name or number: then ``uint8`` cells)."""
-        dt, size = datatype_of(dtype)
+        ``dtype``: any numpy spelling (``"<i8"``, ``np.int64``, ``"M8[ns]"``…) gives that
+        dtype; a TileDB datatype name or number gives its numpy dtype (``"datetime_ns"``:
+        ``datetime64[ns]``, ``"string_utf8"``: ``S1`` bytes, ``"blob"``: ``uint8``)."""
+        cell = resolve(dtype)
         data = bytes(data)
         out = c_void_p()
         err = c_void_p()
-        _check(lib().tdb_pipeline_unfilter(self.handle, data, len(data), dt, cell_size or size,
-                                           byref(out), byref(err)), err)
+        _check(lib().tdb_pipeline_unfilter(self.handle, data, len(data), cell.datatype,
+                                           cell_size or cell.cell_size, byref(out), byref(err)),
+               err)
         raw = _take_tile(out)
-        return self._as_array(raw, dtype)
+        if len(raw) % cell.dtype.itemsize:
+            raise InvalidArgument(f"the unfiltered tile has {len(raw)} bytes, not whole "
+                                  f"{cell.dtype} cells of {cell.dtype.itemsize} bytes")
+        return np.frombuffer(raw, dtype=cell.dtype).copy()
 
     def unfilter_into(self, data: bytes, out: Buffer, dtype: Datatype,
                       cell_size: Optional[int] = None) -> int:
         """Unfilters into a writable buffer; returns the bytes written."""
-        dt, size = datatype_of(dtype)
+        cell = resolve(dtype)
         data = bytes(data)
         dst = _bytes_view(out)
         if dst.readonly:
@@ -372,8 +368,9 @@ class Pipeline:
         addr, keep = _address(dst)
         written = c_size_t()
         err = c_void_p()
-        status = lib().tdb_pipeline_unfilter_into(self.handle, data, len(data), dt,
-                                                  cell_size or size, addr or None, dst.nbytes,
+        status = lib().tdb_pipeline_unfilter_into(self.handle, data, len(data), cell.datatype,
+                                                  cell_size or cell.cell_size, addr or None,
+                                                  dst.nbytes,
                                                   byref(written), byref(err))
         del keep
         self._check_into(status, err, written)
@@ -385,7 +382,7 @@ class Pipeline:
                    dtype: Datatype = "string_utf8") -> tuple[bytes, bytes]:
         """Filters a var-size tile (strings or byte strings) into TileDB's filtered offsets
         tile and data tile: ``(filtered_offsets, filtered_data)``."""
-        dt, _ = datatype_of(dtype)
+        dt = resolve(dtype).datatype
         encoded = [v.encode() if isinstance(v, str) else bytes(v) for v in values]
         data = b"".join(encoded)
         offsets = np.zeros(len(encoded), dtype=np.uint64)
@@ -411,7 +408,7 @@ class Pipeline:
                      ) -> tuple[np.ndarray, bytes]:
         """Unfilters a var-size tile: ``(offsets, data)``, offsets as uint64 byte offsets into
         data (one per cell)."""
-        dt, _ = datatype_of(dtype)
+        dt = resolve(dtype).datatype
         fo, fd = bytes(filtered_offsets), bytes(filtered_data)
         tile = c_void_p()
         err = c_void_p()
@@ -420,12 +417,14 @@ class Pipeline:
         try:
             ptr = c_void_p()
             n = c_size_t()
-            _check(lib().tdb_tile_offsets(tile, byref(ptr), byref(n)), None)
+            err = c_void_p()
+            _check(lib().tdb_tile_offsets(tile, byref(ptr), byref(n), byref(err)), err)
             offsets = (np.frombuffer(ctypes.string_at(ptr, 8 * n.value), dtype=np.uint64).copy()
                        if n.value else np.zeros(0, dtype=np.uint64))
             data = c_void_p()
             size = c_size_t()
-            _check(lib().tdb_tile_data(tile, byref(data), byref(size)), None)
+            err = c_void_p()
+            _check(lib().tdb_tile_data(tile, byref(data), byref(size), byref(err)), err)
             raw = ctypes.string_at(data, size.value) if size.value else b""
         finally:
             lib().tdb_tile_free(tile)
@@ -434,21 +433,12 @@ class Pipeline:
     # --- helpers --------------------------------------------------------------------------
 
     @staticmethod
-    def _cell_type(cells: Buffer, dtype: Optional[Datatype]) -> tuple[int, int]:
+    def _cell_type(cells: Buffer, dtype: Optional[Datatype]) -> CellType:
         if dtype is None:
             if isinstance(cells, np.ndarray):
-                return datatype_of(cells.dtype)
+                return resolve(cells.dtype)
             raise InvalidArgument("dtype is required for a bytes-like input")
-        return datatype_of(dtype)
-
-    @staticmethod
-    def _as_array(raw: bytes, dtype: Datatype) -> np.ndarray:
-        if isinstance(dtype, (int, str)) and not (isinstance(dtype, str) and dtype.lower() in
-                                                   ("int8", "uint8", "int16", "uint16", "int32",
-                                                    "uint32", "int64", "uint64", "float32",
-                                                    "float64", "bool")):
-            return np.frombuffer(raw, dtype=np.uint8).copy()
-        return np.frombuffer(raw, dtype=np.dtype(dtype)).copy()
+        return resolve(dtype)
 
     @staticmethod
     def _check_into(status: int, err: c_void_p, written: c_size_t) -> None:
@@ -475,7 +465,8 @@ def generic_tile_write(payload: bytes, pipeline: Optional[Pipeline] = None) -> b
         payload = bytes(payload)
         out = c_void_p()
         err = c_void_p()
-        with _Tile(4, 1, _bytes_view(payload)) as tile:
+        char = resolve("char")
+        with _Tile(char.datatype, char.cell_size, _bytes_view(payload)) as tile:
             _check(L.tdb_generic_tile_write(pipeline.handle, tile.handle, byref(out), byref(err)), err)
         return _take_tile(out)
     finally:
