@@ -1,10 +1,18 @@
-//! Generates `include/tdbfilter.h` from the `extern "C"` layer in `src/ffi/` with cbindgen.
-//! The header is committed; it is rewritten only when its content changes.
+//! Generates the C header `tdbfilter.h` from the `extern "C"` layer in `src/ffi/` with cbindgen.
+//!
+//! The header is always written to `$OUT_DIR/include/tdbfilter.h`. The committed copy,
+//! `include/tdbfilter.h` in the crate root, is rewritten (only when its content changes) in
+//! builds of this repository's own checkout alone, recognised by a `.git` entry in the crate
+//! root (a directory in a clone, a file in a `git worktree`). A crate built from the registry,
+//! a vendored copy or an unpacked `cargo package` has none, so a consumer's source tree is never
+//! written to. CI's drift check (`git diff include/tdbfilter.h` after `cargo build` in
+//! scripts/test-all.sh) relies on the checkout's build refreshing the committed header.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     shared_library_link_args();
     println!("cargo:rerun-if-changed=src/ffi");
     println!("cargo:rerun-if-changed=cbindgen.toml");
@@ -13,14 +21,24 @@ fn main() {
         .with_config(config)
         .with_src(root.join("src/ffi/mod.rs"))
         .generate()
-        .expect("cbindgen failed to generate include/tdbfilter.h");
+        .expect("cbindgen failed to generate tdbfilter.h");
     let mut text = Vec::new();
     bindings.write(&mut text);
-    let path = root.join("include/tdbfilter.h");
-    if std::fs::read(&path).ok().as_deref() != Some(&text[..]) {
-        std::fs::create_dir_all(root.join("include")).expect("create include/");
-        std::fs::write(&path, &text).expect("write include/tdbfilter.h");
+    write_if_changed(&out_dir.join("include/tdbfilter.h"), &text);
+    if root.join(".git").exists() {
+        write_if_changed(&root.join("include/tdbfilter.h"), &text);
     }
+}
+
+/// Writes `text` to `path` (creating its folder) unless the file already holds exactly it.
+fn write_if_changed(path: &Path, text: &[u8]) {
+    if std::fs::read(path).ok().as_deref() == Some(text) {
+        return;
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
+    }
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
 }
 
 /// ELF shared library settings: the SONAME `libtdbfilter.so.MAJOR.MINOR` (0.x releases: the

@@ -350,10 +350,15 @@ def find_tdbf(path):
             sys.exit(f"compare_tiledb: --tdbf {path} does not exist")
         return path
     if not os.path.exists(DEFAULT_TDBF):
-        print(f"# {DEFAULT_TDBF} missing: cargo build --release --bin tdbf", flush=True)
+        print(
+            f"# {DEFAULT_TDBF} missing: cargo build --release --features cli --bin tdbf", flush=True
+        )
         env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(REPO, "target"))
         subprocess.run(
-            ["cargo", "build", "--release", "--bin", "tdbf"], cwd=REPO, env=env, check=True
+            ["cargo", "build", "--release", "--features", "cli", "--bin", "tdbf"],
+            cwd=REPO,
+            env=env,
+            check=True,
         )
     return DEFAULT_TDBF
 

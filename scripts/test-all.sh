@@ -27,11 +27,13 @@ export PATH="$root/.venv/bin:$PATH"
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
+# Every cargo call builds with the `cli` feature (the tdbf binary and its tests), so that all
+# steps share one release build of the crate; CMake gets the same features.
 step "cargo clippy -D warnings"
-cargo clippy --release --all-targets -- -D warnings
+cargo clippy --release --all-targets --features cli -- -D warnings
 
-step "cargo build --release (also regenerates include/tdbfilter.h)"
-cargo build --release
+step "cargo build --release --features cli (also regenerates include/tdbfilter.h in a checkout)"
+cargo build --release --features cli
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   if ! git diff --exit-code -- include/tdbfilter.h; then
     echo "include/tdbfilter.h differs from the committed header: commit the regenerated header" >&2
@@ -39,11 +41,20 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   fi
 fi
 
-step "cargo test --release"
-cargo test --release
+step "The library alone depends on none of the CLI's crates (clap, serde, serde_json)"
+lib_deps=$(cargo tree -e normal -p tdbfilter --prefix none --format '{p}')
+if cli_deps=$(printf '%s\n' "$lib_deps" | grep -E '^(clap|serde|serde_json) '); then
+  echo "cargo tree -e normal -p tdbfilter (no features) lists CLI dependencies:" >&2
+  echo "$cli_deps" >&2
+  exit 1
+fi
+echo "$(printf '%s\n' "$lib_deps" | sort -u | wc -l) crates, none of them clap, serde or serde_json"
+
+step "cargo test --release --features cli"
+cargo test --release --features cli
 
 step "C tests (CMake, shared and static library)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTDBFILTER_CARGO_FEATURES=cli >/dev/null
 cmake --build build -j 2
 ctest --test-dir build --output-on-failure
 

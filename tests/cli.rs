@@ -792,3 +792,118 @@ fn format_version_selects_the_stage_datatypes() {
         "format version",
     );
 }
+
+/// An array of tests/data/cli_json (made by tests/fixtures/make_cli_json_arrays.py).
+fn cli_json_array(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/cli_json")
+        .join(name);
+    assert!(path.is_dir(), "fixture array {} missing", path.display());
+    path.to_str().expect("UTF-8 path").to_string()
+}
+
+/// Runs `tdbf array ARGS…` and parses its stdout as one JSON value.
+fn array_json(args: &[&str]) -> serde_json::Value {
+    let o = tdbf(&[&["array"], args].concat());
+    assert_ok(&o);
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("tdbf array {args:?}: not JSON ({e}):\n{}", stdout(&o)))
+}
+
+#[test]
+fn array_info_json_escapes_names_keys_and_values() {
+    let array = cli_json_array("names");
+    let name = "a\"b\\c\nd\te\u{1}f\u{e9}\u{2028}";
+    let info = array_json(&["info", &array, "--json"]);
+    let schema = &info["schema"];
+    assert_eq!(schema["dimensions"][0]["name"], "d\"\\\n", "{schema}");
+    let attrs: Vec<&str> = schema["attributes"]
+        .as_array()
+        .expect("attributes")
+        .iter()
+        .map(|a| a["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(attrs, [name, "s", "f"]);
+    // FLOAT32 values keep their own digits (0.1f32, not 0.10000000149011612).
+    assert_eq!(schema["attributes"][2]["fill"].as_f64(), Some(0.1));
+    let meta = &info["metadata"];
+    assert_eq!(
+        meta["k\"\\\n\u{2}"],
+        serde_json::json!({"type": "STRING_UTF8", "value": "v\"\\\n\u{3}"}),
+        "{meta}"
+    );
+    assert_eq!(
+        meta["f32"]["value"],
+        serde_json::json!([0.1, "NaN", "inf", "-inf"]),
+        "{meta}"
+    );
+    assert_eq!(meta["i"], serde_json::json!({"type": "INT64", "value": 7}));
+    // A key that is not UTF-8 (b"key\xfe"): the invalid byte becomes U+FFFD.
+    assert_eq!(
+        meta["key\u{fffd}"],
+        serde_json::json!({"type": "INT32", "value": 5}),
+        "{meta}"
+    );
+    let keys: Vec<&String> = meta.as_object().expect("metadata object").keys().collect();
+    assert_eq!(keys.len(), 4, "{meta}");
+    assert_eq!(info["non_empty_domain"], serde_json::json!([[0, 3]]));
+    assert_eq!(
+        info["fragments"][0]["timestamps"],
+        serde_json::json!([1, 1])
+    );
+    // The text report prints the same names.
+    let o = tdbf(&["array", "info", &array]);
+    assert_ok(&o);
+    assert!(
+        stdout(&o).contains(&format!("Attr(name='{name}'")),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn array_cat_json_escapes_strings() {
+    let array = cli_json_array("names");
+    let cat = array_json(&["cat", &array, "--format", "json", "--field", "s"]);
+    assert_eq!(
+        cat,
+        serde_json::json!({
+            "cell_count": 4,
+            "fields": {"s": ["x\"y", "back\\slash", "nl\n", "\u{0}z"]},
+            "validity": {}
+        })
+    );
+    let name = "a\"b\\c\nd\te\u{1}f\u{e9}\u{2028}";
+    let cat = array_json(&[
+        "cat", &array, "--format", "json", "--field", name, "--field", "f",
+    ]);
+    assert_eq!(
+        cat["fields"][name],
+        serde_json::json!([0, 1, 2, 3]),
+        "{cat}"
+    );
+    let f: Vec<f32> = cat["fields"]["f"]
+        .as_array()
+        .expect("f")
+        .iter()
+        .map(|v| v.as_f64().expect("number") as f32)
+        .collect();
+    assert_eq!(f, [0.1f32, 0.2, 1e-7, 3.4e38]);
+}
+
+/// TileDB's C API accepts a var-size attribute's fill value of any size; a 2-byte fill of an
+/// INT32 attribute is no whole value (the format! code printed `"fill":,`, which is no JSON).
+/// Also an attribute name that is not UTF-8.
+#[test]
+fn array_info_json_of_a_fill_shorter_than_one_value() {
+    let array = cli_json_array("c_api");
+    let info = array_json(&["info", &array, "--json"]);
+    let attrs = &info["schema"]["attributes"];
+    assert_eq!(attrs[0]["name"], "v", "{attrs}");
+    assert_eq!(attrs[0]["cell_val_num"], "var", "{attrs}");
+    assert!(attrs[0]["fill"].is_null(), "{attrs}");
+    assert_eq!(attrs[1]["name"], "bad\u{fffd}name", "{attrs}");
+    assert_eq!(attrs[1]["fill"], i32::MIN, "{attrs}");
+    assert_eq!(info["fragments"], serde_json::json!([]));
+    assert!(info["non_empty_domain"].is_null());
+}

@@ -14,7 +14,7 @@ fi
 # 1. The C tests again, instrumented (cargo is a no-op: same target directory and profile).
 t0=$SECONDS
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DTDBFILTER_C_TESTS_SANITIZE=ON \
-  -DTDBFILTER_BUILD_HDF5_PLUGIN=OFF >/dev/null
+  -DTDBFILTER_BUILD_HDF5_PLUGIN=OFF -DTDBFILTER_CARGO_FEATURES=cli >/dev/null
 cmake --build build-asan -j 2 >/dev/null
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -L c --output-on-failure -j 2 | tail -n 3
@@ -47,7 +47,7 @@ has sse2 && levels+=(sse2)
 has sse2 avx2 && levels+=(avx2)
 has avx2 avx512f avx512bw avx512vl avx512vbmi gfni && levels+=(avx512)
 for level in "${levels[@]}"; do
-  TDBFILTER_SIMD=$level cargo test --release -q --lib -- kernels filters 2>&1 \
+  TDBFILTER_SIMD=$level cargo test --release --features cli -q --lib -- kernels filters 2>&1 \
     | grep -E "^test result" | sed "s/^/TDBFILTER_SIMD=$level: /"
   [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "tests failed at SIMD level $level" >&2; exit 1; }
 done

@@ -15,11 +15,12 @@
 
 use crate::bench_codec;
 use crate::common::{
-    CliResult, Failure, json_string, parse_size, ratio, read_input, resolve_cells,
+    CliResult, Failure, parse_size, print_json, ratio, read_input, resolve_cells, rounded,
 };
 use clap::{Args, ValueEnum};
 use rayon::ThreadPool;
 use rayon::prelude::*;
+use serde::Serialize;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -467,7 +468,7 @@ pub fn run(args: &BenchArgs) -> CliResult<()> {
     let stdout = io::stdout();
     let mut out = stdout.lock();
     if args.json {
-        outln!(out, "{}", to_json(&measured, args.repeat));
+        print_json(&mut out, &to_json(&measured, args.repeat))?;
     } else {
         report(&mut out, &measured, &name, args.repeat)?;
     }
@@ -736,17 +737,46 @@ fn bench_memcpy(
     })
 }
 
-/// A JSON array of durations in seconds.
-fn json_seconds(times: &[Duration]) -> String {
-    let items: Vec<String> = times
-        .iter()
-        .map(|t| format!("{:.9}", t.as_secs_f64()))
-        .collect();
-    format!("[{}]", items.join(","))
+/// `tdbf bench --json`: one object on one line. Speeds in MiB/s to 3 decimals, the ratio to 6,
+/// times in seconds to 9 (nanoseconds).
+#[derive(Serialize)]
+struct BenchJson<'a> {
+    spec: &'a str,
+    pipeline: &'a str,
+    #[serde(rename = "type")]
+    datatype: String,
+    cell_size: u64,
+    input_bytes: u64,
+    filtered_bytes: u64,
+    ratio: f64,
+    tiles: usize,
+    tile_bytes: u64,
+    threads: usize,
+    mode: &'static str,
+    repeat: u32,
+    filter_mib_s: f64,
+    unfilter_mib_s: f64,
+    filter_mib_s_best: f64,
+    unfilter_mib_s_best: f64,
+    filter_seconds: Vec<f64>,
+    unfilter_seconds: Vec<f64>,
+    round_trip: &'static str,
+    outputs: &'static str,
+    /// `"memcpy"` for `--memcpy`, absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline: Option<&'static str>,
+    /// The memcpy speed (`--memcpy` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    memcpy_mib_s: Option<f64>,
 }
 
-/// The JSON report: one object on one line.
-fn to_json(m: &Measured, repeat: u32) -> String {
+/// Durations in seconds, to the nanosecond.
+fn seconds(times: &[Duration]) -> Vec<f64> {
+    times.iter().map(|t| rounded(t.as_secs_f64(), 9)).collect()
+}
+
+/// The JSON report.
+fn to_json(m: &Measured, repeat: u32) -> BenchJson<'_> {
     let filter = mib_per_s(m.input_bytes, median(&m.filter_times));
     let best_filter = mib_per_s(
         m.input_bytes,
@@ -764,46 +794,30 @@ fn to_json(m: &Measured, repeat: u32) -> String {
             &m.unfilter_times,
         )
     };
-    let mut fields = vec![
-        ("spec", json_string(&m.spec)),
-        ("pipeline", json_string(&m.canonical)),
-        ("type", json_string(&m.datatype.name().to_ascii_lowercase())),
-        ("cell_size", m.cell_size.to_string()),
-        ("input_bytes", m.input_bytes.to_string()),
-        ("filtered_bytes", m.filtered_bytes.to_string()),
-        (
-            "ratio",
-            format!(
-                "{:.6}",
-                m.input_bytes as f64 / m.filtered_bytes.max(1) as f64
-            ),
-        ),
-        ("tiles", m.tiles.to_string()),
-        ("tile_bytes", m.tile_bytes.to_string()),
-        ("threads", m.threads.to_string()),
-        ("mode", json_string(m.mode.name())),
-        ("repeat", repeat.to_string()),
-        ("filter_mib_s", format!("{filter:.3}")),
-        ("unfilter_mib_s", format!("{unfilter:.3}")),
-        ("filter_mib_s_best", format!("{best_filter:.3}")),
-        ("unfilter_mib_s_best", format!("{best_unfilter:.3}")),
-        ("filter_seconds", json_seconds(&m.filter_times)),
-        ("unfilter_seconds", json_seconds(unfilter_times)),
-        (
-            "round_trip",
-            json_string(if m.memcpy { "n/a" } else { "ok" }),
-        ),
-        ("outputs", json_string(m.outputs.name())),
-    ];
-    if m.memcpy {
-        fields.push(("baseline", json_string("memcpy")));
-        fields.push(("memcpy_mib_s", format!("{filter:.3}")));
+    BenchJson {
+        spec: &m.spec,
+        pipeline: &m.canonical,
+        datatype: m.datatype.name().to_ascii_lowercase(),
+        cell_size: m.cell_size,
+        input_bytes: m.input_bytes,
+        filtered_bytes: m.filtered_bytes,
+        ratio: rounded(m.input_bytes as f64 / m.filtered_bytes.max(1) as f64, 6),
+        tiles: m.tiles,
+        tile_bytes: m.tile_bytes,
+        threads: m.threads,
+        mode: m.mode.name(),
+        repeat,
+        filter_mib_s: rounded(filter, 3),
+        unfilter_mib_s: rounded(unfilter, 3),
+        filter_mib_s_best: rounded(best_filter, 3),
+        unfilter_mib_s_best: rounded(best_unfilter, 3),
+        filter_seconds: seconds(&m.filter_times),
+        unfilter_seconds: seconds(unfilter_times),
+        round_trip: if m.memcpy { "n/a" } else { "ok" },
+        outputs: m.outputs.name(),
+        baseline: m.memcpy.then_some("memcpy"),
+        memcpy_mib_s: m.memcpy.then_some(rounded(filter, 3)),
     }
-    let body: Vec<String> = fields
-        .iter()
-        .map(|(k, v)| format!("{}:{v}", json_string(k)))
-        .collect();
-    format!("{{{}}}", body.join(","))
 }
 
 /// The text report.

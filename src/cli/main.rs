@@ -10,28 +10,23 @@
 //!   (or memcpy of the same tiles, as a baseline).
 //! * `tdbf advise` ranks TileDB's pipelines for a file of cells by ratio, speed or both.
 //!
-//! Every error is printed as `tdbf: <message>` on stderr with exit status 1.
+//! Every error is printed as `tdbf: <message>` on stderr with exit status 1; `--json` reports
+//! are written with serde_json.
+//!
+//! Built only with the crate's `cli` feature (`cargo build --release --features cli`), which
+//! brings the CLI's own dependencies (clap, serde, serde_json); the library has none of them.
 
 #![forbid(unsafe_code)]
 
-#[path = "tdbf_cli/common.rs"]
 #[macro_use]
 mod common;
-#[path = "tdbf_cli/advise.rs"]
 mod advise;
-#[path = "tdbf_cli/array.rs"]
 mod array;
-#[path = "tdbf_cli/bench.rs"]
 mod bench;
-#[path = "tdbf_cli/bench_codec.rs"]
 mod bench_codec;
-#[path = "tdbf_cli/convert.rs"]
 mod convert;
-#[path = "tdbf_cli/demo.rs"]
 mod demo;
-#[path = "tdbf_cli/inspect.rs"]
 mod inspect;
-#[path = "tdbf_cli/tiles.rs"]
 mod tiles;
 
 use clap::{Parser, Subcommand};

@@ -233,23 +233,22 @@ pub fn ratio(input: u64, output: u64) -> String {
     }
 }
 
-/// Quotes `s` as a JSON string.
-pub fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+/// `value` as one line of compact JSON.
+pub fn to_json(value: &impl serde::Serialize) -> CliResult<String> {
+    serde_json::to_string(value).map_err(|e| Failure::new(format!("cannot encode JSON: {e}")))
+}
+
+/// Prints `value` as one line of compact JSON.
+pub fn print_json(out: &mut impl Write, value: &impl serde::Serialize) -> CliResult<()> {
+    let text = to_json(value)?;
+    outln!(out, "{text}");
+    Ok(())
+}
+
+/// `x` rounded to `places` decimals, the number `{x:.places$}` prints (for JSON reports, whose
+/// numbers carry no more digits than they measured).
+pub fn rounded(x: f64, places: usize) -> f64 {
+    format!("{x:.places$}").parse().unwrap_or(x)
 }
 
 /// Parses `--key`: the 32-character key string (TileDB's `sm.encryption_key`, used as raw
@@ -310,7 +309,14 @@ mod tests {
     }
 
     #[test]
-    fn json_strings_are_escaped() {
-        assert_eq!(json_string("a\"b\\c\n\u{1}"), "\"a\\\"b\\\\c\\n\\u0001\"");
+    fn numbers_round_to_their_printed_digits() {
+        assert_eq!(rounded(3.521_739_130_434_782_7, 6), 3.521739);
+        assert_eq!(rounded(2.5, 3), 2.5);
+        assert_eq!(rounded(1e-10, 9), 0.0);
+        assert!(rounded(f64::INFINITY, 3).is_infinite());
+        assert_eq!(
+            to_json(&rounded(1234.56789, 3)).ok().as_deref(),
+            Some("1234.568")
+        );
     }
 }

@@ -1,11 +1,13 @@
 //! `tdbf array info|cat|verify`: a TileDB array folder's schema and fragments, its cells, and
 //! an integrity check of every tile (src/array/).
 
-use crate::common::{CliResult, Failure, json_string, parse_key, parse_size};
+use crate::common::{CliResult, Failure, parse_key, parse_size, print_json, to_json};
 use clap::{Args, Subcommand, ValueEnum};
+use serde::{Serialize, Serializer};
 use std::io::{self, Write};
 use tdbfilter::Datatype;
-use tdbfilter::array::schema::{ArraySchema, Range, VAR_NUM};
+use tdbfilter::array::metadata::MetadataEntry;
+use tdbfilter::array::schema::{ArraySchema, Attribute, Range, VAR_NUM};
 use tdbfilter::array::{Array, FieldData, OpenOptions, read::verify, value};
 
 /// `tdbf array …`.
@@ -142,29 +144,83 @@ pub fn run(args: &ArrayArgs) -> CliResult<()> {
     out.flush().map_err(Failure::stdout)
 }
 
-/// A value as JSON: numbers bare (non-finite floats as strings), text as strings.
-fn json_value(datatype: Datatype, bytes: &[u8]) -> String {
-    let text = value::format_value(datatype, bytes);
-    if datatype.is_real() {
-        match text.as_str() {
-            "NaN" | "inf" | "-inf" => json_string(&text),
-            _ => text,
+/// One value of `datatype` as JSON: integers (and DATETIME/TIME counts) as numbers, finite
+/// floats as numbers (FLOAT32 with its own shortest digits), NaN and the infinities as the
+/// strings `"NaN"`, `"inf"` and `"-inf"`, other types as text (invalid UTF-8 replaced by
+/// U+FFFD); a number cut short (a var-size attribute's fill value may have fewer bytes than one
+/// value) is `null`.
+struct JsonValue<'a> {
+    datatype: Datatype,
+    bytes: &'a [u8],
+}
+
+impl Serialize for JsonValue<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let datatype = self.datatype;
+        if datatype.is_real() {
+            let Ok(v) = value::as_f64(datatype, self.bytes) else {
+                return s.serialize_none();
+            };
+            if v.is_nan() {
+                s.serialize_str("NaN")
+            } else if v.is_infinite() {
+                s.serialize_str(if v > 0.0 { "inf" } else { "-inf" })
+            } else if datatype == Datatype::Float32 {
+                s.serialize_f32(v as f32)
+            } else {
+                s.serialize_f64(v)
+            }
+        } else if datatype.is_integer() || datatype.is_datetime() || datatype.is_time() {
+            match value::as_i128(datatype, self.bytes) {
+                Ok(v) => match i64::try_from(v) {
+                    Ok(v) => s.serialize_i64(v),
+                    // Only UINT64 values above i64::MAX get here.
+                    Err(_) => s.serialize_u64(u64::try_from(v).unwrap_or(u64::MAX)),
+                },
+                Err(_) => s.serialize_none(),
+            }
+        } else {
+            s.serialize_str(&String::from_utf8_lossy(self.bytes))
         }
-    } else if datatype.is_integer() || datatype.is_datetime() || datatype.is_time() {
-        text
-    } else {
-        json_string(&text)
     }
 }
 
-/// A whole cell (one value, several, or a var-size cell) as JSON.
-fn json_cell(datatype: Datatype, cell_val_num: u32, cell: &[u8]) -> String {
-    if is_text(datatype) || cell_val_num == 1 {
-        return json_value(datatype, cell);
+/// The values of `bytes` one by one (the last one possibly cut short), as a JSON list.
+struct JsonValues<'a> {
+    datatype: Datatype,
+    bytes: &'a [u8],
+}
+
+impl Serialize for JsonValues<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(
+            self.bytes
+                .chunks(self.datatype.size())
+                .map(|bytes| JsonValue {
+                    datatype: self.datatype,
+                    bytes,
+                }),
+        )
     }
-    let size = datatype.size();
-    let items: Vec<String> = cell.chunks(size).map(|v| json_value(datatype, v)).collect();
-    format!("[{}]", items.join(","))
+}
+
+/// A whole cell as JSON: one value, or a list of the values of a cell of several; text types
+/// as one string.
+struct JsonCell<'a> {
+    datatype: Datatype,
+    cell_val_num: u32,
+    bytes: &'a [u8],
+}
+
+impl Serialize for JsonCell<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (datatype, bytes) = (self.datatype, self.bytes);
+        if is_text(datatype) || self.cell_val_num == 1 {
+            JsonValue { datatype, bytes }.serialize(s)
+        } else {
+            JsonValues { datatype, bytes }.serialize(s)
+        }
+    }
 }
 
 /// Types whose cells print as one string.
@@ -195,12 +251,27 @@ fn csv_cell(datatype: Datatype, cell_val_num: u32, cell: &[u8]) -> String {
     }
 }
 
-fn range_json(datatype: Datatype, r: &Range) -> String {
-    format!(
-        "[{},{}]",
-        json_value(datatype, r.lo()),
-        json_value(datatype, r.hi())
-    )
+/// A range as the JSON list `[lo, hi]`.
+fn range_json(datatype: Datatype, r: &Range) -> [JsonValue<'_>; 2] {
+    [
+        JsonValue {
+            datatype,
+            bytes: r.lo(),
+        },
+        JsonValue {
+            datatype,
+            bytes: r.hi(),
+        },
+    ]
+}
+
+/// A non-empty domain as JSON: one `[lo, hi]` per dimension.
+fn domain_json<'a>(s: &ArraySchema, ranges: &'a [Range]) -> Vec<[JsonValue<'a>; 2]> {
+    ranges
+        .iter()
+        .zip(&s.dimensions)
+        .map(|(r, d)| range_json(d.datatype, r))
+        .collect()
 }
 
 fn range_text(datatype: Datatype, r: &Range) -> String {
@@ -219,7 +290,7 @@ fn filters_text(p: &tdbfilter::Pipeline) -> String {
     tdbfilter::pipeline::spec::to_spec(p)
 }
 
-fn schema_text(s: &ArraySchema) -> String {
+fn schema_text(s: &ArraySchema) -> CliResult<String> {
     let mut t = String::from("ArraySchema(\n  domain=Domain(*[\n");
     for d in &s.dimensions {
         let dom = d
@@ -256,11 +327,7 @@ fn schema_text(s: &ArraySchema) -> String {
             a.name,
             a.datatype,
             if a.nullable { "True" } else { "False" },
-            json_cell(
-                a.datatype,
-                if a.is_var() { 1 } else { a.cell_val_num },
-                &a.fill_value
-            ),
+            to_json(&fill_json(a))?,
             filters_text(&a.filters),
             a.enumeration
                 .as_ref()
@@ -279,147 +346,242 @@ fn schema_text(s: &ArraySchema) -> String {
         filters_text(&s.validity_filters),
         s.version
     );
-    t
+    Ok(t)
 }
 
-fn schema_json(s: &ArraySchema) -> String {
-    let dims: Vec<String> = s
-        .dimensions
-        .iter()
-        .map(|d| {
-            format!(
-                "{{\"name\":{},\"type\":{},\"var\":{},\"domain\":{},\"tile\":{},\"filters\":{}}}",
-                json_string(&d.name),
-                json_string(d.datatype.name()),
-                d.is_var(),
-                d.domain.as_ref().map_or("null".into(), |(l, h)| {
-                    range_json(d.datatype, &Range::Fixed(l.clone(), h.clone()))
-                }),
-                d.tile_extent
-                    .as_ref()
-                    .map_or("null".into(), |e| json_value(d.datatype, e)),
-                json_string(&filters_text(&d.filters))
-            )
-        })
-        .collect();
-    let attrs: Vec<String> = s
-        .attributes
-        .iter()
-        .map(|a| {
-            format!(
-                "{{\"name\":{},\"type\":{},\"cell_val_num\":{},\"nullable\":{},\"fill\":{},\"fill_validity\":{},\"filters\":{},\"enumeration\":{}}}",
-                json_string(&a.name),
-                json_string(a.datatype.name()),
-                if a.is_var() { "\"var\"".to_string() } else { a.cell_val_num.to_string() },
-                a.nullable,
-                json_cell(a.datatype, if a.is_var() { 1 } else { a.cell_val_num }, &a.fill_value),
-                a.fill_validity,
-                json_string(&filters_text(&a.filters)),
-                a.enumeration.as_deref().map_or("null".into(), json_string)
-            )
-        })
-        .collect();
-    format!(
-        "{{\"name\":{},\"version\":{},\"sparse\":{},\"allows_duplicates\":{},\"tile_order\":{},\"cell_order\":{},\"capacity\":{},\"coords_filters\":{},\"offsets_filters\":{},\"validity_filters\":{},\"dimensions\":[{}],\"attributes\":[{}],\"dimension_labels\":{},\"enumerations\":[{}]}}",
-        json_string(&s.name),
-        s.version,
-        !s.is_dense(),
-        s.allows_dups,
-        json_string(s.tile_order.name()),
-        json_string(s.cell_order.name()),
-        s.capacity,
-        json_string(&filters_text(&s.coords_filters)),
-        json_string(&filters_text(&s.offsets_filters)),
-        json_string(&filters_text(&s.validity_filters)),
-        dims.join(","),
-        attrs.join(","),
-        s.labels.len(),
-        s.enumerations
+/// An attribute's fill value as JSON: one cell (of a var-size attribute: its first value, or
+/// its text).
+fn fill_json(a: &Attribute) -> JsonCell<'_> {
+    JsonCell {
+        datatype: a.datatype,
+        cell_val_num: if a.is_var() { 1 } else { a.cell_val_num },
+        bytes: &a.fill_value,
+    }
+}
+
+/// `cell_val_num` in JSON: a count, or `"var"`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum CellValNumJson {
+    Var(&'static str),
+    Count(u32),
+}
+
+/// A dimension in `tdbf array info --json`.
+#[derive(Serialize)]
+struct DimensionJson<'a> {
+    name: &'a str,
+    #[serde(rename = "type")]
+    datatype: &'static str,
+    var: bool,
+    domain: Option<[JsonValue<'a>; 2]>,
+    tile: Option<JsonValue<'a>>,
+    filters: String,
+}
+
+/// An attribute in `tdbf array info --json`.
+#[derive(Serialize)]
+struct AttributeJson<'a> {
+    name: &'a str,
+    #[serde(rename = "type")]
+    datatype: &'static str,
+    cell_val_num: CellValNumJson,
+    nullable: bool,
+    fill: JsonCell<'a>,
+    fill_validity: u8,
+    filters: String,
+    enumeration: Option<&'a str>,
+}
+
+/// The schema in `tdbf array info --json`.
+#[derive(Serialize)]
+struct SchemaJson<'a> {
+    name: &'a str,
+    version: u32,
+    sparse: bool,
+    allows_duplicates: bool,
+    tile_order: &'static str,
+    cell_order: &'static str,
+    capacity: u64,
+    coords_filters: String,
+    offsets_filters: String,
+    validity_filters: String,
+    dimensions: Vec<DimensionJson<'a>>,
+    attributes: Vec<AttributeJson<'a>>,
+    dimension_labels: usize,
+    enumerations: Vec<&'a str>,
+}
+
+fn schema_json(s: &ArraySchema) -> SchemaJson<'_> {
+    SchemaJson {
+        name: &s.name,
+        version: s.version,
+        sparse: !s.is_dense(),
+        allows_duplicates: s.allows_dups,
+        tile_order: s.tile_order.name(),
+        cell_order: s.cell_order.name(),
+        capacity: s.capacity,
+        coords_filters: filters_text(&s.coords_filters),
+        offsets_filters: filters_text(&s.offsets_filters),
+        validity_filters: filters_text(&s.validity_filters),
+        dimensions: s
+            .dimensions
             .iter()
-            .map(|(n, _)| json_string(n))
-            .collect::<Vec<_>>()
-            .join(",")
-    )
+            .map(|d| DimensionJson {
+                name: &d.name,
+                datatype: d.datatype.name(),
+                var: d.is_var(),
+                domain: d.domain.as_ref().map(|(lo, hi)| {
+                    [lo, hi].map(|bytes| JsonValue {
+                        datatype: d.datatype,
+                        bytes,
+                    })
+                }),
+                tile: d.tile_extent.as_deref().map(|bytes| JsonValue {
+                    datatype: d.datatype,
+                    bytes,
+                }),
+                filters: filters_text(&d.filters),
+            })
+            .collect(),
+        attributes: s
+            .attributes
+            .iter()
+            .map(|a| AttributeJson {
+                name: &a.name,
+                datatype: a.datatype.name(),
+                cell_val_num: if a.is_var() {
+                    CellValNumJson::Var("var")
+                } else {
+                    CellValNumJson::Count(a.cell_val_num)
+                },
+                nullable: a.nullable,
+                fill: fill_json(a),
+                fill_validity: a.fill_validity,
+                filters: filters_text(&a.filters),
+                enumeration: a.enumeration.as_deref(),
+            })
+            .collect(),
+        dimension_labels: s.labels.len(),
+        enumerations: s.enumerations.iter().map(|(n, _)| n.as_str()).collect(),
+    }
+}
+
+/// A fragment in `tdbf array info --json`.
+#[derive(Serialize)]
+struct FragmentJson<'a> {
+    name: &'a str,
+    timestamps: [u64; 2],
+    version: u32,
+    sparse: bool,
+    cell_num: u64,
+    tile_num: u64,
+    non_empty_domain: Option<Vec<[JsonValue<'a>; 2]>>,
+    schema: &'a str,
+    has_timestamps: bool,
+    has_delete_meta: bool,
+}
+
+/// `tdbf array info --json`.
+#[derive(Serialize)]
+struct InfoJson<'a> {
+    schema: SchemaJson<'a>,
+    schemas: usize,
+    fragments: Vec<FragmentJson<'a>>,
+    non_empty_domain: Option<Vec<[JsonValue<'a>; 2]>>,
+    metadata: MetadataJson<'a>,
+}
+
+/// The array metadata as a JSON object: key → `{"type": …, "value": …}`, in key order.
+struct MetadataJson<'a>(&'a [MetadataEntry]);
+
+impl Serialize for MetadataJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|e| (&e.key, MetadataEntryJson::of(e))))
+    }
+}
+
+/// One metadata entry's type and value.
+#[derive(Serialize)]
+struct MetadataEntryJson<'a> {
+    #[serde(rename = "type")]
+    datatype: &'static str,
+    value: MetadataValueJson<'a>,
+}
+
+impl MetadataEntryJson<'_> {
+    fn of(e: &MetadataEntry) -> MetadataEntryJson<'_> {
+        MetadataEntryJson {
+            datatype: e.datatype.name(),
+            value: MetadataValueJson(e),
+        }
+    }
+}
+
+/// A metadata value: text as one string, a single number bare, several numbers as a list.
+struct MetadataValueJson<'a>(&'a MetadataEntry);
+
+impl Serialize for MetadataValueJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (datatype, bytes) = (self.0.datatype, &self.0.value[..]);
+        if is_text(datatype) || (1..=datatype.size()).contains(&bytes.len()) {
+            JsonValue { datatype, bytes }.serialize(s)
+        } else {
+            JsonValues { datatype, bytes }.serialize(s)
+        }
+    }
 }
 
 fn info(args: &InfoArgs, out: &mut impl Write) -> CliResult<()> {
     let array = args.open.open()?;
     let s = array.schema();
     let meta = array.metadata()?;
-    let ned_of = |ned: Option<&Vec<Range>>, json: bool| -> String {
-        match ned {
-            None => {
-                if json {
-                    "null".into()
-                } else {
-                    "None".into()
-                }
-            }
-            Some(v) => {
-                let parts: Vec<String> = v
-                    .iter()
-                    .zip(&s.dimensions)
-                    .map(|(r, d)| {
-                        if json {
-                            range_json(d.datatype, r)
-                        } else {
-                            range_text(d.datatype, r)
-                        }
-                    })
-                    .collect();
-                if json {
-                    format!("[{}]", parts.join(","))
-                } else {
-                    format!("({})", parts.join(", "))
-                }
-            }
-        }
-    };
     let ned = array.non_empty_domain();
     if args.json {
-        let frags: Vec<String> = array
+        let fragments = array
             .fragments()
             .iter()
             .map(|f| {
                 let (t1, t2) = f.timestamps();
-                format!(
-                    "{{\"name\":{},\"timestamps\":[{t1},{t2}],\"version\":{},\"sparse\":{},\"cell_num\":{},\"tile_num\":{},\"non_empty_domain\":{},\"schema\":{},\"has_timestamps\":{},\"has_delete_meta\":{}}}",
-                    json_string(f.name()),
-                    f.meta.version,
-                    !f.meta.dense,
-                    f.meta.cell_num(),
-                    f.meta.tile_num(),
-                    ned_of(f.meta.non_empty_domain.as_ref(), true),
-                    json_string(&f.schema.name),
-                    f.meta.has_timestamps,
-                    f.meta.has_delete_meta
-                )
+                FragmentJson {
+                    name: f.name(),
+                    timestamps: [t1, t2],
+                    version: f.meta.version,
+                    sparse: !f.meta.dense,
+                    cell_num: f.meta.cell_num(),
+                    tile_num: f.meta.tile_num(),
+                    non_empty_domain: f
+                        .meta
+                        .non_empty_domain
+                        .as_deref()
+                        .map(|r| domain_json(s, r)),
+                    schema: &f.schema.name,
+                    has_timestamps: f.meta.has_timestamps,
+                    has_delete_meta: f.meta.has_delete_meta,
+                }
             })
             .collect();
-        let md: Vec<String> = meta
-            .iter()
-            .map(|e| {
-                format!(
-                    "{}:{{\"type\":{},\"value\":{}}}",
-                    json_string(&e.key),
-                    json_string(e.datatype.name()),
-                    metadata_json(e)
-                )
-            })
-            .collect();
-        outln!(
-            out,
-            "{{\"schema\":{},\"schemas\":{},\"fragments\":[{}],\"non_empty_domain\":{},\"metadata\":{{{}}}}}",
-            schema_json(s),
-            array.schemas().len(),
-            frags.join(","),
-            ned_of(ned.as_ref(), true),
-            md.join(",")
-        );
-        return Ok(());
+        let report = InfoJson {
+            schema: schema_json(s),
+            schemas: array.schemas().len(),
+            fragments,
+            non_empty_domain: ned.as_deref().map(|r| domain_json(s, r)),
+            metadata: MetadataJson(&meta),
+        };
+        return print_json(out, &report);
     }
-    write!(out, "{}", schema_text(s)).map_err(Failure::stdout)?;
-    outln!(out, "\nNon-empty domain: {}", ned_of(ned.as_ref(), false));
+    let ned_text = |ned: Option<&[Range]>| -> String {
+        ned.map_or("None".into(), |v| {
+            let parts: Vec<String> = v
+                .iter()
+                .zip(&s.dimensions)
+                .map(|(r, d)| range_text(d.datatype, r))
+                .collect();
+            format!("({})", parts.join(", "))
+        })
+    };
+    write!(out, "{}", schema_text(s)?).map_err(Failure::stdout)?;
+    outln!(out, "\nNon-empty domain: {}", ned_text(ned.as_deref()));
     outln!(out, "\nFragments ({}):", array.fragments().len());
     for (i, f) in array.fragments().iter().enumerate() {
         let (t1, t2) = f.timestamps();
@@ -431,32 +593,22 @@ fn info(args: &InfoArgs, out: &mut impl Write) -> CliResult<()> {
             if f.meta.dense { "dense" } else { "sparse" },
             f.meta.cell_num(),
             f.meta.tile_num(),
-            ned_of(f.meta.non_empty_domain.as_ref(), false)
+            ned_text(f.meta.non_empty_domain.as_deref())
         );
     }
     if !meta.is_empty() {
         outln!(out, "\nMetadata ({}):", meta.len());
         for e in &meta {
-            outln!(out, "  {} ({}): {}", e.key, e.datatype, metadata_json(e));
+            outln!(
+                out,
+                "  {} ({}): {}",
+                e.key,
+                e.datatype,
+                to_json(&MetadataValueJson(e))?
+            );
         }
     }
     Ok(())
-}
-
-fn metadata_json(e: &tdbfilter::array::metadata::MetadataEntry) -> String {
-    if is_text(e.datatype) {
-        return json_value(e.datatype, &e.value);
-    }
-    let items: Vec<String> = e
-        .value
-        .chunks(e.datatype.size())
-        .map(|v| json_value(e.datatype, v))
-        .collect();
-    if items.len() == 1 {
-        items[0].clone()
-    } else {
-        format!("[{}]", items.join(","))
-    }
 }
 
 /// Parses `--subarray` against the schema's dimensions.
@@ -538,31 +690,12 @@ fn cat(args: &CatArgs, out: &mut impl Write) -> CliResult<()> {
             out.write_all(&one.data).map_err(Failure::stdout)?;
         }
         CatFormat::Json => {
-            let n = data.first().map_or(0, |d| d.cell_count);
-            let vals: Vec<String> = data
-                .iter()
-                .map(|f| {
-                    let cells: Vec<String> = (0..f.cell_count as usize)
-                        .map(|i| cell_json(f, i))
-                        .collect();
-                    format!("{}:[{}]", json_string(&f.name), cells.join(","))
-                })
-                .collect();
-            let validity: Vec<String> = data
-                .iter()
-                .filter_map(|f| {
-                    f.validity.as_ref().map(|v| {
-                        let items: Vec<String> = v.iter().map(|b| b.to_string()).collect();
-                        format!("{}:[{}]", json_string(&f.name), items.join(","))
-                    })
-                })
-                .collect();
-            outln!(
-                out,
-                "{{\"cell_count\":{n},\"fields\":{{{}}},\"validity\":{{{}}}}}",
-                vals.join(","),
-                validity.join(",")
-            );
+            let report = CatJson {
+                cell_count: data.first().map_or(0, |d| d.cell_count),
+                fields: FieldsJson(&data),
+                validity: ValidityJson(&data),
+            };
+            print_json(out, &report)?;
         }
         CatFormat::Csv => {
             outln!(out, "{}", fields.join(","));
@@ -593,17 +726,49 @@ fn cvn(f: &FieldData) -> u32 {
     }
 }
 
-fn cell_json(f: &FieldData, i: usize) -> String {
-    if f.cell_val_num == VAR_NUM && !is_text(f.datatype) {
-        // Var-size numbers: a list.
-        let items: Vec<String> = f
-            .cell(i)
-            .chunks(f.datatype.size())
-            .map(|v| json_value(f.datatype, v))
-            .collect();
-        return format!("[{}]", items.join(","));
+/// `tdbf array cat --format json`: the cell count, each field's cells (name → list of cells)
+/// and each nullable field's validity (name → list of 0/1).
+#[derive(Serialize)]
+struct CatJson<'a> {
+    cell_count: u64,
+    fields: FieldsJson<'a>,
+    validity: ValidityJson<'a>,
+}
+
+/// Field name → its cells (var-size numbers as lists), in the order the fields were asked for.
+struct FieldsJson<'a>(&'a [FieldData]);
+
+impl Serialize for FieldsJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|f| (&f.name, CellsJson(f))))
     }
-    json_cell(f.datatype, cvn(f), f.cell(i))
+}
+
+/// The cells of one field.
+struct CellsJson<'a>(&'a FieldData);
+
+impl Serialize for CellsJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let f = self.0;
+        s.collect_seq((0..f.cell_count as usize).map(|i| JsonCell {
+            datatype: f.datatype,
+            cell_val_num: f.cell_val_num,
+            bytes: f.cell(i),
+        }))
+    }
+}
+
+/// Nullable field name → its validity values.
+struct ValidityJson<'a>(&'a [FieldData]);
+
+impl Serialize for ValidityJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(
+            self.0
+                .iter()
+                .filter_map(|f| f.validity.as_ref().map(|v| (&f.name, v))),
+        )
+    }
 }
 
 fn verify_cmd(args: &VerifyArgs, out: &mut impl Write) -> CliResult<()> {

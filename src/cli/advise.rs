@@ -15,8 +15,11 @@
 //! Candidates run cheapest first and stop at `--time-budget`; the report says how many were
 //! left untried. Each result carries its spec string and the TileDB-Py `FilterList` to paste.
 
-use crate::common::{CliResult, Failure, json_string, parse_size, read_input, resolve_cells};
+use crate::common::{
+    CliResult, Failure, parse_size, print_json, read_input, resolve_cells, rounded,
+};
 use clap::{Args, ValueEnum};
+use serde::Serialize;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -183,7 +186,7 @@ pub fn run(args: &AdviseArgs) -> CliResult<()> {
     let stdout = io::stdout();
     let mut out = stdout.lock();
     if args.json {
-        outln!(out, "{}", to_json(&report, &ranked, args));
+        print_json(&mut out, &to_json(&report, &ranked, args))?;
     } else {
         print_table(&mut out, &report, &ranked, args)?;
     }
@@ -722,64 +725,86 @@ fn print_table(
     Ok(())
 }
 
-/// The JSON report: one object on one line.
-fn to_json(report: &Report, ranked: &[(f64, Measured)], args: &AdviseArgs) -> String {
-    let results: Vec<String> = ranked
-        .iter()
-        .enumerate()
-        .map(|(i, (score, m))| {
-            format!(
-                "{{\"rank\":{},\"spec\":{},\"tiledb_py\":{},\"ratio\":{:.6},\
-                 \"filtered_bytes\":{},\"filter_mibs\":{:.3},\"unfilter_mibs\":{:.3},\
-                 \"lossy\":{},\"score\":{}}}",
-                i + 1,
-                json_string(&m.spec),
-                json_string(&m.tiledb_py),
-                m.ratio,
-                m.filtered_bytes,
-                m.filter_mibs,
-                m.unfilter_mibs,
-                m.lossy,
-                json_number(*score)
-            )
-        })
-        .collect();
-    let refused: Vec<String> = report
-        .refused
-        .iter()
-        .map(|r| {
-            format!(
-                "{{\"spec\":{},\"reason\":{}}}",
-                json_string(&r.spec),
-                json_string(&r.reason)
-            )
-        })
-        .collect();
-    format!(
-        "{{\"type\":{},\"cell_size\":{},\"goal\":{},\"storage_mibs\":{},\"file_bytes\":{},\
-         \"sample_bytes\":{},\"sample_tiles\":{},\"seconds\":{:.3},\"untried\":{},\
-         \"results\":[{}],\"not_applicable\":[{}]}}",
-        json_string(&report.datatype.name().to_ascii_lowercase()),
-        report.cell_size,
-        json_string(args.goal.name()),
-        args.storage_mibs,
-        report.file_bytes,
-        report.sample_bytes,
-        report.sample_tiles,
-        report.elapsed.as_secs_f64(),
-        report.untried,
-        results.join(","),
-        refused.join(",")
-    )
+/// One ranked pipeline in `tdbf advise --json`.
+#[derive(Serialize)]
+struct ResultJson<'a> {
+    rank: usize,
+    spec: &'a str,
+    tiledb_py: &'a str,
+    ratio: f64,
+    filtered_bytes: u64,
+    filter_mibs: f64,
+    unfilter_mibs: f64,
+    lossy: bool,
+    /// The goal's score; `null` when infinite (the empty pipeline under `speed` when nothing
+    /// compresses).
+    score: Option<f64>,
 }
 
-/// A JSON number, or `null` for an infinite score (the empty pipeline under `speed` when
-/// nothing compresses).
-fn json_number(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x:.6}")
-    } else {
-        "null".into()
+/// A pipeline that does not apply to the data, and why.
+#[derive(Serialize)]
+struct RefusedJson<'a> {
+    spec: &'a str,
+    reason: &'a str,
+}
+
+/// `tdbf advise --json`: one object on one line. Ratios to 6 decimals, speeds (MiB/s) to 3,
+/// the elapsed time (seconds) to 3.
+#[derive(Serialize)]
+struct AdviseJson<'a> {
+    #[serde(rename = "type")]
+    datatype: String,
+    cell_size: u64,
+    goal: &'static str,
+    storage_mibs: f64,
+    file_bytes: u64,
+    sample_bytes: u64,
+    sample_tiles: usize,
+    seconds: f64,
+    untried: usize,
+    results: Vec<ResultJson<'a>>,
+    not_applicable: Vec<RefusedJson<'a>>,
+}
+
+/// The JSON report.
+fn to_json<'a>(
+    report: &'a Report,
+    ranked: &'a [(f64, Measured)],
+    args: &AdviseArgs,
+) -> AdviseJson<'a> {
+    AdviseJson {
+        datatype: report.datatype.name().to_ascii_lowercase(),
+        cell_size: report.cell_size,
+        goal: args.goal.name(),
+        storage_mibs: args.storage_mibs,
+        file_bytes: report.file_bytes,
+        sample_bytes: report.sample_bytes,
+        sample_tiles: report.sample_tiles,
+        seconds: rounded(report.elapsed.as_secs_f64(), 3),
+        untried: report.untried,
+        results: ranked
+            .iter()
+            .enumerate()
+            .map(|(i, (score, m))| ResultJson {
+                rank: i + 1,
+                spec: &m.spec,
+                tiledb_py: &m.tiledb_py,
+                ratio: rounded(m.ratio, 6),
+                filtered_bytes: m.filtered_bytes,
+                filter_mibs: rounded(m.filter_mibs, 3),
+                unfilter_mibs: rounded(m.unfilter_mibs, 3),
+                lossy: m.lossy,
+                score: score.is_finite().then(|| rounded(*score, 6)),
+            })
+            .collect(),
+        not_applicable: report
+            .refused
+            .iter()
+            .map(|r| RefusedJson {
+                spec: &r.spec,
+                reason: &r.reason,
+            })
+            .collect(),
     }
 }
 
