@@ -53,7 +53,9 @@ typedef enum {
    */
   TDB_ERR_DECRYPTION_FAILED = 4,
   /**
-   * Valid TileDB input this version does not support (for example a filter not yet implemented).
+   * Valid TileDB input this version does not support, named in the message (for example a
+   * remote URI, an array feature the reader does not evaluate, or a filter on a datatype
+   * TileDB's schemas refuse).
    */
   TDB_ERR_UNSUPPORTED = 5,
   /**
@@ -965,8 +967,9 @@ tdb_status_t tdb_pipeline_create(tdb_pipeline_t **pipeline, tdb_error_t **error)
 void tdb_pipeline_free(tdb_pipeline_t *pipeline);
 
 /**
- * Appends a filter with TileDB's default options. Unknown types are
- * `TDB_ERR_INVALID_ARGUMENT`; types this version does not implement are `TDB_ERR_UNSUPPORTED`.
+ * Appends a filter with TileDB's default options; every filter type of TileDB 2.30 is
+ * implemented. Unknown types, and `TDB_FILTER_AES_256_GCM` (set a key with
+ * `tdb_pipeline_set_encryption_key` instead), are `TDB_ERR_INVALID_ARGUMENT`.
  */
 tdb_status_t tdb_pipeline_add_filter(tdb_pipeline_t *pipeline,
                                      tdb_filter_type_t type,

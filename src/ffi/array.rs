@@ -632,7 +632,8 @@ pub const TDB_TILE_VAR: tdb_tile_kind_t = 1;
 /// Validity (`a<i>_validity.tdb`).
 pub const TDB_TILE_VALIDITY: tdb_tile_kind_t = 2;
 
-fn tile_kind(k: tdb_tile_kind_t) -> Result<TileKind> {
+/// The array reader's tile kind for a C tile kind.
+pub(super) fn tile_kind(k: tdb_tile_kind_t) -> Result<TileKind> {
     Ok(match k {
         TDB_TILE_FIXED => TileKind::Fixed,
         TDB_TILE_VAR => TileKind::Var,

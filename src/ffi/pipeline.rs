@@ -47,8 +47,9 @@ pub unsafe extern "C" fn tdb_pipeline_free(pipeline: *mut tdb_pipeline_t) {
     unsafe { guard::free_handle(pipeline) }
 }
 
-/// Appends a filter with TileDB's default options. Unknown types are
-/// `TDB_ERR_INVALID_ARGUMENT`; types this version does not implement are `TDB_ERR_UNSUPPORTED`.
+/// Appends a filter with TileDB's default options; every filter type of TileDB 2.30 is
+/// implemented. Unknown types, and `TDB_FILTER_AES_256_GCM` (set a key with
+/// `tdb_pipeline_set_encryption_key` instead), are `TDB_ERR_INVALID_ARGUMENT`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_pipeline_add_filter(
     pipeline: *mut tdb_pipeline_t,

@@ -29,15 +29,10 @@ pub(crate) mod testing;
 use crate::datatype::Datatype;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
-use crate::filter_type::{Compressor, FilterType};
+use crate::filter_type::Compressor;
 use crate::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use checksum::DigestKind;
 use var_string::VarStringCodec;
-
-/// True when this build implements the filter type (every TileDB 2.30 filter).
-pub fn is_implemented(t: FilterType) -> bool {
-    FilterType::ALL.contains(&t)
-}
 
 /// True for the string types whose var-size tiles RLE and DICTIONARY encode with offsets
 /// folded into the data (§5.8).
