@@ -149,7 +149,7 @@ class Ours:
         L.tdb_array_open.argtypes = [cp, vp, sz, ctypes.POINTER(vp), ctypes.POINTER(vp)]
         L.tdb_array_free.argtypes = [vp]
         L.tdb_array_set_threads.argtypes = [vp, ctypes.c_uint32, ctypes.POINTER(vp)]
-        L.tdb_array_read_fields.argtypes = [vp, ctypes.POINTER(cp), sz, vp, ctypes.POINTER(vp),
+        L.tdb_array_read_fields.argtypes = [vp, ctypes.POINTER(cp), sz, vp, sz, ctypes.POINTER(vp),
                                             ctypes.POINTER(vp)]
         L.tdb_result_data.argtypes = [vp, ctypes.POINTER(vp), ctypes.POINTER(sz), ctypes.POINTER(vp)]
         L.tdb_result_offsets.argtypes = [vp, ctypes.POINTER(vp), ctypes.POINTER(sz), ctypes.POINTER(vp)]
@@ -170,7 +170,8 @@ class Ours:
             self.check(L.tdb_array_set_threads(a, threads, ctypes.byref(err)), err)
             names = (ctypes.c_char_p * len(fields))(*[f.encode() for f in fields])
             results = (ctypes.c_void_p * len(fields))()
-            self.check(L.tdb_array_read_fields(a, names, len(fields), None, results, ctypes.byref(err)), err)
+            self.check(L.tdb_array_read_fields(a, names, len(fields), None, 0, results, ctypes.byref(err)),
+                       err)
         finally:
             L.tdb_array_free(a)
         return list(results)

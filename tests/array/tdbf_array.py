@@ -37,14 +37,14 @@ class Lib:
         L.tdb_array_open.argtypes = [cp, vp, sz, ctypes.POINTER(vp), ctypes.POINTER(vp)]
         L.tdb_array_open_at.argtypes = [cp, vp, sz, u64, u64, ctypes.POINTER(vp), ctypes.POINTER(vp)]
         L.tdb_array_free.argtypes = [vp]
-        L.tdb_array_read.argtypes = [vp, cp, vp, ctypes.POINTER(vp), ctypes.POINTER(vp)]
+        L.tdb_array_read.argtypes = [vp, cp, vp, sz, ctypes.POINTER(vp), ctypes.POINTER(vp)]
         L.tdb_result_data.argtypes = [vp, ctypes.POINTER(ctypes.POINTER(ctypes.c_uint8)), ctypes.POINTER(sz), ctypes.POINTER(vp)]
         L.tdb_result_offsets.argtypes = [vp, ctypes.POINTER(ctypes.POINTER(u64)), ctypes.POINTER(sz), ctypes.POINTER(vp)]
         L.tdb_result_validity.argtypes = [vp, ctypes.POINTER(ctypes.POINTER(ctypes.c_uint8)), ctypes.POINTER(sz), ctypes.POINTER(vp)]
         L.tdb_result_cell_count.argtypes = [vp, ctypes.POINTER(u64), ctypes.POINTER(vp)]
         L.tdb_result_type.argtypes = [vp, ctypes.POINTER(u32), ctypes.POINTER(u32), ctypes.POINTER(vp)]
         L.tdb_result_free.argtypes = [vp]
-        L.tdb_array_fragment_num.argtypes = [vp, ctypes.POINTER(u32), ctypes.POINTER(vp)]
+        L.tdb_array_fragment_count.argtypes = [vp, ctypes.POINTER(u32), ctypes.POINTER(vp)]
         L.tdb_array_fragment.argtypes = [vp, u32, ctypes.POINTER(cp), ctypes.POINTER(u64), ctypes.POINTER(u64),
                                          ctypes.POINTER(u32), ctypes.POINTER(ctypes.c_bool), ctypes.POINTER(u64),
                                          ctypes.POINTER(u64), ctypes.POINTER(vp)]
@@ -85,7 +85,7 @@ class Array:
         L = self.L.lib
         n = ctypes.c_uint32()
         err = ctypes.c_void_p()
-        self.L.check(L.tdb_array_fragment_num(self.h, ctypes.byref(n), ctypes.byref(err)), err)
+        self.L.check(L.tdb_array_fragment_count(self.h, ctypes.byref(n), ctypes.byref(err)), err)
         out = []
         for i in range(n.value):
             name = ctypes.c_char_p()
@@ -106,7 +106,9 @@ class Array:
         err = ctypes.c_void_p()
         sub = None if subarray is None else np.ascontiguousarray(subarray)
         sub_p = None if sub is None else sub.ctypes.data_as(ctypes.c_void_p)
-        self.L.check(L.tdb_array_read(self.h, field.encode(), sub_p, ctypes.byref(res), ctypes.byref(err)), err)
+        sub_n = 0 if sub is None else sub.nbytes
+        self.L.check(L.tdb_array_read(self.h, field.encode(), sub_p, sub_n, ctypes.byref(res),
+                                      ctypes.byref(err)), err)
         try:
             raw, offsets, validity, n, _, _ = self._raw(res)
         finally:
@@ -152,7 +154,9 @@ class Array:
             sub_p = sub.ctypes.data_as(ctypes.c_void_p)
         else:
             sub_p = None
-        self.L.check(L.tdb_array_read(self.h, field.encode(), sub_p, ctypes.byref(res), ctypes.byref(err)), err)
+        sub_n = 0 if sub is None else sub.nbytes
+        self.L.check(L.tdb_array_read(self.h, field.encode(), sub_p, sub_n, ctypes.byref(res),
+                                      ctypes.byref(err)), err)
         try:
             return self._result(res)
         finally:
