@@ -465,6 +465,9 @@ static void test_subarray_size(void) {
   CHECK_ERR(tdb_array_read_fields(a, fields, 2, NULL, 8, two, E), TDB_ERR_INVALID_ARGUMENT);
   CHECK_ERR(tdb_array_read_fields(a, fields, 2, wide, 0, two, E), TDB_ERR_INVALID_ARGUMENT);
   CHECK(two[0] == sentinel && two[1] == sentinel);
+  CHECK_ERR(tdb_array_read_fields(a, fields, 2, wide, sizeof wide, NULL, E),
+            TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("results is NULL but its count is 2");
   CHECK_OK(tdb_array_read_fields(a, fields, 2, wide, sizeof wide, two, E));
   tdb_result_free(two[0]);
   tdb_result_free(two[1]);

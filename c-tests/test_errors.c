@@ -1,23 +1,18 @@
 /* Error paths: NULL arguments, outputs untouched on failure, bad options,
- * unknown and not-yet-implemented filters, corrupt / truncated input,
+ * unknown filters, every filter accepted, corrupt / truncated input,
  * checksum mismatches, buffer-too-small, *_free(NULL). */
 #include "helpers.h"
 
 #define FORMAT_VERSION 22u
 
-/* ---------------------------------------------------------------------- */
-/* Filters TileDB 2.30 defines but this milestone does not implement.       */
-/* Every use must fail with TDB_ERR_UNSUPPORTED and a message naming the    */
-/* filter. When a filter gets implemented, delete its line here and add it  */
-/* to SUPPORTED in test_filter.c.                                           */
-/* ---------------------------------------------------------------------- */
 typedef struct {
   uint32_t type;
   const char *name;       /* must appear in the error message */
   const char *serialized; /* a pipeline holding only this filter (§9.1) */
 } filter_vector_t;
 
-/* The filters added after the first milestone, with TileDB's serialized bytes (§9.1). */
+/* Filters with options or datatype rules, each with TileDB's serialized bytes of a pipeline
+ * holding only it (§9.1) and the name its error messages use. */
 static const filter_vector_t FILTER_VECTORS[] = {
     {TDB_FILTER_RLE, "RLE", "00000100 01000000 04 05000000 04 ffffffff"},
     {TDB_FILTER_DOUBLE_DELTA, "DOUBLE_DELTA",

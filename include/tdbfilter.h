@@ -53,7 +53,9 @@ typedef enum {
    */
   TDB_ERR_DECRYPTION_FAILED = 4,
   /**
-   * Valid TileDB input this version does not support (for example a filter not yet implemented).
+   * Valid TileDB input this version does not support, named in the message (for example a
+   * remote URI, an array feature the reader does not evaluate, or a filter on a datatype
+   * TileDB's schemas refuse).
    */
   TDB_ERR_UNSUPPORTED = 5,
   /**
@@ -677,52 +679,6 @@ tdb_status_t tdb_array_read_fields(const tdb_array_t *array,
                                    tdb_error_t **error);
 
 /**
- * The cell values of a result, concatenated (valid until the result is freed).
- */
-tdb_status_t tdb_result_data(const tdb_result_t *result,
-                             const uint8_t **data,
-                             size_t *size,
-                             tdb_error_t **error);
-
-/**
- * Var-size fields: one u64 byte offset into the data per cell (`*count` = cells); fixed-size
- * fields give NULL and 0.
- */
-tdb_status_t tdb_result_offsets(const tdb_result_t *result,
-                                const uint64_t **offsets,
-                                size_t *count,
-                                tdb_error_t **error);
-
-/**
- * Nullable attributes: one byte per cell, 0 null and 1 valid (`*count` = cells); other fields
- * give NULL and 0.
- */
-tdb_status_t tdb_result_validity(const tdb_result_t *result,
-                                 const uint8_t **validity,
-                                 size_t *count,
-                                 tdb_error_t **error);
-
-/**
- * The number of cells of a result.
- */
-tdb_status_t tdb_result_cell_count(const tdb_result_t *result,
-                                   uint64_t *count,
-                                   tdb_error_t **error);
-
-/**
- * The datatype and cell_val_num (`UINT32_MAX` = var-size) of a result's field.
- */
-tdb_status_t tdb_result_type(const tdb_result_t *result,
-                             tdb_datatype_t *datatype,
-                             uint32_t *cell_val_num,
-                             tdb_error_t **error);
-
-/**
- * Frees a result. NULL is a no-op.
- */
-void tdb_result_free(tdb_result_t *result);
-
-/**
  * The values of enumeration `name` (attribute cells of an attribute with this enumeration hold
  * indices into them) as a result: one cell per value, with offsets when the values are
  * var-size (strings). Free it with `tdb_result_free`.
@@ -1011,12 +967,36 @@ tdb_status_t tdb_pipeline_create(tdb_pipeline_t **pipeline, tdb_error_t **error)
 void tdb_pipeline_free(tdb_pipeline_t *pipeline);
 
 /**
- * Appends a filter with TileDB's default options. Unknown types are
- * `TDB_ERR_INVALID_ARGUMENT`; types this version does not implement are `TDB_ERR_UNSUPPORTED`.
+ * Appends a filter with TileDB's default options; every filter type of TileDB 2.30 is
+ * implemented. Unknown types, and `TDB_FILTER_AES_256_GCM` (set a key with
+ * `tdb_pipeline_set_encryption_key` instead), are `TDB_ERR_INVALID_ARGUMENT`.
  */
 tdb_status_t tdb_pipeline_add_filter(tdb_pipeline_t *pipeline,
                                      tdb_filter_type_t type,
                                      tdb_error_t **error);
+
+/**
+ * Builds a pipeline from a spec: a comma-separated list of TileDB filter names in lower case,
+ * each optionally followed by `:LEVEL` (or `:WINDOW`) and `:option=value` pairs, e.g.
+ * `"bitshuffle,zstd:3"`, `"gzip:level=9"`, `"scale_float:factor=0.5:offset=0:byte_width=4"`.
+ * `"none"` or `""` is the empty pipeline. A malformed spec is `TDB_ERR_INVALID_ARGUMENT`
+ * naming the filter or option that failed.
+ */
+tdb_status_t tdb_pipeline_from_spec(const char *spec,
+                                    tdb_pipeline_t **pipeline,
+                                    tdb_error_t **error);
+
+/**
+ * Writes the pipeline's spec (the inverse of `tdb_pipeline_from_spec`) as a NUL-terminated
+ * string into `buffer` (`capacity` bytes). `*size` receives the length including the NUL;
+ * when `buffer` is NULL or too small, `*size` is still set and the call returns
+ * `TDB_ERR_BUFFER_TOO_SMALL`.
+ */
+tdb_status_t tdb_pipeline_to_spec(const tdb_pipeline_t *pipeline,
+                                  char *buffer,
+                                  size_t capacity,
+                                  size_t *size,
+                                  tdb_error_t **error);
 
 /**
  * Sets an option of filter `filter_index` from `value`, a `value_size`-byte value of the
@@ -1280,27 +1260,50 @@ tdb_status_t tdb_pipeline_unfilter_validity_into(const tdb_pipeline_t *pipeline,
                                                  tdb_error_t **error);
 
 /**
- * Builds a pipeline from a spec: a comma-separated list of TileDB filter names in lower case,
- * each optionally followed by `:LEVEL` (or `:WINDOW`) and `:option=value` pairs, e.g.
- * `"bitshuffle,zstd:3"`, `"gzip:level=9"`, `"scale_float:factor=0.5:offset=0:byte_width=4"`.
- * `"none"` or `""` is the empty pipeline. A malformed spec is `TDB_ERR_INVALID_ARGUMENT`
- * naming the filter or option that failed.
+ * The cell values of a result, concatenated (valid until the result is freed).
  */
-tdb_status_t tdb_pipeline_from_spec(const char *spec,
-                                    tdb_pipeline_t **pipeline,
-                                    tdb_error_t **error);
+tdb_status_t tdb_result_data(const tdb_result_t *result,
+                             const uint8_t **data,
+                             size_t *size,
+                             tdb_error_t **error);
 
 /**
- * Writes the pipeline's spec (the inverse of `tdb_pipeline_from_spec`) as a NUL-terminated
- * string into `buffer` (`capacity` bytes). `*size` receives the length including the NUL;
- * when `buffer` is NULL or too small, `*size` is still set and the call returns
- * `TDB_ERR_BUFFER_TOO_SMALL`.
+ * Var-size fields: one u64 byte offset into the data per cell (`*count` = cells); fixed-size
+ * fields give NULL and 0.
  */
-tdb_status_t tdb_pipeline_to_spec(const tdb_pipeline_t *pipeline,
-                                  char *buffer,
-                                  size_t capacity,
-                                  size_t *size,
-                                  tdb_error_t **error);
+tdb_status_t tdb_result_offsets(const tdb_result_t *result,
+                                const uint64_t **offsets,
+                                size_t *count,
+                                tdb_error_t **error);
+
+/**
+ * Nullable attributes: one byte per cell, 0 null and 1 valid (`*count` = cells); other fields
+ * give NULL and 0.
+ */
+tdb_status_t tdb_result_validity(const tdb_result_t *result,
+                                 const uint8_t **validity,
+                                 size_t *count,
+                                 tdb_error_t **error);
+
+/**
+ * The number of cells of a result.
+ */
+tdb_status_t tdb_result_cell_count(const tdb_result_t *result,
+                                   uint64_t *count,
+                                   tdb_error_t **error);
+
+/**
+ * The datatype and cell_val_num (`UINT32_MAX` = var-size) of a result's field.
+ */
+tdb_status_t tdb_result_type(const tdb_result_t *result,
+                             tdb_datatype_t *datatype,
+                             uint32_t *cell_val_num,
+                             tdb_error_t **error);
+
+/**
+ * Frees a result. NULL is a no-op.
+ */
+void tdb_result_free(tdb_result_t *result);
 
 /**
  * Creates a tile by copying `size` bytes of `datatype` cells of `cell_size` bytes
@@ -1358,11 +1361,6 @@ tdb_status_t tdb_filtered_tile_size(const uint8_t *bytes,
                                     tdb_error_t **error);
 
 /**
- * The library version, e.g. `"0.2.0"`.
- */
-const char *tdb_version(void);
-
-/**
  * The size in bytes of one value of `datatype`, as TileDB's `tiledb_datatype_size` (INT64 8,
  * STRING_UTF16 2, DATETIME_* 8, BLOB/BOOL/CHAR/ANY/GEOM_* 1, ...). An unknown datatype is
  * `TDB_ERR_INVALID_ARGUMENT`.
@@ -1406,6 +1404,11 @@ tdb_status_t tdb_filter_type_from_name(const char *name,
  * `"TDB_ERR_UNKNOWN"`. A static string, never NULL and never freed.
  */
 const char *tdb_status_name(int32_t status);
+
+/**
+ * The library version, e.g. `"0.2.0"`.
+ */
+const char *tdb_version(void);
 
 #ifdef __cplusplus
 }  // extern "C"

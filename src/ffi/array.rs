@@ -1,18 +1,18 @@
-//! `tdb_array_t` and `tdb_result_t`: opening TileDB array folders, reading cells, schema
-//! introspection, fragment listing and tile-level access (src/array/).
+//! `tdb_array_t`: opening TileDB array folders, reading cells, schema introspection,
+//! fragment listing and tile-level access (src/array/).
 
-use super::constants::tdb_status_t;
+use super::constants::{tdb_datatype_t, tdb_status_t};
 use super::error::tdb_error_t;
-use super::guard::{self, Out, arg, guard};
+use super::guard::{self, OptOut, Out, arg, guard};
 use super::pipeline::tdb_pipeline_t;
-use super::tdb_datatype_t;
+use super::result::tdb_result_t;
 use crate::Pipeline;
 use crate::array::read::tiles::{DecodedTile, TileKind};
 use crate::array::schema::{Attribute, Dimension, Range};
 use crate::array::subarray::SubarrayLayout;
 use crate::array::{Array, FieldData, OpenOptions};
 use crate::error::{Error, Result};
-use std::ffi::{CStr, CString, c_char, c_void};
+use std::ffi::{CString, c_char, c_void};
 
 /// An opened TileDB array: its schema and the fragments visible at the open timestamps.
 /// Reading from several threads through a `const` handle is safe.
@@ -26,25 +26,6 @@ pub struct tdb_array_t {
     frag_names: Vec<CString>,
 }
 
-/// The cells of one field read from an array (or one decoded tile).
-pub struct tdb_result_t {
-    inner: FieldData,
-}
-
-fn c_str<'a>(p: *const c_char, name: &str) -> Result<&'a str> {
-    if p.is_null() {
-        return Err(Error::invalid(format!("{name} is NULL")));
-    }
-    // SAFETY: the caller passes a NUL-terminated string (checked non-NULL above).
-    unsafe { CStr::from_ptr(p) }
-        .to_str()
-        .map_err(|_| Error::invalid(format!("{name} is not valid UTF-8")))
-}
-
-fn cstring(s: &str) -> CString {
-    CString::new(s.replace('\0', "\\0")).unwrap_or_default()
-}
-
 fn open(
     path: *const c_char,
     key: *const c_void,
@@ -53,7 +34,7 @@ fn open(
     array: *mut *mut tdb_array_t,
 ) -> Result<()> {
     let out = Out::new(array, "array")?;
-    let path = c_str(path, "path")?;
+    let path = guard::c_str(path, "path")?;
     let key = guard::bytes(key.cast(), key_len, "key")?;
     let options = OpenOptions {
         key: (!key.is_empty()).then(|| key.to_vec()),
@@ -64,20 +45,28 @@ fn open(
     };
     let inner = Array::open(path, &options)?;
     let s = inner.schema();
-    let attr_names = s.attributes.iter().map(|a| cstring(&a.name)).collect();
-    let dim_names = s.dimensions.iter().map(|d| cstring(&d.name)).collect();
+    let attr_names = s
+        .attributes
+        .iter()
+        .map(|a| guard::c_string(&a.name))
+        .collect();
+    let dim_names = s
+        .dimensions
+        .iter()
+        .map(|d| guard::c_string(&d.name))
+        .collect();
     let frag_names = inner
         .fragments()
         .iter()
-        .map(|f| cstring(f.name()))
+        .map(|f| guard::c_string(f.name()))
         .collect();
-    out.set(Box::into_raw(Box::new(tdb_array_t {
+    out.set(guard::new_handle(tdb_array_t {
         inner,
         metadata: std::sync::OnceLock::new(),
         attr_names,
         dim_names,
         frag_names,
-    })));
+    }));
     Ok(())
 }
 
@@ -123,10 +112,8 @@ pub unsafe extern "C" fn tdb_array_open_at(
 /// Frees an array. NULL is a no-op.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_array_free(array: *mut tdb_array_t) {
-    if !array.is_null() {
-        // SAFETY: a non-NULL array was created by Box::into_raw in this library and is freed once.
-        drop(unsafe { Box::from_raw(array) });
-    }
+    // SAFETY: the caller passes NULL or an array from this library, not yet freed.
+    unsafe { guard::free_handle(array) }
 }
 
 /// Sets how many threads decode the tiles of one read: 0 = all cores (the default), else 1
@@ -210,10 +197,10 @@ pub unsafe extern "C" fn tdb_array_read(
     guard(error, || {
         let a = &arg(array, "array")?.inner;
         let out = Out::new(result, "result")?;
-        let field = c_str(field, "field")?;
+        let field = guard::c_str(field, "field")?;
         let s = self::subarray(a, subarray, subarray_size)?;
         let inner = a.read(&[field], s.as_deref())?.remove(0);
-        out.set(Box::into_raw(Box::new(tdb_result_t { inner })));
+        out.set(tdb_result_t::new_raw(inner));
         Ok(())
     })
 }
@@ -236,123 +223,16 @@ pub unsafe extern "C" fn tdb_array_read_fields(
         let ptrs = guard::slice(fields, field_count, "fields")?;
         let names: Vec<&str> = ptrs
             .iter()
-            .map(|p| c_str(*p, "field"))
+            .map(|p| guard::c_str(*p, "field"))
             .collect::<Result<_>>()?;
-        if results.is_null() {
-            return Err(Error::invalid("results is NULL"));
-        }
+        let slots = guard::out_slots(results, field_count, "results")?;
         let s = self::subarray(a, subarray, subarray_size)?;
         let data = a.read(&names, s.as_deref())?;
-        for (i, inner) in data.into_iter().enumerate() {
-            // SAFETY: the caller passes `field_count` writable result slots (checked non-NULL).
-            unsafe {
-                results
-                    .add(i)
-                    .write(Box::into_raw(Box::new(tdb_result_t { inner })))
-            };
+        for (slot, inner) in slots.iter_mut().zip(data) {
+            slot.write(tdb_result_t::new_raw(inner));
         }
         Ok(())
     })
-}
-
-/// The cell values of a result, concatenated (valid until the result is freed).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn tdb_result_data(
-    result: *const tdb_result_t,
-    data: *mut *const u8,
-    size: *mut usize,
-    error: *mut *mut tdb_error_t,
-) -> tdb_status_t {
-    guard(error, || {
-        let r = &arg(result, "result")?.inner;
-        let (d, s) = (Out::new(data, "data")?, Out::new(size, "size")?);
-        d.set(r.data.as_ptr());
-        s.set(r.data.len());
-        Ok(())
-    })
-}
-
-/// Var-size fields: one u64 byte offset into the data per cell (`*count` = cells); fixed-size
-/// fields give NULL and 0.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn tdb_result_offsets(
-    result: *const tdb_result_t,
-    offsets: *mut *const u64,
-    count: *mut usize,
-    error: *mut *mut tdb_error_t,
-) -> tdb_status_t {
-    guard(error, || {
-        let r = &arg(result, "result")?.inner;
-        slice_out(
-            r.offsets.as_deref(),
-            Out::new(offsets, "offsets")?,
-            Out::new(count, "count")?,
-        );
-        Ok(())
-    })
-}
-
-/// Nullable attributes: one byte per cell, 0 null and 1 valid (`*count` = cells); other fields
-/// give NULL and 0.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn tdb_result_validity(
-    result: *const tdb_result_t,
-    validity: *mut *const u8,
-    count: *mut usize,
-    error: *mut *mut tdb_error_t,
-) -> tdb_status_t {
-    guard(error, || {
-        let r = &arg(result, "result")?.inner;
-        slice_out(
-            r.validity.as_deref(),
-            Out::new(validity, "validity")?,
-            Out::new(count, "count")?,
-        );
-        Ok(())
-    })
-}
-
-/// The number of cells of a result.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn tdb_result_cell_count(
-    result: *const tdb_result_t,
-    count: *mut u64,
-    error: *mut *mut tdb_error_t,
-) -> tdb_status_t {
-    guard(error, || {
-        let r = &arg(result, "result")?.inner;
-        Out::new(count, "count")?.set(r.cell_count);
-        Ok(())
-    })
-}
-
-/// The datatype and cell_val_num (`UINT32_MAX` = var-size) of a result's field.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn tdb_result_type(
-    result: *const tdb_result_t,
-    datatype: *mut tdb_datatype_t,
-    cell_val_num: *mut u32,
-    error: *mut *mut tdb_error_t,
-) -> tdb_status_t {
-    guard(error, || {
-        let r = &arg(result, "result")?.inner;
-        let (d, c) = (
-            Out::new(datatype, "datatype")?,
-            Out::new(cell_val_num, "cell_val_num")?,
-        );
-        d.set(r.datatype as tdb_datatype_t);
-        c.set(r.cell_val_num);
-        Ok(())
-    })
-}
-
-/// Frees a result. NULL is a no-op.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn tdb_result_free(result: *mut tdb_result_t) {
-    if !result.is_null() {
-        // SAFETY: a non-NULL result was created by Box::into_raw in this library and is freed once.
-        drop(unsafe { Box::from_raw(result) });
-    }
 }
 
 /// The values of enumeration `name` (attribute cells of an attribute with this enumeration hold
@@ -368,7 +248,7 @@ pub unsafe extern "C" fn tdb_array_enumeration(
     guard(error, || {
         let a = &arg(array, "array")?.inner;
         let out = Out::new(values, "values")?;
-        let name = c_str(name, "name")?;
+        let name = guard::c_str(name, "name")?;
         let e = a.enumeration(name)?;
         let var = e.cell_val_num == crate::array::schema::VAR_NUM;
         let inner = FieldData {
@@ -380,7 +260,7 @@ pub unsafe extern "C" fn tdb_array_enumeration(
             validity: None,
             data: e.data,
         };
-        out.set(Box::into_raw(Box::new(tdb_result_t { inner })));
+        out.set(tdb_result_t::new_raw(inner));
         Ok(())
     })
 }
@@ -419,13 +299,10 @@ pub unsafe extern "C" fn tdb_array_metadata_entry(
         let (k, e) = entries
             .get(index as usize)
             .ok_or_else(|| Error::invalid(format!("metadata index {index} out of range")))?;
-        // SAFETY: each pointer is NULL or writable (the C API contract).
-        unsafe {
-            set_opt(key, k.as_ptr());
-            set_opt(datatype, e.datatype as tdb_datatype_t);
-            set_opt(value_count, e.value_num);
-            set_opt(value, e.value.as_ptr().cast());
-        }
+        OptOut::new(key).set(k.as_ptr());
+        OptOut::new(datatype).set(e.datatype as tdb_datatype_t);
+        OptOut::new(value_count).set(e.value_num);
+        OptOut::new(value).set(e.value.as_ptr().cast());
         Ok(())
     })
 }
@@ -446,31 +323,14 @@ pub unsafe extern "C" fn tdb_array_schema_info(
 ) -> tdb_status_t {
     guard(error, || {
         let s = arg(array, "array")?.inner.schema();
-        // SAFETY: each pointer is NULL or writable (the C API contract).
-        unsafe {
-            set_opt(array_type, s.array_type as u8);
-            set_opt(tile_order, s.tile_order as u8);
-            set_opt(cell_order, s.cell_order as u8);
-            set_opt(capacity, s.capacity);
-            set_opt(allows_dups, s.allows_dups);
-            set_opt(version, s.version);
-        }
+        OptOut::new(array_type).set(s.array_type as u8);
+        OptOut::new(tile_order).set(s.tile_order as u8);
+        OptOut::new(cell_order).set(s.cell_order as u8);
+        OptOut::new(capacity).set(s.capacity);
+        OptOut::new(allows_dups).set(s.allows_dups);
+        OptOut::new(version).set(s.version);
         Ok(())
     })
-}
-
-/// Writes a slice's pointer and length, or NULL and 0.
-fn slice_out<T>(v: Option<&[T]>, ptr: Out<*const T>, count: Out<usize>) {
-    ptr.set(v.map_or(std::ptr::null(), |v| v.as_ptr()));
-    count.set(v.map_or(0, |v| v.len()));
-}
-
-/// Writes `v` to `p` unless `p` is NULL.
-unsafe fn set_opt<T>(p: *mut T, v: T) {
-    if !p.is_null() {
-        // SAFETY: the caller guarantees a non-NULL `p` is writable and aligned.
-        unsafe { p.write(v) };
-    }
 }
 
 /// The number of dimensions.
@@ -510,7 +370,7 @@ impl tdb_array_t {
             .inner
             .metadata()?
             .into_iter()
-            .map(|e| (cstring(&e.key), e))
+            .map(|e| (guard::c_string(&e.key), e))
             .collect();
         Ok(self.metadata.get_or_init(|| loaded))
     }
@@ -546,12 +406,9 @@ pub unsafe extern "C" fn tdb_array_dimension(
     guard(error, || {
         let a = arg(array, "array")?;
         let d = dim_at(a, index)?;
-        // SAFETY: each pointer is NULL or writable (the C API contract).
-        unsafe {
-            set_opt(name, a.dim_names[index as usize].as_ptr());
-            set_opt(datatype, d.datatype as tdb_datatype_t);
-            set_opt(cell_val_num, d.cell_val_num);
-        }
+        OptOut::new(name).set(a.dim_names[index as usize].as_ptr());
+        OptOut::new(datatype).set(d.datatype as tdb_datatype_t);
+        OptOut::new(cell_val_num).set(d.cell_val_num);
         Ok(())
     })
 }
@@ -579,13 +436,10 @@ pub unsafe extern "C" fn tdb_array_dimension_domain(
             .tile_extent
             .as_ref()
             .map_or(std::ptr::null(), |e| e.as_ptr().cast());
-        // SAFETY: each pointer is NULL or writable (the C API contract).
-        unsafe {
-            set_opt(lo, l);
-            set_opt(hi, h);
-            set_opt(size, n);
-            set_opt(extent, e);
-        }
+        OptOut::new(lo).set(l);
+        OptOut::new(hi).set(h);
+        OptOut::new(size).set(n);
+        OptOut::new(extent).set(e);
         Ok(())
     })
 }
@@ -605,13 +459,10 @@ pub unsafe extern "C" fn tdb_array_attribute(
     guard(error, || {
         let a = arg(array, "array")?;
         let at = attr_at(a, index)?;
-        // SAFETY: each pointer is NULL or writable (the C API contract).
-        unsafe {
-            set_opt(name, a.attr_names[index as usize].as_ptr());
-            set_opt(datatype, at.datatype as tdb_datatype_t);
-            set_opt(cell_val_num, at.cell_val_num);
-            set_opt(nullable, at.nullable);
-        }
+        OptOut::new(name).set(a.attr_names[index as usize].as_ptr());
+        OptOut::new(datatype).set(at.datatype as tdb_datatype_t);
+        OptOut::new(cell_val_num).set(at.cell_val_num);
+        OptOut::new(nullable).set(at.nullable);
         Ok(())
     })
 }
@@ -629,12 +480,9 @@ pub unsafe extern "C" fn tdb_array_attribute_fill_value(
 ) -> tdb_status_t {
     guard(error, || {
         let at = attr_at(arg(array, "array")?, index)?;
-        // SAFETY: each pointer is NULL or writable (the C API contract).
-        unsafe {
-            set_opt(value, at.fill_value.as_ptr().cast());
-            set_opt(size, at.fill_value.len());
-            set_opt(validity, at.fill_validity);
-        }
+        OptOut::new(value).set(at.fill_value.as_ptr().cast());
+        OptOut::new(size).set(at.fill_value.len());
+        OptOut::new(validity).set(at.fill_validity);
         Ok(())
     })
 }
@@ -666,7 +514,7 @@ pub unsafe extern "C" fn tdb_array_pipeline(
         let out = Out::new(pipeline, "pipeline")?;
         let p: Pipeline = match kind {
             TDB_ARRAY_PIPELINE_FIELD => {
-                let name = c_str(field, "field")?;
+                let name = guard::c_str(field, "field")?;
                 if let Some(a) = s.attributes.iter().find(|a| a.name == name) {
                     a.filters.clone()
                 } else if let Some(d) = s.dimensions.iter().find(|d| d.name == name) {
@@ -719,16 +567,13 @@ pub unsafe extern "C" fn tdb_array_fragment(
         let a = arg(array, "array")?;
         let f = frag_at(a, index)?;
         let (t1, t2) = f.timestamps();
-        // SAFETY: each pointer is NULL or writable (the C API contract).
-        unsafe {
-            set_opt(name, a.frag_names[index as usize].as_ptr());
-            set_opt(timestamp_start, t1);
-            set_opt(timestamp_end, t2);
-            set_opt(version, f.meta.version);
-            set_opt(dense, f.meta.dense);
-            set_opt(cell_count, f.meta.cell_num());
-            set_opt(tile_count, f.meta.tile_num());
-        }
+        OptOut::new(name).set(a.frag_names[index as usize].as_ptr());
+        OptOut::new(timestamp_start).set(t1);
+        OptOut::new(timestamp_end).set(t2);
+        OptOut::new(version).set(f.meta.version);
+        OptOut::new(dense).set(f.meta.dense);
+        OptOut::new(cell_count).set(f.meta.cell_num());
+        OptOut::new(tile_count).set(f.meta.tile_num());
         Ok(())
     })
 }
@@ -787,7 +632,8 @@ pub const TDB_TILE_VAR: tdb_tile_kind_t = 1;
 /// Validity (`a<i>_validity.tdb`).
 pub const TDB_TILE_VALIDITY: tdb_tile_kind_t = 2;
 
-fn tile_kind(k: tdb_tile_kind_t) -> Result<TileKind> {
+/// The array reader's tile kind for a C tile kind.
+pub(super) fn tile_kind(k: tdb_tile_kind_t) -> Result<TileKind> {
     Ok(match k {
         TDB_TILE_FIXED => TileKind::Fixed,
         TDB_TILE_VAR => TileKind::Var,
@@ -856,27 +702,14 @@ pub unsafe extern "C" fn tdb_array_tile_location(
 ) -> tdb_status_t {
     guard(error, || {
         let a = &arg(array, "array")?.inner;
-        let name = c_str(field, "field")?;
+        let name = guard::c_str(field, "field")?;
         let path_size = Out::new(path_size, "path_size")?;
         let (offset, size) = (Out::new(offset, "offset")?, Out::new(size, "size")?);
         let reader = a
             .tile_reader(fragment as usize, name)?
             .ok_or_else(|| Error::invalid(format!("the fragment predates field {name}")))?;
         let (p, off, n) = reader.location(tile, tile_kind(kind)?)?;
-        let text = p.to_string_lossy();
-        let needed = text.len() + 1;
-        path_size.set(needed);
-        if path.is_null() || capacity < needed {
-            return Err(Error::BufferTooSmall {
-                needed,
-                message: format!("the path needs {needed} bytes, the buffer has {capacity}"),
-            });
-        }
-        // SAFETY: `path` is non-NULL with `capacity` (>= needed) writable bytes.
-        unsafe {
-            std::ptr::copy_nonoverlapping(text.as_ptr(), path.cast::<u8>(), text.len());
-            path.add(text.len()).write(0);
-        }
+        guard::copy_c_string_out(&p.to_string_lossy(), path, capacity, path_size, "the path")?;
         offset.set(off);
         size.set(n);
         Ok(())
@@ -898,7 +731,7 @@ pub unsafe extern "C" fn tdb_array_tile_read(
 ) -> tdb_status_t {
     guard(error, || {
         let a = &arg(array, "array")?.inner;
-        let name = c_str(field, "field")?;
+        let name = guard::c_str(field, "field")?;
         let out = Out::new(result, "result")?;
         let reader = a
             .tile_reader(fragment as usize, name)?
@@ -928,17 +761,15 @@ pub unsafe extern "C" fn tdb_array_tile_read(
                     .map(|d| d.cell_val_num)
             })
             .unwrap_or(1);
-        out.set(Box::into_raw(Box::new(tdb_result_t {
-            inner: FieldData {
-                name: name.to_string(),
-                datatype: reader.datatype,
-                cell_val_num: cvn,
-                data,
-                offsets,
-                validity,
-                cell_count: cells,
-            },
-        })));
+        out.set(tdb_result_t::new_raw(FieldData {
+            name: name.to_string(),
+            datatype: reader.datatype,
+            cell_val_num: cvn,
+            data,
+            offsets,
+            validity,
+            cell_count: cells,
+        }));
         Ok(())
     })
 }

@@ -15,7 +15,9 @@ pub enum tdb_status_t {
     TDB_ERR_CHECKSUM_MISMATCH = 3,
     /// Decryption failed (wrong key or tampered bytes).
     TDB_ERR_DECRYPTION_FAILED = 4,
-    /// Valid TileDB input this version does not support (for example a filter not yet implemented).
+    /// Valid TileDB input this version does not support, named in the message (for example a
+    /// remote URI, an array feature the reader does not evaluate, or a filter on a datatype
+    /// TileDB's schemas refuse).
     TDB_ERR_UNSUPPORTED = 5,
     /// The caller's buffer is too small; the needed size is reported.
     TDB_ERR_BUFFER_TOO_SMALL = 6,
@@ -211,23 +213,338 @@ pub const TDB_FORMAT_VERSION: u32 = 22;
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::*;
+    use super::{STATUSES, status_c_name};
+    use crate::array::read::tiles::TileKind;
+    use crate::error::Error;
+    use crate::pipeline::generic_tile::EncryptionType;
     use crate::{Datatype, FilterOption, FilterType};
+    use std::collections::BTreeMap;
+
+    /// Every constant of the C API, by group, as (name, value).
+    macro_rules! named {
+        ($($c:ident),* $(,)?) => { vec![$((stringify!($c), $c as u64)),*] };
+    }
+
+    fn statuses() -> Vec<(&'static str, u64)> {
+        use tdb_status_t::*;
+        named![
+            TDB_OK,
+            TDB_ERR_INVALID_ARGUMENT,
+            TDB_ERR_CORRUPT_DATA,
+            TDB_ERR_CHECKSUM_MISMATCH,
+            TDB_ERR_DECRYPTION_FAILED,
+            TDB_ERR_UNSUPPORTED,
+            TDB_ERR_BUFFER_TOO_SMALL,
+            TDB_ERR_OUT_OF_MEMORY,
+            TDB_ERR_INTERNAL,
+        ]
+    }
+
+    fn filter_types() -> Vec<(&'static str, u64)> {
+        named![
+            TDB_FILTER_NONE,
+            TDB_FILTER_GZIP,
+            TDB_FILTER_ZSTD,
+            TDB_FILTER_LZ4,
+            TDB_FILTER_RLE,
+            TDB_FILTER_BZIP2,
+            TDB_FILTER_DOUBLE_DELTA,
+            TDB_FILTER_BIT_WIDTH_REDUCTION,
+            TDB_FILTER_BITSHUFFLE,
+            TDB_FILTER_BYTESHUFFLE,
+            TDB_FILTER_POSITIVE_DELTA,
+            TDB_FILTER_AES_256_GCM,
+            TDB_FILTER_CHECKSUM_MD5,
+            TDB_FILTER_CHECKSUM_SHA256,
+            TDB_FILTER_DICTIONARY,
+            TDB_FILTER_SCALE_FLOAT,
+            TDB_FILTER_XOR,
+            TDB_FILTER_WEBP,
+            TDB_FILTER_DELTA,
+        ]
+    }
+
+    fn datatypes() -> Vec<(&'static str, u64)> {
+        named![
+            TDB_INT32,
+            TDB_INT64,
+            TDB_FLOAT32,
+            TDB_FLOAT64,
+            TDB_CHAR,
+            TDB_INT8,
+            TDB_UINT8,
+            TDB_INT16,
+            TDB_UINT16,
+            TDB_UINT32,
+            TDB_UINT64,
+            TDB_STRING_ASCII,
+            TDB_STRING_UTF8,
+            TDB_STRING_UTF16,
+            TDB_STRING_UTF32,
+            TDB_STRING_UCS2,
+            TDB_STRING_UCS4,
+            TDB_ANY,
+            TDB_DATETIME_YEAR,
+            TDB_DATETIME_MONTH,
+            TDB_DATETIME_WEEK,
+            TDB_DATETIME_DAY,
+            TDB_DATETIME_HR,
+            TDB_DATETIME_MIN,
+            TDB_DATETIME_SEC,
+            TDB_DATETIME_MS,
+            TDB_DATETIME_US,
+            TDB_DATETIME_NS,
+            TDB_DATETIME_PS,
+            TDB_DATETIME_FS,
+            TDB_DATETIME_AS,
+            TDB_TIME_HR,
+            TDB_TIME_MIN,
+            TDB_TIME_SEC,
+            TDB_TIME_MS,
+            TDB_TIME_US,
+            TDB_TIME_NS,
+            TDB_TIME_PS,
+            TDB_TIME_FS,
+            TDB_TIME_AS,
+            TDB_BLOB,
+            TDB_BOOL,
+            TDB_GEOM_WKB,
+            TDB_GEOM_WKT,
+        ]
+    }
+
+    fn options() -> Vec<(&'static str, u64)> {
+        named![
+            TDB_COMPRESSION_LEVEL,
+            TDB_BIT_WIDTH_MAX_WINDOW,
+            TDB_POSITIVE_DELTA_MAX_WINDOW,
+            TDB_SCALE_FLOAT_BYTEWIDTH,
+            TDB_SCALE_FLOAT_FACTOR,
+            TDB_SCALE_FLOAT_OFFSET,
+            TDB_WEBP_QUALITY,
+            TDB_WEBP_INPUT_FORMAT,
+            TDB_WEBP_LOSSLESS,
+            TDB_COMPRESSION_REINTERPRET_DATATYPE,
+        ]
+    }
+
+    fn encryption_types() -> Vec<(&'static str, u64)> {
+        named![TDB_NO_ENCRYPTION, TDB_AES_256_GCM]
+    }
+
+    fn tile_kinds() -> Vec<(&'static str, u64)> {
+        named![TDB_TILE_FIXED, TDB_TILE_VAR, TDB_TILE_VALIDITY]
+    }
+
+    fn pipeline_kinds() -> Vec<(&'static str, u64)> {
+        named![
+            TDB_ARRAY_PIPELINE_FIELD,
+            TDB_ARRAY_PIPELINE_OFFSETS,
+            TDB_ARRAY_PIPELINE_VALIDITY,
+            TDB_ARRAY_PIPELINE_COORDS,
+        ]
+    }
+
+    fn sizes() -> Vec<(&'static str, u64)> {
+        named![TDB_FORMAT_VERSION, TDB_GENERIC_TILE_HEADER_BASE_SIZE]
+    }
+
+    /// The constants of include/tdbfilter.h: every `#define TDB_*` and every member of
+    /// `enum tdb_status_t`.
+    fn header_constants() -> BTreeMap<String, u64> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/include/tdbfilter.h");
+        let text = std::fs::read_to_string(path).expect("include/tdbfilter.h");
+        let mut out = BTreeMap::new();
+        for line in text.lines().map(str::trim) {
+            let (name, value) = if let Some(rest) = line.strip_prefix("#define ") {
+                match rest.split_once(' ') {
+                    Some((n, v)) if n.starts_with("TDB_") => (n, v),
+                    _ => continue,
+                }
+            } else if let Some(member) = line
+                .strip_prefix("TDB_")
+                .and_then(|_| line.strip_suffix(',').and_then(|m| m.split_once(" = ")))
+            {
+                member
+            } else {
+                continue;
+            };
+            let value: u64 = value.trim().parse().unwrap_or_else(|_| {
+                panic!("header constant {name} has a value that is not a number: {value}")
+            });
+            assert!(
+                out.insert(name.to_string(), value).is_none(),
+                "{name} twice in the header"
+            );
+        }
+        out
+    }
+
+    /// Looks up a header constant, failing with its name.
+    fn get(header: &BTreeMap<String, u64>, name: &str) -> u64 {
+        *header
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} is not in include/tdbfilter.h"))
+    }
 
     #[test]
-    fn c_constants_match_core_enums() {
-        for t in FilterType::ALL {
-            let _ = *t as tdb_filter_type_t;
+    fn header_holds_exactly_the_rust_constants() {
+        let groups = [
+            statuses(),
+            filter_types(),
+            datatypes(),
+            options(),
+            encryption_types(),
+            tile_kinds(),
+            pipeline_kinds(),
+            sizes(),
+        ];
+        let mut rust = BTreeMap::new();
+        for (name, value) in groups.iter().flatten() {
+            assert!(
+                rust.insert(name.to_string(), *value).is_none(),
+                "{name} twice"
+            );
         }
-        assert_eq!(TDB_FILTER_DELTA, FilterType::Delta as u32);
-        assert_eq!(TDB_FILTER_WEBP, FilterType::Webp as u32);
-        assert_eq!(TDB_GEOM_WKT, Datatype::GeomWkt as u32);
-        assert_eq!(TDB_DATETIME_NS, Datatype::DatetimeNs as u32);
-        assert_eq!(TDB_BOOL, Datatype::Bool as u32);
+        let header = header_constants();
+        assert_eq!(rust.len(), 93);
+        assert_eq!(header, rust, "include/tdbfilter.h against src/ffi");
+        // Each enum's values are distinct.
+        for group in &groups[..groups.len() - 1] {
+            let mut values: Vec<u64> = group.iter().map(|(_, v)| *v).collect();
+            values.sort_unstable();
+            values.dedup();
+            assert_eq!(values.len(), group.len(), "{group:?}");
+        }
+    }
+
+    #[test]
+    fn constants_match_core_enums() {
+        let h = header_constants();
+        // Filter types: TDB_FILTER_<spec name> for every FilterType, and no other.
+        assert_eq!(filter_types().len(), FilterType::ALL.len());
+        for t in FilterType::ALL {
+            let name = format!("TDB_FILTER_{}", t.spec_name().to_ascii_uppercase());
+            assert_eq!(get(&h, &name), *t as u64, "{name}");
+            assert_eq!(FilterType::from_u32(get(&h, &name) as u32).unwrap(), *t);
+        }
+        // Datatypes: TDB_<TileDB name> for every Datatype, and no other.
+        assert_eq!(datatypes().len(), Datatype::ALL.len());
+        for d in Datatype::ALL {
+            let name = format!("TDB_{}", d.name());
+            assert_eq!(get(&h, &name), *d as u64, "{name}");
+        }
+        // Filter options: TDB_<TileDB name> for every FilterOption, and no other.
+        let core_options: Vec<FilterOption> = (0..)
+            .map_while(|v| FilterOption::from_u32(v).ok())
+            .collect();
+        assert_eq!(options().len(), core_options.len());
+        for o in core_options {
+            let name = format!("TDB_{}", o.name());
+            assert_eq!(get(&h, &name), o as u64, "{name}");
+        }
+        // Statuses: the names tdb_status_name gives, and each error variant's status.
+        assert_eq!(statuses().len(), STATUSES.len());
+        for s in STATUSES {
+            let name = status_c_name(s).to_str().unwrap();
+            assert_eq!(get(&h, name), s as u64, "{name}");
+        }
+        let variants = [
+            (
+                Error::InvalidArgument(String::new()),
+                "TDB_ERR_INVALID_ARGUMENT",
+            ),
+            (Error::CorruptData(String::new()), "TDB_ERR_CORRUPT_DATA"),
+            (
+                Error::ChecksumMismatch(String::new()),
+                "TDB_ERR_CHECKSUM_MISMATCH",
+            ),
+            (
+                Error::DecryptionFailed(String::new()),
+                "TDB_ERR_DECRYPTION_FAILED",
+            ),
+            (Error::Unsupported(String::new()), "TDB_ERR_UNSUPPORTED"),
+            (
+                Error::BufferTooSmall {
+                    needed: 1,
+                    message: String::new(),
+                },
+                "TDB_ERR_BUFFER_TOO_SMALL",
+            ),
+            (Error::OutOfMemory(String::new()), "TDB_ERR_OUT_OF_MEMORY"),
+            (Error::Internal(String::new()), "TDB_ERR_INTERNAL"),
+        ];
         assert_eq!(
-            TDB_COMPRESSION_REINTERPRET_DATATYPE,
-            FilterOption::CompressionReinterpretDatatype as u32
+            variants.len() + 1,
+            STATUSES.len(),
+            "every error status and TDB_OK"
         );
-        assert_eq!(TDB_FORMAT_VERSION, crate::pipeline::FORMAT_VERSION);
+        for (e, name) in &variants {
+            assert_eq!(
+                super::super::error::status_of(e) as u64,
+                get(&h, name),
+                "{name}"
+            );
+        }
+        // Encryption types: TDB_<TileDB name>.
+        for (name, value) in encryption_types() {
+            let e = EncryptionType::from_u8(value as u8).expect(name);
+            assert_eq!(format!("TDB_{}", e.name()), name);
+            assert_eq!(get(&h, name), e as u64);
+        }
+        assert_eq!(
+            EncryptionType::from_u8(encryption_types().len() as u8),
+            None
+        );
+        // Tile kinds: the array reader's TileKind.
+        let kinds = [TileKind::Fixed, TileKind::Var, TileKind::Validity];
+        assert_eq!(tile_kinds().len(), kinds.len());
+        for ((name, value), kind) in tile_kinds().into_iter().zip(kinds) {
+            assert_eq!(get(&h, name), kind as u64, "{name}");
+            assert_eq!(super::super::array::tile_kind(value as u32).unwrap(), kind);
+        }
+        assert!(super::super::array::tile_kind(kinds.len() as u32).is_err());
+        // Format constants.
+        assert_eq!(
+            get(&h, "TDB_FORMAT_VERSION"),
+            crate::pipeline::FORMAT_VERSION as u64
+        );
+        assert_eq!(
+            get(&h, "TDB_GENERIC_TILE_HEADER_BASE_SIZE"),
+            crate::pipeline::generic_tile::HEADER_BASE_SIZE as u64
+        );
+    }
+
+    #[test]
+    fn array_pipeline_kinds_select_the_schema_pipelines() {
+        let h = header_constants();
+        let path = std::ffi::CString::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/c_array/dense"
+        ))
+        .unwrap();
+        let null_err = std::ptr::null_mut();
+        // SAFETY: valid pointers for every call; the handles are freed once.
+        unsafe {
+            let mut a = std::ptr::null_mut();
+            assert_eq!(
+                tdb_array_open(path.as_ptr(), std::ptr::null(), 0, &mut a, null_err),
+                tdb_status_t::TDB_OK
+            );
+            for (name, value) in pipeline_kinds() {
+                assert_eq!(get(&h, name), value);
+                let mut p = std::ptr::null_mut();
+                let status = tdb_array_pipeline(a, c"a".as_ptr(), value as u32, &mut p, null_err);
+                assert_eq!(status, tdb_status_t::TDB_OK, "{name}");
+                tdb_pipeline_free(p);
+            }
+            let mut p = std::ptr::null_mut();
+            let unknown = pipeline_kinds().len() as u32;
+            let status = tdb_array_pipeline(a, c"a".as_ptr(), unknown, &mut p, null_err);
+            assert_eq!(status, tdb_status_t::TDB_ERR_INVALID_ARGUMENT);
+            assert!(p.is_null());
+            tdb_array_free(a);
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! `tdb_error_t`: an owned error carrying a status and a message.
 
 use super::constants::tdb_status_t;
+use super::guard::{self, infallible};
 use crate::error::Error;
 use std::ffi::{CString, c_char};
 
@@ -12,11 +13,9 @@ pub struct tdb_error_t {
 
 impl tdb_error_t {
     pub(crate) fn from_error(e: &Error) -> tdb_error_t {
-        let message = CString::new(e.message().replace('\0', "\\0"))
-            .unwrap_or_else(|_| CString::from(c"error message unavailable"));
         tdb_error_t {
             status: status_of(e),
-            message,
+            message: guard::c_string(e.message()),
         }
     }
 }
@@ -38,28 +37,22 @@ pub(crate) fn status_of(e: &Error) -> tdb_status_t {
 /// The status of an error; `TDB_OK` for NULL.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_error_status(error: *const tdb_error_t) -> tdb_status_t {
-    // SAFETY: the caller passes NULL or a pointer obtained from this library and not yet freed.
-    match unsafe { error.as_ref() } {
-        Some(e) => e.status,
-        None => tdb_status_t::TDB_OK,
-    }
+    infallible(tdb_status_t::TDB_ERR_INTERNAL, || {
+        guard::arg(error, "error").map_or(tdb_status_t::TDB_OK, |e| e.status)
+    })
 }
 
 /// The error's message, valid until the error is freed; `""` for NULL.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_error_message(error: *const tdb_error_t) -> *const c_char {
-    // SAFETY: the caller passes NULL or a pointer obtained from this library and not yet freed.
-    match unsafe { error.as_ref() } {
-        Some(e) => e.message.as_ptr(),
-        None => c"".as_ptr(),
-    }
+    infallible(c"".as_ptr(), || {
+        guard::arg(error, "error").map_or(c"".as_ptr(), |e| e.message.as_ptr())
+    })
 }
 
 /// Frees an error. NULL is a no-op.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_error_free(error: *mut tdb_error_t) {
-    if !error.is_null() {
-        // SAFETY: a non-NULL error was created by Box::into_raw in this library and is freed once.
-        drop(unsafe { Box::from_raw(error) });
-    }
+    // SAFETY: the caller passes NULL or an error from this library, not yet freed.
+    unsafe { guard::free_handle(error) }
 }

@@ -14,7 +14,7 @@ mod error;
 mod generic_tile;
 mod guard;
 mod pipeline;
-mod spec;
+mod result;
 mod tile;
 mod types;
 
@@ -23,6 +23,6 @@ pub use constants::*;
 pub use error::*;
 pub use generic_tile::*;
 pub use pipeline::*;
-pub use spec::*;
+pub use result::*;
 pub use tile::*;
 pub use types::*;

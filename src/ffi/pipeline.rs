@@ -1,4 +1,5 @@
-//! `tdb_pipeline_t`: building, configuring, serializing and running a filter pipeline.
+//! `tdb_pipeline_t`: building (also from specs), configuring, serializing and running a filter
+//! pipeline.
 
 use super::constants::tdb_status_t;
 use super::error::tdb_error_t;
@@ -8,7 +9,7 @@ use super::{tdb_datatype_t, tdb_filter_option_t, tdb_filter_type_t};
 use crate::error::Error;
 use crate::filters::config::{OptionKind, OptionValue};
 use crate::{Datatype, FilterOption, FilterType, Pipeline};
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void};
 
 /// A filter pipeline: an ordered list of filters and its settings. Not thread-safe to modify;
 /// filtering and unfiltering through a `const` pipeline from several threads is safe.
@@ -17,8 +18,9 @@ pub struct tdb_pipeline_t {
 }
 
 impl tdb_pipeline_t {
+    /// A new pipeline handle holding `inner`.
     pub(crate) fn new_raw(inner: Pipeline) -> *mut tdb_pipeline_t {
-        Box::into_raw(Box::new(tdb_pipeline_t { inner }))
+        guard::new_handle(tdb_pipeline_t { inner })
     }
 
     pub(crate) fn pipeline(&self) -> &Pipeline {
@@ -33,10 +35,7 @@ pub unsafe extern "C" fn tdb_pipeline_create(
     error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
     guard(error, || {
-        let out = Out::new(pipeline, "pipeline")?;
-        out.set(Box::into_raw(Box::new(tdb_pipeline_t {
-            inner: Pipeline::new(),
-        })));
+        Out::new(pipeline, "pipeline")?.set(tdb_pipeline_t::new_raw(Pipeline::new()));
         Ok(())
     })
 }
@@ -44,14 +43,13 @@ pub unsafe extern "C" fn tdb_pipeline_create(
 /// Frees a pipeline. NULL is a no-op.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_pipeline_free(pipeline: *mut tdb_pipeline_t) {
-    if !pipeline.is_null() {
-        // SAFETY: a non-NULL pipeline was created by Box::into_raw in this library and is freed once.
-        drop(unsafe { Box::from_raw(pipeline) });
-    }
+    // SAFETY: the caller passes NULL or a pipeline from this library, not yet freed.
+    unsafe { guard::free_handle(pipeline) }
 }
 
-/// Appends a filter with TileDB's default options. Unknown types are
-/// `TDB_ERR_INVALID_ARGUMENT`; types this version does not implement are `TDB_ERR_UNSUPPORTED`.
+/// Appends a filter with TileDB's default options; every filter type of TileDB 2.30 is
+/// implemented. Unknown types, and `TDB_FILTER_AES_256_GCM` (set a key with
+/// `tdb_pipeline_set_encryption_key` instead), are `TDB_ERR_INVALID_ARGUMENT`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_pipeline_add_filter(
     pipeline: *mut tdb_pipeline_t,
@@ -90,6 +88,45 @@ fn option_value_size(
         )));
     }
     Ok(kind)
+}
+
+/// Builds a pipeline from a spec: a comma-separated list of TileDB filter names in lower case,
+/// each optionally followed by `:LEVEL` (or `:WINDOW`) and `:option=value` pairs, e.g.
+/// `"bitshuffle,zstd:3"`, `"gzip:level=9"`, `"scale_float:factor=0.5:offset=0:byte_width=4"`.
+/// `"none"` or `""` is the empty pipeline. A malformed spec is `TDB_ERR_INVALID_ARGUMENT`
+/// naming the filter or option that failed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_from_spec(
+    spec: *const c_char,
+    pipeline: *mut *mut tdb_pipeline_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let out = Out::new(pipeline, "pipeline")?;
+        let inner = crate::pipeline::spec::parse(guard::c_str(spec, "spec")?)?;
+        out.set(tdb_pipeline_t::new_raw(inner));
+        Ok(())
+    })
+}
+
+/// Writes the pipeline's spec (the inverse of `tdb_pipeline_from_spec`) as a NUL-terminated
+/// string into `buffer` (`capacity` bytes). `*size` receives the length including the NUL;
+/// when `buffer` is NULL or too small, `*size` is still set and the call returns
+/// `TDB_ERR_BUFFER_TOO_SMALL`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_to_spec(
+    pipeline: *const tdb_pipeline_t,
+    buffer: *mut c_char,
+    capacity: usize,
+    size: *mut usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg(pipeline, "pipeline")?;
+        let size = Out::new(size, "size")?;
+        let text = crate::pipeline::spec::to_spec(&p.inner);
+        guard::copy_c_string_out(&text, buffer, capacity, size, "the pipeline spec")
+    })
 }
 
 /// Sets an option of filter `filter_index` from `value`, a `value_size`-byte value of the
@@ -235,7 +272,7 @@ pub unsafe extern "C" fn tdb_pipeline_serialize(
             buffer,
             capacity,
             size,
-            "serialized pipeline",
+            "the serialized pipeline",
         )
     })
 }
@@ -253,7 +290,7 @@ pub unsafe extern "C" fn tdb_pipeline_deserialize(
     guard(error, || {
         let out = Out::new(pipeline, "pipeline")?;
         let inner = Pipeline::deserialize(guard::bytes(bytes, size, "bytes")?, format_version)?;
-        out.set(Box::into_raw(Box::new(tdb_pipeline_t { inner })));
+        out.set(tdb_pipeline_t::new_raw(inner));
         Ok(())
     })
 }
@@ -472,23 +509,20 @@ pub unsafe extern "C" fn tdb_pipeline_unfilter_into(
     let run = |p: &Pipeline, input: &[u8], dt, buf: &mut [u8]| {
         p.unfilter_tile_into(input, dt, cell_size, buf)
     };
-    // SAFETY: the caller's pointers are passed on unchanged; `unfilter_into` checks them.
-    unsafe {
-        unfilter_into(
-            pipeline,
-            (filtered, size),
-            datatype,
-            (out.cast(), capacity),
-            written,
-            error,
-            run,
-        )
-    }
+    unfilter_into(
+        pipeline,
+        (filtered, size),
+        datatype,
+        (out.cast(), capacity),
+        written,
+        error,
+        run,
+    )
 }
 
 /// The common part of the `*_unfilter_*_into` calls: checks the arguments, runs `run` on the
 /// input and the caller's buffer, and reports the size written or needed.
-unsafe fn unfilter_into(
+fn unfilter_into(
     pipeline: *const tdb_pipeline_t,
     (filtered, size): (*const u8, usize),
     datatype: tdb_datatype_t,
@@ -672,16 +706,13 @@ pub unsafe extern "C" fn tdb_pipeline_unfilter_validity_into(
     let run = |p: &Pipeline, input: &[u8], dt, buf: &mut [u8]| {
         p.unfilter_validity_tile_into(input, dt, dense, buf)
     };
-    // SAFETY: the caller's pointers are passed on unchanged; `unfilter_into` checks them.
-    unsafe {
-        unfilter_into(
-            pipeline,
-            (filtered, size),
-            attribute_datatype,
-            (out, capacity),
-            written,
-            error,
-            run,
-        )
-    }
+    unfilter_into(
+        pipeline,
+        (filtered, size),
+        attribute_datatype,
+        (out, capacity),
+        written,
+        error,
+        run,
+    )
 }

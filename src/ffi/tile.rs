@@ -5,7 +5,6 @@ use super::error::tdb_error_t;
 use super::guard::{self, Out, arg, guard};
 use super::tdb_datatype_t;
 use crate::{Datatype, Tile};
-use std::ffi::c_char;
 
 /// An owned tile: unfiltered cells, or the bytes of a filtered tile.
 pub struct tdb_tile_t {
@@ -13,8 +12,9 @@ pub struct tdb_tile_t {
 }
 
 impl tdb_tile_t {
+    /// A new tile handle holding `inner`.
     pub(crate) fn new_raw(inner: Tile) -> *mut tdb_tile_t {
-        Box::into_raw(Box::new(tdb_tile_t { inner }))
+        guard::new_handle(tdb_tile_t { inner })
     }
 
     pub(crate) fn tile(&self) -> &Tile {
@@ -96,16 +96,17 @@ pub unsafe extern "C" fn tdb_tile_offsets(
 ) -> tdb_status_t {
     guard(error, || {
         let t = arg(tile, "tile")?;
-        let offsets_out = Out::new(offsets, "offsets")?;
-        let count = Out::new(cell_count, "cell_count")?;
+        let (offsets, count) = (
+            Out::new(offsets, "offsets")?,
+            Out::new(cell_count, "cell_count")?,
+        );
         let o = t.inner.offsets().ok_or_else(|| {
             crate::Error::invalid(format!(
                 "tile is not var-size (a fixed-size {} tile has no offsets)",
                 t.inner.datatype()
             ))
         })?;
-        offsets_out.set(o.as_ptr());
-        count.set(o.len());
+        offsets.set_slice(Some(o), count);
         Ok(())
     })
 }
@@ -120,10 +121,7 @@ pub unsafe extern "C" fn tdb_tile_data(
 ) -> tdb_status_t {
     guard(error, || {
         let t = arg(tile, "tile")?;
-        let data = Out::new(data, "data")?;
-        let size = Out::new(size, "size")?;
-        data.set(t.inner.data().as_ptr());
-        size.set(t.inner.data().len());
+        Out::new(data, "data")?.set_slice(Some(t.inner.data()), Out::new(size, "size")?);
         Ok(())
     })
 }
@@ -131,10 +129,8 @@ pub unsafe extern "C" fn tdb_tile_data(
 /// Frees a tile. NULL is a no-op.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_tile_free(tile: *mut tdb_tile_t) {
-    if !tile.is_null() {
-        // SAFETY: a non-NULL tile was created by Box::into_raw in this library and is freed once.
-        drop(unsafe { Box::from_raw(tile) });
-    }
+    // SAFETY: the caller passes NULL or a tile from this library, not yet freed.
+    unsafe { guard::free_handle(tile) }
 }
 
 /// The size in bytes of the filtered tile at the start of `bytes` (tiles are self-delimiting),
@@ -153,16 +149,4 @@ pub unsafe extern "C" fn tdb_filtered_tile_size(
         )?);
         Ok(())
     })
-}
-
-/// The library version, e.g. `"0.2.0"`.
-#[unsafe(no_mangle)]
-pub extern "C" fn tdb_version() -> *const c_char {
-    static VERSION: &std::ffi::CStr = match std::ffi::CStr::from_bytes_with_nul(
-        concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes(),
-    ) {
-        Ok(v) => v,
-        Err(_) => c"unknown",
-    };
-    VERSION.as_ptr()
 }

@@ -1,10 +1,11 @@
-//! The library names its own types: datatype sizes and names, filter type names, status
-//! names. Names are the lower-case names of pipeline specs and the CLI, as static strings.
+//! The calls without a handle: the library names its own types (datatype sizes and names,
+//! filter type names, status names; names are the lower-case names of pipeline specs and the
+//! CLI, as static strings) and its version.
 
 use super::constants::{STATUSES, status_c_name, tdb_datatype_t, tdb_filter_type_t, tdb_status_t};
 use super::error::tdb_error_t;
-use super::guard::{Out, guard};
-use crate::error::{Error, Result};
+use super::guard::{self, Out, guard, infallible};
+use crate::error::Error;
 use crate::{Datatype, FilterType};
 use std::ffi::{CStr, CString, c_char};
 use std::sync::OnceLock;
@@ -33,17 +34,6 @@ pub(crate) fn filter_type_c_name(t: FilterType) -> &'static CStr {
         .position(|x| *x == t)
         .expect("FilterType::ALL holds every filter type");
     &names[index]
-}
-
-/// A C string argument as UTF-8 text, naming the argument when it is NULL or not UTF-8.
-fn text_arg<'a>(p: *const c_char, name: &str) -> Result<&'a str> {
-    if p.is_null() {
-        return Err(Error::invalid(format!("{name} is NULL")));
-    }
-    // SAFETY: the caller passes a NUL-terminated string (checked non-NULL above).
-    unsafe { CStr::from_ptr(p) }
-        .to_str()
-        .map_err(|_| Error::invalid(format!("{name} is not valid UTF-8")))
 }
 
 /// The size in bytes of one value of `datatype`, as TileDB's `tiledb_datatype_size` (INT64 8,
@@ -89,7 +79,7 @@ pub unsafe extern "C" fn tdb_datatype_from_name(
 ) -> tdb_status_t {
     guard(error, || {
         let out = Out::new(datatype, "datatype")?;
-        let text = text_arg(name, "name")?;
+        let text = guard::c_str(name, "name")?;
         let d = Datatype::from_name(text)
             .ok_or_else(|| Error::invalid(format!("unknown datatype name '{text}'")))?;
         out.set(d as tdb_datatype_t);
@@ -124,7 +114,7 @@ pub unsafe extern "C" fn tdb_filter_type_from_name(
 ) -> tdb_status_t {
     guard(error, || {
         let out = Out::new(r#type, "type")?;
-        let text = text_arg(name, "name")?;
+        let text = guard::c_str(name, "name")?;
         let t = FilterType::from_name(text)
             .ok_or_else(|| Error::invalid(format!("unknown filter type name '{text}'")))?;
         out.set(t as tdb_filter_type_t);
@@ -136,9 +126,23 @@ pub unsafe extern "C" fn tdb_filter_type_from_name(
 /// `"TDB_ERR_UNKNOWN"`. A static string, never NULL and never freed.
 #[unsafe(no_mangle)]
 pub extern "C" fn tdb_status_name(status: i32) -> *const c_char {
-    STATUSES
-        .iter()
-        .find(|s| **s as i32 == status)
-        .map_or(c"TDB_ERR_UNKNOWN", |s| status_c_name(*s))
-        .as_ptr()
+    infallible(c"TDB_ERR_UNKNOWN", || {
+        STATUSES
+            .iter()
+            .find(|s| **s as i32 == status)
+            .map_or(c"TDB_ERR_UNKNOWN", |s| status_c_name(*s))
+    })
+    .as_ptr()
+}
+
+/// The library version, e.g. `"0.2.0"`.
+#[unsafe(no_mangle)]
+pub extern "C" fn tdb_version() -> *const c_char {
+    static VERSION: &std::ffi::CStr = match std::ffi::CStr::from_bytes_with_nul(
+        concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes(),
+    ) {
+        Ok(v) => v,
+        Err(_) => c"unknown",
+    };
+    VERSION.as_ptr()
 }

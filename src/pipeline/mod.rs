@@ -655,7 +655,7 @@ fn rejects_input(f: &Filter, t: Datatype) -> Option<&'static str> {
     }
 }
 
-/// Refuses filters that cannot be part of a pipeline in this build.
+/// Refuses the internal AES-256-GCM filter, which a pipeline gets only from its key.
 fn check_filter(filter: &Filter) -> Result<()> {
     let t = filter.filter_type();
     if t == FilterType::Aes256Gcm {

@@ -25,7 +25,7 @@ impl Pipeline {
     }
 
     /// Parses exactly one serialized pipeline spanning all of `bytes`, with the option layouts
-    /// of `format_version` (§2.2). Filters this build does not implement give `Unsupported`.
+    /// of `format_version` (§2.2). An unknown filter type is `CorruptData`.
     pub fn deserialize(bytes: &[u8], format_version: u32) -> Result<Pipeline> {
         let (p, used) = Pipeline::deserialize_prefix(bytes, format_version)?;
         if used != bytes.len() {

@@ -156,12 +156,12 @@ class Library:
         protos = {
             "tdb_pipeline_create": (c_int, [POINTER(c_void_p), perr]),
             "tdb_pipeline_add_filter": (c_int, [c_void_p, c_uint32, perr]),
-            "tdb_pipeline_set_option": (c_int, [c_void_p, c_uint32, c_uint32, c_void_p, perr]),
+            "tdb_pipeline_set_option": (c_int, [c_void_p, c_uint32, c_uint32, c_void_p, c_size_t, perr]),
             "tdb_pipeline_serialize": (c_int, [c_void_p, c_void_p, c_size_t, POINTER(c_size_t), perr]),
             "tdb_pipeline_deserialize": (c_int, [c_void_p, c_size_t, c_uint32, POINTER(c_void_p), perr]),
             "tdb_pipeline_free": (None, [c_void_p]),
             "tdb_tile_create": (c_int, [c_uint32, c_uint64, c_void_p, c_size_t, POINTER(c_void_p), perr]),
-            "tdb_tile_data": (c_int, [c_void_p, POINTER(c_void_p), POINTER(c_size_t)]),
+            "tdb_tile_data": (c_int, [c_void_p, POINTER(c_void_p), POINTER(c_size_t), perr]),
             "tdb_tile_free": (None, [c_void_p]),
             "tdb_pipeline_filter": (c_int, [c_void_p, c_void_p, POINTER(c_void_p), perr]),
             "tdb_pipeline_unfilter": (c_int, [c_void_p, c_void_p, c_size_t, c_uint32, c_uint64,
@@ -180,7 +180,7 @@ class Library:
         optional = {
             "tdb_tile_create_var": (c_int, [c_uint32, POINTER(c_uint64), c_size_t, c_void_p, c_size_t,
                                             POINTER(c_void_p), perr]),
-            "tdb_tile_offsets": (c_int, [c_void_p, POINTER(POINTER(c_uint64)), POINTER(c_size_t)]),
+            "tdb_tile_offsets": (c_int, [c_void_p, POINTER(POINTER(c_uint64)), POINTER(c_size_t), perr]),
             "tdb_pipeline_filter_var": (c_int, [c_void_p, c_void_p, c_void_p, POINTER(c_void_p),
                                                 POINTER(c_void_p), perr]),
             "tdb_pipeline_unfilter_var": (c_int, [c_void_p, c_void_p, c_void_p, c_size_t, c_void_p, c_size_t,
@@ -305,10 +305,9 @@ class Tile(_Handle):
     _free_name = "tdb_tile_free"
 
     def data(self) -> bytes:
-        p, n = c_void_p(), c_size_t()
-        st = self.lib._dll.tdb_tile_data(self.ptr, byref(p), byref(n))
-        if st != TDB_OK:
-            raise TdbError("tdb_tile_data", st, "(tdb_tile_data has no error object)")
+        p, n, err = c_void_p(), c_size_t(), c_void_p()
+        st = self.lib._dll.tdb_tile_data(self.ptr, byref(p), byref(n), byref(err))
+        self.lib._check("tdb_tile_data", st, err)
         if n.value == 0:
             return b""
         return ctypes.string_at(p.value, n.value)
@@ -316,10 +315,9 @@ class Tile(_Handle):
     def offsets(self):
         """The var-size tile's offsets as a numpy uint64 array (a copy)."""
         import numpy as np
-        p, n = POINTER(c_uint64)(), c_size_t()
-        st = self.lib._dll.tdb_tile_offsets(self.ptr, byref(p), byref(n))
-        if st != TDB_OK:
-            raise TdbError("tdb_tile_offsets", st, "(tdb_tile_offsets has no error object)")
+        p, n, err = POINTER(c_uint64)(), c_size_t(), c_void_p()
+        st = self.lib._dll.tdb_tile_offsets(self.ptr, byref(p), byref(n), byref(err))
+        self.lib._check("tdb_tile_offsets", st, err)
         if n.value == 0:
             return np.zeros(0, dtype=np.uint64)
         return np.ctypeslib.as_array(p, shape=(n.value,)).copy()
@@ -338,7 +336,7 @@ class Pipeline(_Handle):
         err = c_void_p()
         st = self.lib._dll.tdb_pipeline_set_option(
             self.ptr, index, FILTER_OPTIONS["COMPRESSION_LEVEL"], ctypes.cast(byref(value), c_void_p),
-            byref(err))
+            ctypes.sizeof(value), byref(err))
         self.lib._check("tdb_pipeline_set_option", st, err)
 
     def set_option(self, index: int, option: int, value):
@@ -348,7 +346,7 @@ class Pipeline(_Handle):
         raw = (ctypes.c_ubyte * struct.calcsize(code)).from_buffer_copy(struct.pack("<" + code, value))
         err = c_void_p()
         st = self.lib._dll.tdb_pipeline_set_option(self.ptr, index, option, ctypes.cast(raw, c_void_p),
-                                                   byref(err))
+                                                   ctypes.sizeof(raw), byref(err))
         self.lib._check("tdb_pipeline_set_option", st, err)
 
     def serialize(self) -> bytes:

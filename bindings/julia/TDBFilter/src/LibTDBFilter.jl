@@ -70,14 +70,14 @@ tdb_pipeline_free(pipeline) =
 tdb_pipeline_add_filter(pipeline, type, error) =
     ccall((:tdb_pipeline_add_filter, libtdbfilter), Cint, (Ptr{PipelineHandle}, UInt32, Ref{Ptr{Error}}),
           pipeline, type, error)
-tdb_pipeline_set_option(pipeline, filter_index, option, value, error) =
+tdb_pipeline_set_option(pipeline, filter_index, option, value, value_size, error) =
     ccall((:tdb_pipeline_set_option, libtdbfilter), Cint,
-          (Ptr{PipelineHandle}, UInt32, UInt32, Ptr{Cvoid}, Ref{Ptr{Error}}),
-          pipeline, filter_index, option, value, error)
-tdb_pipeline_get_option(pipeline, filter_index, option, value, error) =
-    ccall((:tdb_pipeline_get_option, libtdbfilter), Cint,
-          (Ptr{PipelineHandle}, UInt32, UInt32, Ptr{Cvoid}, Ref{Ptr{Error}}),
-          pipeline, filter_index, option, value, error)
+          (Ptr{PipelineHandle}, UInt32, UInt32, Ptr{Cvoid}, Csize_t, Ref{Ptr{Error}}),
+          pipeline, filter_index, option, value, value_size, error)
+tdb_pipeline_option(pipeline, filter_index, option, value, value_size, error) =
+    ccall((:tdb_pipeline_option, libtdbfilter), Cint,
+          (Ptr{PipelineHandle}, UInt32, UInt32, Ptr{Cvoid}, Csize_t, Ref{Ptr{Error}}),
+          pipeline, filter_index, option, value, value_size, error)
 tdb_pipeline_filter_count(pipeline, count, error) =
     ccall((:tdb_pipeline_filter_count, libtdbfilter), Cint,
           (Ptr{PipelineHandle}, Ref{UInt32}, Ref{Ptr{Error}}), pipeline, count, error)
@@ -179,12 +179,13 @@ tdb_tile_create_var(datatype, offsets, cell_count, data, size, tile, error) =
     ccall((:tdb_tile_create_var, libtdbfilter), Cint,
           (UInt32, Ptr{UInt64}, Csize_t, Ptr{Cvoid}, Csize_t, Ref{Ptr{TileHandle}}, Ref{Ptr{Error}}),
           datatype, offsets, cell_count, data, size, tile, error)
-tdb_tile_offsets(tile, offsets, cell_count) =
+tdb_tile_offsets(tile, offsets, cell_count, error) =
     ccall((:tdb_tile_offsets, libtdbfilter), Cint,
-          (Ptr{TileHandle}, Ref{Ptr{UInt64}}, Ref{Csize_t}), tile, offsets, cell_count)
-tdb_tile_data(tile, data, size) =
+          (Ptr{TileHandle}, Ref{Ptr{UInt64}}, Ref{Csize_t}, Ref{Ptr{Error}}),
+          tile, offsets, cell_count, error)
+tdb_tile_data(tile, data, size, error) =
     ccall((:tdb_tile_data, libtdbfilter), Cint,
-          (Ptr{TileHandle}, Ref{Ptr{UInt8}}, Ref{Csize_t}), tile, data, size)
+          (Ptr{TileHandle}, Ref{Ptr{UInt8}}, Ref{Csize_t}, Ref{Ptr{Error}}), tile, data, size, error)
 tdb_tile_free(tile) = ccall((:tdb_tile_free, libtdbfilter), Cvoid, (Ptr{TileHandle},), tile)
 tdb_filtered_tile_size(bytes, size, tile_size, error) =
     ccall((:tdb_filtered_tile_size, libtdbfilter), Cint,
@@ -205,14 +206,15 @@ tdb_array_set_threads(array, threads, error) =
 tdb_array_set_memory_limit(array, bytes, error) =
     ccall((:tdb_array_set_memory_limit, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, UInt64, Ref{Ptr{Error}}), array, bytes, error)
-tdb_array_read(array, field, subarray, result, error) =
+tdb_array_read(array, field, subarray, subarray_size, result, error) =
     ccall((:tdb_array_read, libtdbfilter), Cint,
-          (Ptr{ArrayHandle}, Cstring, Ptr{Cvoid}, Ref{Ptr{ResultHandle}}, Ref{Ptr{Error}}),
-          array, field, subarray, result, error)
-tdb_array_read_fields(array, fields, field_num, subarray, results, error) =
+          (Ptr{ArrayHandle}, Cstring, Ptr{Cvoid}, Csize_t, Ref{Ptr{ResultHandle}}, Ref{Ptr{Error}}),
+          array, field, subarray, subarray_size, result, error)
+tdb_array_read_fields(array, fields, field_count, subarray, subarray_size, results, error) =
     ccall((:tdb_array_read_fields, libtdbfilter), Cint,
-          (Ptr{ArrayHandle}, Ptr{Cstring}, Csize_t, Ptr{Cvoid}, Ptr{Ptr{ResultHandle}}, Ref{Ptr{Error}}),
-          array, fields, field_num, subarray, results, error)
+          (Ptr{ArrayHandle}, Ptr{Cstring}, Csize_t, Ptr{Cvoid}, Csize_t, Ptr{Ptr{ResultHandle}},
+           Ref{Ptr{Error}}),
+          array, fields, field_count, subarray, subarray_size, results, error)
 tdb_result_data(result, data, size, error) =
     ccall((:tdb_result_data, libtdbfilter), Cint,
           (Ptr{ResultHandle}, Ref{Ptr{UInt8}}, Ref{Csize_t}, Ref{Ptr{Error}}), result, data, size, error)
@@ -232,20 +234,23 @@ tdb_result_free(result) = ccall((:tdb_result_free, libtdbfilter), Cvoid, (Ptr{Re
 tdb_array_enumeration(array, name, values, error) =
     ccall((:tdb_array_enumeration, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, Cstring, Ref{Ptr{ResultHandle}}, Ref{Ptr{Error}}), array, name, values, error)
-tdb_array_metadata_num(array, count, error) =
-    ccall((:tdb_array_metadata_num, libtdbfilter), Cint,
+tdb_array_metadata_count(array, count, error) =
+    ccall((:tdb_array_metadata_count, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, Ref{UInt32}, Ref{Ptr{Error}}), array, count, error)
-tdb_array_metadata(array, index, key, datatype, value_num, value, error) =
-    ccall((:tdb_array_metadata, libtdbfilter), Cint,
+tdb_array_metadata_entry(array, index, key, datatype, value_count, value, error) =
+    ccall((:tdb_array_metadata_entry, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, UInt32, Ref{Ptr{UInt8}}, Ref{UInt32}, Ref{UInt32}, Ref{Ptr{Cvoid}}, Ref{Ptr{Error}}),
-          array, index, key, datatype, value_num, value, error)
+          array, index, key, datatype, value_count, value, error)
 tdb_array_schema_info(array, array_type, tile_order, cell_order, capacity, allows_dups, version, error) =
     ccall((:tdb_array_schema_info, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, Ref{UInt8}, Ref{UInt8}, Ref{UInt8}, Ref{UInt64}, Ref{Bool}, Ref{UInt32}, Ref{Ptr{Error}}),
           array, array_type, tile_order, cell_order, capacity, allows_dups, version, error)
-tdb_array_field_num(array, dim_num, attribute_num, error) =
-    ccall((:tdb_array_field_num, libtdbfilter), Cint,
-          (Ptr{ArrayHandle}, Ref{UInt32}, Ref{UInt32}, Ref{Ptr{Error}}), array, dim_num, attribute_num, error)
+tdb_array_dimension_count(array, count, error) =
+    ccall((:tdb_array_dimension_count, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, Ref{UInt32}, Ref{Ptr{Error}}), array, count, error)
+tdb_array_attribute_count(array, count, error) =
+    ccall((:tdb_array_attribute_count, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, Ref{UInt32}, Ref{Ptr{Error}}), array, count, error)
 tdb_array_dimension(array, index, name, datatype, cell_val_num, error) =
     ccall((:tdb_array_dimension, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, UInt32, Ref{Ptr{UInt8}}, Ref{UInt32}, Ref{UInt32}, Ref{Ptr{Error}}),
@@ -266,24 +271,27 @@ tdb_array_pipeline(array, field, kind, pipeline, error) =
     ccall((:tdb_array_pipeline, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, Cstring, UInt32, Ref{Ptr{PipelineHandle}}, Ref{Ptr{Error}}),
           array, field, kind, pipeline, error)
-tdb_array_fragment_num(array, count, error) =
-    ccall((:tdb_array_fragment_num, libtdbfilter), Cint,
+tdb_array_fragment_count(array, count, error) =
+    ccall((:tdb_array_fragment_count, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, Ref{UInt32}, Ref{Ptr{Error}}), array, count, error)
-tdb_array_fragment(array, index, name, timestamp_start, timestamp_end, version, dense, cell_num,
-                   tile_num, error) =
+tdb_array_fragment(array, index, name, timestamp_start, timestamp_end, version, dense, cell_count,
+                   tile_count, error) =
     ccall((:tdb_array_fragment, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, UInt32, Ref{Ptr{UInt8}}, Ref{UInt64}, Ref{UInt64}, Ref{UInt32}, Ref{Bool},
            Ref{UInt64}, Ref{UInt64}, Ref{Ptr{Error}}),
-          array, index, name, timestamp_start, timestamp_end, version, dense, cell_num, tile_num, error)
+          array, index, name, timestamp_start, timestamp_end, version, dense, cell_count, tile_count, error)
 tdb_array_fragment_non_empty_domain(array, index, dim, lo, lo_size, hi, hi_size, error) =
     ccall((:tdb_array_fragment_non_empty_domain, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, UInt32, UInt32, Ref{Ptr{Cvoid}}, Ref{Csize_t}, Ref{Ptr{Cvoid}}, Ref{Csize_t},
            Ref{Ptr{Error}}),
           array, index, dim, lo, lo_size, hi, hi_size, error)
-tdb_array_tile_count(array, fragment, tile, tile_num, cell_num, error) =
+tdb_array_tile_count(array, fragment, count, error) =
     ccall((:tdb_array_tile_count, libtdbfilter), Cint,
-          (Ptr{ArrayHandle}, UInt32, UInt64, Ref{UInt64}, Ref{UInt64}, Ref{Ptr{Error}}),
-          array, fragment, tile, tile_num, cell_num, error)
+          (Ptr{ArrayHandle}, UInt32, Ref{UInt64}, Ref{Ptr{Error}}), array, fragment, count, error)
+tdb_array_tile_cell_count(array, fragment, tile, count, error) =
+    ccall((:tdb_array_tile_cell_count, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt32, UInt64, Ref{UInt64}, Ref{Ptr{Error}}),
+          array, fragment, tile, count, error)
 tdb_array_tile_location(array, fragment, field, tile, kind, path, capacity, path_size, offset, size,
                         error) =
     ccall((:tdb_array_tile_location, libtdbfilter), Cint,
@@ -295,6 +303,23 @@ tdb_array_tile_read(array, fragment, field, tile, result, error) =
           (Ptr{ArrayHandle}, UInt32, Cstring, UInt64, Ref{Ptr{ResultHandle}}, Ref{Ptr{Error}}),
           array, fragment, field, tile, result, error)
 
+# Names and sizes of types, status names (no handle).
+tdb_datatype_size(datatype, size, error) =
+    ccall((:tdb_datatype_size, libtdbfilter), Cint,
+          (UInt32, Ref{UInt64}, Ref{Ptr{Error}}), datatype, size, error)
+tdb_datatype_name(datatype, name, error) =
+    ccall((:tdb_datatype_name, libtdbfilter), Cint,
+          (UInt32, Ref{Ptr{UInt8}}, Ref{Ptr{Error}}), datatype, name, error)
+tdb_datatype_from_name(name, datatype, error) =
+    ccall((:tdb_datatype_from_name, libtdbfilter), Cint,
+          (Cstring, Ref{UInt32}, Ref{Ptr{Error}}), name, datatype, error)
+tdb_filter_type_name(type, name, error) =
+    ccall((:tdb_filter_type_name, libtdbfilter), Cint,
+          (UInt32, Ref{Ptr{UInt8}}, Ref{Ptr{Error}}), type, name, error)
+tdb_filter_type_from_name(name, type, error) =
+    ccall((:tdb_filter_type_from_name, libtdbfilter), Cint,
+          (Cstring, Ref{UInt32}, Ref{Ptr{Error}}), name, type, error)
+tdb_status_name(status) = ccall((:tdb_status_name, libtdbfilter), Cstring, (Int32,), status)
 tdb_version() = ccall((:tdb_version, libtdbfilter), Cstring, ())
 
 end # module

@@ -27,6 +27,8 @@ include("constants.jl")
 export Pipeline, TDBFilterError, Status, unfilter, filter_var, unfilter_var,
        serialize, deserialize, spec, set_threads!, set_max_chunk_size!, set_memory_limit!, set_format_version!, set_encryption_key!,
        set_level!, level, filter_types, generic_tile_write, generic_tile_read, datatype_of,
+       datatype_name, datatype_from_name, datatype_size, filter_type_name, filter_type_from_name,
+       status_name,
        TDBArray, ArrayField, fields, metadata, enumeration
 
 """
@@ -139,14 +141,16 @@ end
 """Sets the compression level of filter `index` (0-based, as in the C API)."""
 function set_level!(p::Pipeline, index::Integer, lvl::Integer)
     v = Ref{Int32}(lvl)
-    checked(err -> L.tdb_pipeline_set_option(handle(p), index, TDB_COMPRESSION_LEVEL, v, err))
+    checked(err -> L.tdb_pipeline_set_option(handle(p), index, TDB_COMPRESSION_LEVEL, v,
+                                             sizeof(Int32), err))
     return p
 end
 
 """The compression level of filter `index` (0-based)."""
 function level(p::Pipeline, index::Integer)
     v = Ref{Int32}(0)
-    checked(err -> L.tdb_pipeline_get_option(handle(p), index, TDB_COMPRESSION_LEVEL, v, err))
+    checked(err -> L.tdb_pipeline_option(handle(p), index, TDB_COMPRESSION_LEVEL, v, sizeof(Int32),
+                                         err))
     return v[]
 end
 
@@ -208,7 +212,7 @@ function take_tile!(tile::Ptr{Cvoid})
     try
         data = Ref{Ptr{UInt8}}(C_NULL)
         n = Ref{Csize_t}(0)
-        checked(err -> L.tdb_tile_data(tile, data, n))
+        checked(err -> L.tdb_tile_data(tile, data, n, err))
         return n[] == 0 ? UInt8[] : copy(unsafe_wrap(Array, data[], n[]))
     finally
         L.tdb_tile_free(tile)
@@ -294,10 +298,10 @@ function unfilter_var(dp::Pipeline, op::Pipeline, fo::AbstractVector{UInt8},
     try
         offs = Ref{Ptr{UInt64}}(C_NULL)
         n = Ref{Csize_t}(0)
-        checked(err -> L.tdb_tile_offsets(tile[], offs, n))
+        checked(err -> L.tdb_tile_offsets(tile[], offs, n, err))
         data = Ref{Ptr{UInt8}}(C_NULL)
         size = Ref{Csize_t}(0)
-        checked(err -> L.tdb_tile_data(tile[], data, size))
+        checked(err -> L.tdb_tile_data(tile[], data, size, err))
         offsets = n[] == 0 ? UInt64[] : copy(unsafe_wrap(Array, offs[], n[]))
         bytes = size[] == 0 ? UInt8[] : copy(unsafe_wrap(Array, data[], size[]))
         ends = vcat(offsets[2:end], UInt64(length(bytes)))
@@ -329,6 +333,57 @@ function generic_tile_read(bytes::AbstractVector{UInt8}; key::AbstractVector{UIn
                                            length(k), tile, consumed, err))
     return take_tile!(tile[]), Int(consumed[])
 end
+
+"""
+    datatype_name(datatype) -> String
+
+The library's lower-case name of a TileDB datatype number (`"int32"`, `"string_utf8"`, …).
+"""
+function datatype_name(datatype::Integer)
+    name = Ref{Ptr{UInt8}}(C_NULL)
+    checked(err -> L.tdb_datatype_name(datatype, name, err))
+    return unsafe_string(name[])
+end
+
+"""
+    datatype_from_name(name) -> UInt32
+
+The datatype number of `name`, case-insensitively (`"int64"`, `"INT64"`, `"TILEDB_INT64"`).
+"""
+function datatype_from_name(name::AbstractString)
+    dt = Ref{UInt32}(0)
+    checked(err -> L.tdb_datatype_from_name(name, dt, err))
+    return dt[]
+end
+
+"""The bytes of one value of a TileDB datatype (TileDB's `tiledb_datatype_size`)."""
+function datatype_size(datatype::Integer)
+    size = Ref{UInt64}(0)
+    checked(err -> L.tdb_datatype_size(datatype, size, err))
+    return Int(size[])
+end
+
+"""The spec name of a TileDB filter type number (`"gzip"`, `"dictionary"`, …)."""
+function filter_type_name(type::Integer)
+    name = Ref{Ptr{UInt8}}(C_NULL)
+    checked(err -> L.tdb_filter_type_name(type, name, err))
+    return unsafe_string(name[])
+end
+
+"""
+    filter_type_from_name(name) -> UInt32
+
+The filter type number of `name`, case-insensitively (`"zstd"`, `"DICTIONARY_ENCODING"`,
+`"TILEDB_FILTER_GZIP"`).
+"""
+function filter_type_from_name(name::AbstractString)
+    t = Ref{UInt32}(0)
+    checked(err -> L.tdb_filter_type_from_name(name, t, err))
+    return t[]
+end
+
+"""The name of a status code (`"TDB_ERR_CORRUPT_DATA"`; `"TDB_ERR_UNKNOWN"` for other values)."""
+status_name(status::Integer) = unsafe_string(L.tdb_status_name(Int32(status)))
 
 """The library's version string."""
 version() = unsafe_string(L.tdb_version())

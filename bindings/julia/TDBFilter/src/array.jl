@@ -65,7 +65,8 @@ end
 """The dimensions and the attributes of the array's schema."""
 function fields(a::TDBArray)
     nd, na = Ref{UInt32}(0), Ref{UInt32}(0)
-    checked(err -> L.tdb_array_field_num(handle(a), nd, na, err))
+    checked(err -> L.tdb_array_dimension_count(handle(a), nd, err))
+    checked(err -> L.tdb_array_attribute_count(handle(a), na, err))
     name, dt, cvn, nullable = Ref{Ptr{UInt8}}(C_NULL), Ref{UInt32}(0), Ref{UInt32}(0), Ref{Bool}(false)
     dims = ArrayField[]
     for i in 0:Int(nd[])-1
@@ -83,11 +84,11 @@ end
 """The array metadata: key => (datatype, raw little-endian bytes of the values)."""
 function metadata(a::TDBArray)
     n = Ref{UInt32}(0)
-    checked(err -> L.tdb_array_metadata_num(handle(a), n, err))
+    checked(err -> L.tdb_array_metadata_count(handle(a), n, err))
     out = Dict{String,Tuple{UInt32,Vector{UInt8}}}()
     key, dt, num, value = Ref{Ptr{UInt8}}(C_NULL), Ref{UInt32}(0), Ref{UInt32}(0), Ref{Ptr{Cvoid}}(C_NULL)
     for i in 0:Int(n[])-1
-        checked(err -> L.tdb_array_metadata(handle(a), i, key, dt, num, value, err))
+        checked(err -> L.tdb_array_metadata_entry(handle(a), i, key, dt, num, value, err))
         size = Int(num[]) * datatype_size(dt[])
         bytes = size == 0 ? UInt8[] : copy(unsafe_wrap(Array, Ptr{UInt8}(value[]), size))
         out[unsafe_string(key[])] = (dt[], bytes)
@@ -101,11 +102,6 @@ const JULIA_TYPES = Dict{UInt32,DataType}(
     TDB_INT8 => Int8, TDB_UINT8 => UInt8, TDB_INT16 => Int16, TDB_UINT16 => UInt16,
     TDB_UINT32 => UInt32, TDB_UINT64 => UInt64, TDB_BOOL => Bool)
 const TEXT_TYPES = (TDB_CHAR, TDB_STRING_ASCII, TDB_STRING_UTF8)
-
-datatype_size(dt::UInt32) = haskey(JULIA_TYPES, dt) ? sizeof(JULIA_TYPES[dt]) :
-                            dt in (TDB_STRING_UTF16, TDB_STRING_UCS2) ? 2 :
-                            dt in (TDB_STRING_UTF32, TDB_STRING_UCS4) ? 4 :
-                            dt >= 18 && dt <= 39 ? 8 : 1
 
 """
 Converts a C result into Julia values and frees it: a `Vector{T}` of fixed cells (a matrix of
@@ -166,7 +162,8 @@ function Base.read(a::TDBArray, names::AbstractVector{<:AbstractString}, subarra
             throw(ArgumentError("$(length(subarray)) ranges for $(length(dims)) dimensions"))
         for (d, (lo, hi)) in zip(dims, subarray)
             T = get(JULIA_TYPES, d.datatype, nothing)
-            T === nothing && throw(ArgumentError("dimension $(d.name): subarrays need numeric dimensions"))
+            T === nothing && throw(ArgumentError(
+                "dimension $(d.name) ($(datatype_name(d.datatype))): subarrays need numeric dimensions"))
             append!(sub, reinterpret(UInt8, T[lo, hi]))
         end
     end
@@ -176,7 +173,7 @@ function Base.read(a::TDBArray, names::AbstractVector{<:AbstractString}, subarra
         cnames = [Base.unsafe_convert(Cstring, s) for s in strs]
         GC.@preserve cnames checked(err -> L.tdb_array_read_fields(handle(a), pointer(cnames), length(names),
                                                                     isempty(sub) ? C_NULL : pointer(sub),
-                                                                    pointer(results), err))
+                                                                    length(sub), pointer(results), err))
     end
     out = Dict{String,Any}()
     for (n, r) in zip(names, results)

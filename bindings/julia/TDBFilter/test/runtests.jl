@@ -57,6 +57,20 @@ using TDBFilter
     payload, consumed = generic_tile_read(g)
     @test String(payload) == "a schema" && consumed == length(g)
 
+    # The library names its types.
+    @test datatype_name(TDBFilter.TDB_INT64) == "int64"
+    @test datatype_from_name("TILEDB_STRING_UTF8") == TDBFilter.TDB_STRING_UTF8
+    @test datatype_size(TDBFilter.TDB_DATETIME_NS) == 8
+    @test all(datatype_from_name(datatype_name(d)) == d for d in UInt32(0):UInt32(43))
+    @test filter_type_name(TDBFilter.TDB_FILTER_DICTIONARY) == "dictionary"
+    @test filter_type_from_name("FILTER_GZIP") == TDBFilter.TDB_FILTER_GZIP
+    @test status_name(TDBFilter.TDB_ERR_CORRUPT_DATA) == "TDB_ERR_CORRUPT_DATA"
+    @test status_name(99) == "TDB_ERR_UNKNOWN"
+    e = try datatype_name(44); nothing catch e; e end
+    @test e isa TDBFilterError && e.status == TDBFilter.TDB_ERR_INVALID_ARGUMENT
+    e = try filter_type_from_name("bitsort"); nothing catch e; e end
+    @test e isa TDBFilterError && occursin("bitsort", e.message)
+
     # Arrays TileDB-Py 0.36.1 wrote (tests/data/c_array, see make_c_array.py).
     arrays = joinpath(@__DIR__, "..", "..", "..", "..", "tests", "data", "c_array")
     a = TDBArray(joinpath(arrays, "dense"); threads = 2)
