@@ -1,7 +1,8 @@
 /*
  * The HDF5 plugin through HDF5 itself: chunked datasets of several types written and read back
  * with several pipelines, the plugin found only through HDF5_PLUGIN_PATH. Checks that a chunk
- * on disk is exactly a TileDB filtered tile, and that a corrupt or truncated chunk makes the
+ * on disk is exactly a TileDB filtered tile, that a dataset created without cd_values gets the
+ * documented default pipeline for its type, and that a corrupt or truncated chunk makes the
  * read fail with the plugin's message on HDF5's error stack instead of crashing.
  *
  * Every HDF5 and tdbfilter call is checked: a call that fails where it must succeed stops the
@@ -130,22 +131,24 @@ static void make_cells(void *buf, hid_t type, int sorted) {
 }
 
 /* Writes dataset `name` of `type` with the cd_values of `spec` (datatype and cell size from
- * the dataset), reads it back and compares. The stored cd_values must be those of `spec` over
- * cells of `tdb_type` and `cell_size`; chunk 0 on disk must unfilter with that pipeline alone. */
-static void roundtrip(hid_t file, const char *name, hid_t type, const char *spec,
+ * the dataset), or with `no_cd` no cd_values at all, reads it back and compares. The stored
+ * cd_values must be those of `spec` over cells of `tdb_type` and `cell_size`; chunk 0 on disk
+ * must unfilter with that pipeline alone. */
+static void roundtrip(hid_t file, const char *name, hid_t type, const char *spec, int no_cd,
                       uint32_t tdb_type, uint32_t cell_size) {
   size_t size = H5SIZE(type);
   uint8_t *cells = xmalloc(N * size), *back = xmalloc(N * size);
   make_cells(cells, type, strstr(spec, "positive_delta") != NULL);
   unsigned cd[256];
-  size_t ncd = cd_of(spec, H5TDBF_FROM_DATASET, 0, cd, 256);
+  size_t ncd = no_cd ? 0 : cd_of(spec, H5TDBF_FROM_DATASET, 0, cd, 256);
   hsize_t dims[1] = {N}, chunk[1] = {CHUNK};
   hid_t space = H5OK(H5Screate_simple(1, dims, NULL));
   hid_t dcpl = H5OK(H5Pcreate(H5P_DATASET_CREATE));
   H5OK(H5Pset_chunk(dcpl, 1, chunk));
-  H5OK(H5Pset_filter(dcpl, H5Z_FILTER_TDBFILTER, H5Z_FLAG_MANDATORY, ncd, cd));
+  H5OK(H5Pset_filter(dcpl, H5Z_FILTER_TDBFILTER, H5Z_FLAG_MANDATORY, ncd, no_cd ? NULL : cd));
   hid_t ds = H5Dcreate2(file, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-  REQUIRE(ds >= 0, "%s (%s): H5Dcreate2 failed", name, spec);
+  REQUIRE(ds >= 0, "%s (%s%s): H5Dcreate2 failed", name, no_cd ? "no cd_values, default " : "",
+          spec);
   H5OK(H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, cells));
   H5OK(H5Dclose(ds));
   ds = H5OK(H5Dopen2(file, name, H5P_DEFAULT));
@@ -270,9 +273,40 @@ int main(int argc, char **argv) {
       {"float64_sha256", H5T_NATIVE_DOUBLE, "bitshuffle,bzip2,checksum_sha256", TDB_FLOAT64},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    roundtrip(file, cases[i].name, cases[i].type, cases[i].spec, cases[i].tdb_type,
+    roundtrip(file, cases[i].name, cases[i].type, cases[i].spec, 0, cases[i].tdb_type,
               (uint32_t)H5SIZE(cases[i].type));
   }
+
+  /* No cd_values (H5Pset_filter(dcpl, 333, flags, 0, NULL)): the default pipeline of the
+   * dataset's type, as h5tdbfilter.h documents. */
+  hid_t str10 = H5OK(H5Tcopy(H5T_C_S1));
+  H5OK(H5Tset_size(str10, 10));
+  hid_t pair = H5OK(H5Tcreate(H5T_COMPOUND, 12));
+  H5OK(H5Tinsert(pair, "a", 0, H5T_NATIVE_INT32));
+  H5OK(H5Tinsert(pair, "b", 4, H5T_NATIVE_DOUBLE));
+  struct {
+    const char *name;
+    hid_t type;
+    const char *spec;
+    uint32_t tdb_type;
+    uint32_t cell_size;
+  } defaults[] = {
+      {"default_int32", H5T_NATIVE_INT32, H5TDBF_DEFAULT_SPEC_NUMERIC, TDB_INT32, 4},
+      {"default_uint16", H5T_NATIVE_UINT16, H5TDBF_DEFAULT_SPEC_NUMERIC, TDB_UINT16, 2},
+      {"default_int64", H5T_NATIVE_INT64, H5TDBF_DEFAULT_SPEC_NUMERIC, TDB_INT64, 8},
+      {"default_float32", H5T_NATIVE_FLOAT, H5TDBF_DEFAULT_SPEC_NUMERIC, TDB_FLOAT32, 4},
+      {"default_float64", H5T_NATIVE_DOUBLE, H5TDBF_DEFAULT_SPEC_NUMERIC, TDB_FLOAT64, 8},
+      {"default_int8", H5T_NATIVE_INT8, H5TDBF_DEFAULT_SPEC_OTHER, TDB_INT8, 1},
+      {"default_uint8", H5T_NATIVE_UINT8, H5TDBF_DEFAULT_SPEC_OTHER, TDB_UINT8, 1},
+      {"default_string10", str10, H5TDBF_DEFAULT_SPEC_OTHER, TDB_UINT8, 1},
+      {"default_compound", pair, H5TDBF_DEFAULT_SPEC_OTHER, TDB_UINT8, 1},
+  };
+  for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
+    roundtrip(file, defaults[i].name, defaults[i].type, defaults[i].spec, 1,
+              defaults[i].tdb_type, defaults[i].cell_size);
+  }
+  H5OK(H5Tclose(str10));
+  H5OK(H5Tclose(pair));
 
   /* Keep one raw chunk for `tdbf inspect`. */
   {
@@ -304,7 +338,7 @@ int main(int argc, char **argv) {
 
   /* Datasets for h5dump, left intact in the file. */
   file = H5OK(H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT));
-  roundtrip(file, "small_int32", H5T_NATIVE_INT32, "byteshuffle,zstd:3", TDB_INT32, 4);
+  roundtrip(file, "small_int32", H5T_NATIVE_INT32, "byteshuffle,zstd:3", 0, TDB_INT32, 4);
   H5OK(H5Fclose(file));
 
   if (failures) {
