@@ -31,6 +31,14 @@ static char check_last_msg_[4096];
 
 static unsigned long check_failures_ = 0;
 
+/* TDB_TEST_LIGHT=1 (set by the valgrind run of scripts/test.d/65-sanitizers.sh, where the
+ * heaviest tests would take minutes): those tests run the same checks on a smaller workload
+ * (fewer or smaller tiles, fewer levels) and say so. */
+static inline int check_light_(void) {
+  const char *v = getenv("TDB_TEST_LIGHT");
+  return v != NULL && v[0] != '\0' && v[0] != '0';
+}
+
 /* Set TDB_CHECK_KEEP_GOING=1 to report every failing check instead of
  * stopping at the first one (debugging aid; later checks may then crash). */
 static inline void check_fail_(const char *file, int line, const char *expr) {

@@ -27,7 +27,10 @@ static const pipe_def_t PIPES[] = {
 };
 #define N_PIPES (sizeof PIPES / sizeof PIPES[0])
 
-enum { TILE = 2 * 1024 * 1024 + 12 }; /* 33 chunks of int32 */
+/* The tile: 33 chunks of int32 (2 MiB + 12 bytes), or 5 chunks (256 KiB + 12 bytes) with
+ * TDB_TEST_LIGHT; set by main. */
+static size_t TILE = 0;
+static size_t TILE_CHUNKS = 0;
 
 static uint8_t *make_tile(void) {
   uint8_t *d = (uint8_t *)xmalloc(TILE);
@@ -43,7 +46,7 @@ static void test_same_bytes(const uint8_t *data) {
     size_t ref_n = 0;
     uint8_t *ref = roundtrip(p, TDB_INT32, 4, data, TILE, &ref_n);
     chunk_t *c = (chunk_t *)xmalloc(64 * sizeof(chunk_t));
-    CHECK(parse_chunks(ref, ref_n, c, 64) == 33);
+    CHECK(parse_chunks(ref, ref_n, c, 64) == TILE_CHUNKS);
     free(c);
 
     for (size_t ti = 0; ti < N_THREADS; ti++) {
@@ -80,8 +83,8 @@ static void test_same_errors(const uint8_t *data) {
   size_t fn = 0;
   uint8_t *f = filter_alloc(p, TDB_INT32, 4, data, TILE, &fn);
   chunk_t *c = (chunk_t *)xmalloc(64 * sizeof(chunk_t));
-  CHECK(parse_chunks(f, fn, c, 64) == 33);
-  f[c[17].data_off + 5] ^= 0x20;
+  CHECK(parse_chunks(f, fn, c, 64) == TILE_CHUNKS);
+  f[c[TILE_CHUNKS / 2].data_off + 5] ^= 0x20;
   for (size_t ti = 0; ti < N_THREADS; ti++) {
     CHECK_OK(tdb_pipeline_set_threads(p, THREADS[ti], E));
     tdb_tile_t *t = NULL;
@@ -94,8 +97,8 @@ static void test_same_errors(const uint8_t *data) {
     CHECK(t == NULL);
   }
   /* corrupt several chunks: still one error, of the same kind */
-  f[c[3].data_off] ^= 0x01;
-  f[c[30].data_off + 9] ^= 0x01;
+  f[c[1].data_off] ^= 0x01;
+  f[c[TILE_CHUNKS - 3].data_off + 9] ^= 0x01;
   for (size_t ti = 0; ti < N_THREADS; ti++) {
     CHECK_OK(tdb_pipeline_set_threads(p, THREADS[ti], E));
     tdb_tile_t *t = NULL;
@@ -172,6 +175,9 @@ static void test_shared_pipeline(const uint8_t *data) {
 #endif
 
 int main(void) {
+  TILE_CHUNKS = check_light_() ? 5 : 33;
+  TILE = (size_t)(TILE_CHUNKS - 1) * 65536 + 12;
+  if (check_light_()) printf("test_threads: light workload (TDB_TEST_LIGHT): 5-chunk tiles\n");
   uint8_t *data = make_tile();
   test_same_bytes(data);
   test_same_errors(data);

@@ -63,6 +63,8 @@ step "Compatibility tests against TileDB 2.30"
 
 step "Encryption and generic-tile compatibility tests against TileDB 2.30"
 .venv/bin/python tests/compat/run_encryption.py --lib "$root/target/release/libtdbfilter.so"
+# The harness's self-tests: each sabotage (and a library without the generic tile API) must fail.
+.venv/bin/python tests/compat/encryption_selftest.py --lib "$root/target/release/libtdbfilter.so"
 
 step "Benchmark smoke run against TileDB 2.30 (bench/compare_tiledb.py --quick: sizes and round trips)"
 .venv/bin/python bench/compare_tiledb.py --quick --check --tdbf "$root/target/release/tdbf"

@@ -1,6 +1,7 @@
 /*
  * The HDF5 filter plugin: H5PLget_plugin_type / H5PLget_plugin_info and one H5Z filter whose
- * chunk transform is a tdbfilter pipeline (see h5tdbfilter.h for the id and cd_values).
+ * chunk transform is a tdbfilter pipeline (see h5tdbfilter.h for the id, the cd_values and the
+ * default pipeline used when a dataset is created without cd_values).
  *
  * Forward, a chunk of cells becomes one TileDB filtered tile; reverse, a tile becomes the
  * cells again. Output buffers come from H5allocate_memory and the input is released with
@@ -181,7 +182,49 @@ static uint32_t tiledb_datatype(hid_t type) {
   return H5TDBF_FROM_DATASET;
 }
 
-/* At dataset creation: fills in the datatype and cell size from the dataset's type. */
+/* No cd_values: stores those of the default pipeline for the dataset's type (h5tdbfilter.h,
+ * "Defaults"): integers and floats of 2, 4 or 8 bytes H5TDBF_DEFAULT_SPEC_NUMERIC with their
+ * TileDB datatype, 1-byte integers H5TDBF_DEFAULT_SPEC_OTHER with theirs, any other type
+ * H5TDBF_DEFAULT_SPEC_OTHER over its bytes (TDB_UINT8 cells of 1 byte). */
+static herr_t set_default(const char *func, hid_t dcpl, hid_t type, unsigned flags) {
+  size_t type_size = H5Tget_size(type);
+  if (type_size == 0) {
+    push_error(func, "cannot read the size of the dataset's type");
+    return -1;
+  }
+  uint32_t datatype = tiledb_datatype(type);
+  uint32_t cell_size = 1;
+  const char *spec = H5TDBF_DEFAULT_SPEC_OTHER;
+  if (datatype == H5TDBF_FROM_DATASET) {
+    datatype = TDB_UINT8;
+  } else if (type_size > 1) {
+    spec = H5TDBF_DEFAULT_SPEC_NUMERIC;
+    cell_size = (uint32_t)type_size;
+  }
+  tdb_pipeline_t *p = NULL;
+  tdb_error_t *err = NULL;
+  tdb_status_t st = tdb_pipeline_from_spec(spec, &p, &err);
+  if (st != TDB_OK) {
+    push_tdb_error(func, "the default pipeline", st, err);
+    return -1;
+  }
+  unsigned cd[256];
+  size_t n = 256;
+  st = h5tdbfilter_cd_values(p, datatype, cell_size, cd, &n);
+  tdb_pipeline_free(p);
+  if (st != TDB_OK) {
+    push_error(func, "cd_values of the default pipeline %s: status %d", spec, (int)st);
+    return -1;
+  }
+  if (H5Pmodify_filter(dcpl, H5Z_FILTER_TDBFILTER, flags, n, cd) < 0) {
+    push_error(func, "cannot store the cd_values of the default pipeline %s", spec);
+    return -1;
+  }
+  return 1;
+}
+
+/* At dataset creation: fills in the datatype and cell size from the dataset's type, or with no
+ * cd_values at all, the default pipeline's. */
 static herr_t tdbfilter_h5_set_local(hid_t dcpl, hid_t type, hid_t space) {
   static const char *func = "tdbfilter_h5_set_local";
   (void)space;
@@ -197,9 +240,11 @@ static herr_t tdbfilter_h5_set_local(hid_t dcpl, hid_t type, hid_t space) {
     push_error(func, "cd_values: %zu values, more than HDF5's 256", n);
     return -1;
   }
+  if (n == 0) return set_default(func, dcpl, type, flags);
   if (n < H5TDBF_CD_HEADER || cd[0] != H5TDBF_CD_VERSION) {
-    push_error(func, "cd_values: version %u, expected %u (build them with h5tdbfilter_cd_values)",
-               n ? cd[0] : 0u, H5TDBF_CD_VERSION);
+    push_error(func, "cd_values: %zu values, version %u, expected version %u (build them with "
+                     "h5tdbfilter_cd_values, or give none for the default pipeline)",
+               n, cd[0], H5TDBF_CD_VERSION);
     return -1;
   }
   size_t type_size = H5Tget_size(type);

@@ -14,6 +14,17 @@
  *   [3] n, the length of the serialized TileDB pipeline in bytes
  *   [4 .. 4 + ceil(n / 4)) the serialized pipeline (TileDB format version 22), 4 bytes per
  *       value, little-endian, the last value zero-padded
+ *
+ * Defaults: a dataset created with the filter and no cd_values at all (h5py
+ * `compression=333` without `compression_opts`; `H5Pset_filter(dcpl, 333, flags, 0, NULL)`)
+ * gets, from set_local, the cd_values of a default pipeline chosen from the dataset's type:
+ *   - integers and floats of 2, 4 or 8 bytes: H5TDBF_DEFAULT_SPEC_NUMERIC
+ *     ("byteshuffle,zstd:3") over cells of their TileDB datatype;
+ *   - 1-byte integers: H5TDBF_DEFAULT_SPEC_OTHER ("zstd:3") over TDB_INT8 / TDB_UINT8 cells;
+ *   - any other type (strings, compounds, enums, arrays, 2-byte floats, ...):
+ *     H5TDBF_DEFAULT_SPEC_OTHER over the chunk's bytes as TDB_UINT8 cells of 1 byte.
+ * The filled-in cd_values are stored with the dataset, so a file stays readable if these
+ * defaults ever change.
  */
 #ifndef H5TDBFILTER_H
 #define H5TDBFILTER_H
@@ -35,6 +46,10 @@ extern "C" {
 #define H5TDBF_FROM_DATASET 0xFFFFFFFFu
 /** Fixed slots before the pipeline bytes. */
 #define H5TDBF_CD_HEADER 4u
+/** The default pipeline (no cd_values) for integers and floats of 2, 4 or 8 bytes. */
+#define H5TDBF_DEFAULT_SPEC_NUMERIC "byteshuffle,zstd:3"
+/** The default pipeline (no cd_values) for every other type, 1-byte integers included. */
+#define H5TDBF_DEFAULT_SPEC_OTHER "zstd:3"
 
 /**
  * Fills `cd` (capacity `*n` values) with the cd_values of `pipeline` for cells of `datatype`

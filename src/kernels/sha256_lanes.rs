@@ -96,7 +96,11 @@ mod tests {
         #[allow(unused_mut)]
         let mut v: Vec<Many> = vec![sha256_many];
         #[cfg(target_arch = "x86_64")]
-        if x86::supported() {
+        if !x86::supported() {
+            let why = crate::kernels::tests::lacking(&["sha", "sse2", "ssse3", "sse4.1"])
+                .expect("SHA-NI is unsupported only when a feature it needs is missing");
+            crate::kernels::tests::report_skip("sha256 SHA-NI lanes", &why);
+        } else {
             v.push(|m, d| {
                 // SAFETY: `x86::supported()` was checked just above.
                 unsafe { x86::sha256_many::<1>(m, d) }

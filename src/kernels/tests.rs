@@ -37,11 +37,94 @@ fn simd_levels() -> Vec<&'static Kernels> {
         .collect()
 }
 
-/// The kernels of `level`, or `None` with a note when the CPU lacks it.
+/// Whether this CPU has the x86 feature `name` (one of those [`level_features`] lists).
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+fn has_feature(name: &str) -> bool {
+    match name {
+        "sse2" => std::is_x86_feature_detected!("sse2"),
+        "avx2" => std::is_x86_feature_detected!("avx2"),
+        "avx512f" => std::is_x86_feature_detected!("avx512f"),
+        "avx512bw" => std::is_x86_feature_detected!("avx512bw"),
+        "avx512vl" => std::is_x86_feature_detected!("avx512vl"),
+        "avx512vbmi" => std::is_x86_feature_detected!("avx512vbmi"),
+        "gfni" => std::is_x86_feature_detected!("gfni"),
+        "sha" => std::is_x86_feature_detected!("sha"),
+        "ssse3" => std::is_x86_feature_detected!("ssse3"),
+        "sse4.1" => std::is_x86_feature_detected!("sse4.1"),
+        _ => panic!("unknown feature {name}"),
+    }
+}
+
+#[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+fn has_feature(_name: &str) -> bool {
+    false
+}
+
+/// The CPU features `level` needs (as [`Level::is_supported`] checks them).
+fn level_features(level: Level) -> &'static [&'static str] {
+    match level {
+        Level::Scalar => &[],
+        Level::Sse2 => &["sse2"],
+        Level::Avx2 => &["sse2", "avx2"],
+        Level::Avx512 => &[
+            "sse2",
+            "avx2",
+            "avx512f",
+            "avx512bw",
+            "avx512vl",
+            "avx512vbmi",
+            "gfni",
+        ],
+    }
+}
+
+/// Why `level` cannot be used here (see [`lacking`]), or `None` when it is supported.
+fn level_lacking(level: Level) -> Option<String> {
+    if level == Level::Avx512 && !cfg!(target_arch = "x86_64") {
+        return Some("the AVX-512 kernels need an x86-64 target".to_string());
+    }
+    lacking(level_features(level))
+}
+
+/// Why `features` cannot be used here: "CPU lacks x, y" (or "not an x86 target"), or `None`
+/// when every one is present.
+pub(crate) fn lacking(features: &[&str]) -> Option<String> {
+    if !cfg!(any(target_arch = "x86", target_arch = "x86_64")) && !features.is_empty() {
+        return Some("not an x86 target".to_string());
+    }
+    let missing: Vec<&str> = features
+        .iter()
+        .copied()
+        .filter(|f| !has_feature(f))
+        .collect();
+    (!missing.is_empty()).then(|| format!("CPU lacks {}", missing.join(", ")))
+}
+
+/// Prints `SKIP <what>: <why>` where it is always seen: straight to the process's stderr, past
+/// the test harness's output capture (which hides `eprintln!` of passing tests), once per
+/// message. A test that cannot run its check on this machine says so, instead of passing
+/// silently.
+pub(crate) fn report_skip(what: &str, why: &str) {
+    use std::io::Write;
+    static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let line = format!("SKIP {what}: {why}");
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if !seen.contains(&line) {
+        // On a line of its own (`cargo test -q` prints progress dots without a newline).
+        // Ignoring a failed write to stderr: there is nowhere else to report it.
+        let _ = writeln!(std::io::stderr(), "\n{line}");
+        seen.push(line);
+    }
+}
+
+/// The kernels of `level`, or `None` after a visible `SKIP` line naming the missing features
+/// when this CPU lacks them.
 fn level_or_skip(level: Level) -> Option<&'static Kernels> {
     let k = Kernels::for_level(level);
     if k.is_none() {
-        eprintln!("skipped: this CPU does not support {}", level.name());
+        let why = level_lacking(level)
+            .expect("a level is unsupported only when a feature it needs is missing");
+        report_skip(&format!("{} kernels", level.name()), &why);
     }
     k
 }
@@ -340,6 +423,45 @@ fn dispatched_functions_match_scalar() {
             assert_eq!(got, want);
         }
     }
+}
+
+#[test]
+fn level_features_agree_with_detection() {
+    for level in Level::ALL {
+        assert_eq!(
+            level_lacking(level).is_none(),
+            level.is_supported(),
+            "{level:?}: the features listed for skip lines disagree with is_supported"
+        );
+    }
+}
+
+/// With `TDBFILTER_SIMD` set (as scripts/test.d/65-sanitizers.sh runs the kernel and filter
+/// tests once per level), the dispatched kernels are those of that level, or of the widest
+/// supported one below it; the level is reported on stderr, past the output capture, for the
+/// script to check that the run really was at the level it asked for.
+#[test]
+fn tdbfilter_simd_sets_the_dispatched_level() {
+    use std::io::Write;
+    let best = Kernels::best().level();
+    let Some(value) = std::env::var_os("TDBFILTER_SIMD") else {
+        return; // best_level_is_the_widest_supported checks the level without a cap.
+    };
+    let value = value.to_string_lossy().into_owned();
+    let cap = Level::from_name(&value)
+        .unwrap_or_else(|| panic!("TDBFILTER_SIMD={value:?} names no level"));
+    let want = Level::ALL
+        .into_iter()
+        .rev()
+        .find(|&l| l <= cap && l.is_supported())
+        .expect("scalar is always supported");
+    assert_eq!(best, want, "TDBFILTER_SIMD={value}");
+    let _ = writeln!(
+        std::io::stderr(),
+        "\nkernels dispatched at {} (TDBFILTER_SIMD={})",
+        best.name(),
+        cap.name()
+    );
 }
 
 #[test]

@@ -75,7 +75,7 @@ class Result:
     array: str
     row: str
     check: str
-    status: str          # pass, differs (explained, counts as passed), fail, skip
+    status: str          # pass, differs (explained, counts as passed), fail
     detail: str = ""
     info: dict = field(default_factory=dict)
 
@@ -796,7 +796,9 @@ class EncRun:
                 if self.lib is None:
                     continue
                 if not self.lib.has_generic_api:
-                    self.add(row, c, "skip", "library lacks " + ", ".join(self.lib.generic_missing))
+                    # The generic tile API is part of the library: its absence is a failure of
+                    # these checks, never a skip.
+                    self.add(row, c, "fail", "library lacks " + ", ".join(self.lib.generic_missing))
                     continue
                 self.add(row, c, "fail" if res[c] else "pass", "; ".join(list(res[c])[:6]))
         if self.lib is not None and self.lib.has_generic_api and replaced:

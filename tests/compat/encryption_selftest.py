@@ -10,7 +10,9 @@
   - the library's encrypted tiles replaced by a re-encryption with one fixed
     IV for every part                                           -> E and N fail;
   - generic-tile writes whose payload has one flipped byte (a Python stand-in
-    for tdb_generic_tile_write)                                -> E and R fail.
+    for tdb_generic_tile_write)                                -> E and R fail;
+  - a library without the generic tile API (symbols missing)  -> generic D, E
+    and N fail (never a skip), and run_encryption.py exits non-zero.
 
     .venv/bin/python tests/compat/encryption_selftest.py [--lib PATH]
 """
@@ -137,6 +139,26 @@ def test_with_library(lib_path):
         gen = lambda r: r.row.startswith("generic")  # noqa: E731
         expect("fail" in statuses(res, gen, "E"), "generic E catches a corrupted payload")
         expect(statuses(res, gen, "R") & {"fail", "differs"} != set(), "generic R notices it")
+
+        class NoGeneric(CryptoLibrary):
+            def _declare(self):
+                super()._declare()
+                self.generic_missing = ["tdb_generic_tile_read", "tdb_generic_tile_write"]
+                self.has_generic_api = False
+
+        res = run(chk.EncRun, library=NoGeneric(lib_path))
+        for c in "DEN":
+            expect(statuses(res, gen, c) == {"fail"},
+                   f"generic {c} fails (not skipped) when the library lacks the generic tile API")
+        import crypto_ctypes
+        import run_encryption
+        saved = crypto_ctypes.CryptoLibrary
+        crypto_ctypes.CryptoLibrary = NoGeneric
+        try:
+            status = run_encryption.main(["--lib", lib_path, "--quick", "--only", "edge-empty"])
+        finally:
+            crypto_ctypes.CryptoLibrary = saved
+        expect(status != 0, f"run_encryption.py exits non-zero without the generic tile API ({status})")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
