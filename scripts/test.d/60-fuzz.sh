@@ -4,6 +4,7 @@
 # cargo-fuzz comes from crates.io (installed once into .venv/cargo); the targets need nightly
 # flags, which RUSTC_BOOTSTRAP=1 enables on the stable toolchain. One build (-O, with
 # AddressSanitizer) serves every target. Budget: FUZZ_SECONDS per target (default 20).
+# The format parsers get the dictionaries of fuzz/dict/.
 set -euo pipefail
 root="${TDBF_ROOT:?}"
 cd "$root"
@@ -18,12 +19,27 @@ cargo fuzz build -O >/dev/null 2>"$root/build/fuzz-build.log" || { cat "$root/bu
 echo "fuzz build: $((SECONDS - t0)) s"
 work=$root/build/fuzz
 mkdir -p "$work"
-for target in $(cargo fuzz list); do
+fail() { echo "60-fuzz: $*" >&2; exit 1; }
+targets=$(cargo fuzz list)
+# The targets that parse TileDB's formats run with a libFuzzer dictionary of its byte strings
+# (fuzz/dict/<target>.dict, written by fuzz/make_dicts.py): each must exist and be loaded, and
+# every dictionary must belong to one of these targets.
+dict_targets=(array_folder array_parsers generic_tile pipeline_deserialize unfilter)
+for t in "${dict_targets[@]}"; do
+  grep -qx "$t" <<<"$targets" || fail "$t has a dictionary but is not a fuzz target"
+  [ -f "fuzz/dict/$t.dict" ] || fail "fuzz/dict/$t.dict is missing (fuzz/make_dicts.py writes it)"
+done
+for d in fuzz/dict/*.dict; do
+  [ -e "$d" ] || continue
+  t=$(basename "$d" .dict)
+  [[ " ${dict_targets[*]} " == *" $t "* ]] || fail "$d: $t is not in dict_targets of this step"
+done
+for target in $targets; do
   # A scratch corpus seeded from the committed one, so that runs do not add files to git.
   rm -rf "$work/$target" && mkdir -p "$work/$target"
   cp fuzz/corpus/"$target"/* "$work/$target"/
   dict=()
-  [ -f "fuzz/dict/$target.dict" ] && dict=(-dict="fuzz/dict/$target.dict")
+  [[ " ${dict_targets[*]} " == *" $target "* ]] && dict=(-dict="fuzz/dict/$target.dict")
   if ! cargo fuzz run -O "$target" "$work/$target" -- -max_total_time="$seconds" \
       -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 "${dict[@]}" \
       -artifact_prefix="$work/$target-" >"$work/$target.log" 2>&1; then
@@ -31,5 +47,11 @@ for target in $(cargo fuzz list); do
     echo "fuzz: $target found a problem (artifacts in $work)" >&2
     exit 1
   fi
-  echo "fuzz $target: $(grep -E '^Done [0-9]+ runs' "$work/$target.log" | tail -n 1) $(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$work/$target.log" | tail -n 1)"
+  words=""
+  if [ ${#dict[@]} -gt 0 ]; then
+    words=$(grep -m1 -oE '^Dictionary: [0-9]+ entries' "$work/$target.log") \
+      || fail "$target: libFuzzer did not load fuzz/dict/$target.dict"
+    words=" (${words,})"
+  fi
+  echo "fuzz $target: $(grep -E '^Done [0-9]+ runs' "$work/$target.log" | tail -n 1) $(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$work/$target.log" | tail -n 1)$words"
 done
