@@ -31,6 +31,8 @@ pub mod format_version;
 pub mod generic_tile;
 #[allow(unsafe_code)]
 pub mod kernels;
+#[allow(unsafe_code)]
+pub mod mem;
 pub mod parts;
 pub mod pipeline;
 pub mod spec;

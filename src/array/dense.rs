@@ -8,7 +8,7 @@ use super::schema::{ArraySchema, Layout, Range};
 use super::tiles::{DecodedTile, TileField, TileReader};
 use super::{Array, FieldData, FieldRef, value};
 use crate::error::{Error, Result};
-use crate::kernels::hugepages;
+use crate::mem::hugepages;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
