@@ -21,6 +21,8 @@
 // checked by tests/layers.rs).
 pub mod error;
 #[allow(unsafe_code)]
+pub mod mem;
+#[allow(unsafe_code)]
 pub mod kernels;
 pub mod codecs;
 pub mod format;

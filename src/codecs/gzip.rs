@@ -8,6 +8,8 @@
 
 use crate::codecs::deflate::ZlibEncoder;
 use crate::error::{Error, Result};
+use crate::mem::OutBuf;
+use crate::mem::codec_out::{InflateError, Inflater};
 #[cfg(test)]
 use flate2::{Compress, Compression, FlushCompress};
 use flate2::{Decompress, FlushDecompress, Status};
@@ -20,7 +22,7 @@ pub struct GzipContexts {
     compress: Option<(u32, Compress)>,
     decompress: Option<Decompress>,
     fast: Option<(u32, libdeflater::Compressor)>,
-    inflate: Option<libdeflater::Decompressor>,
+    inflate: Option<Inflater>,
 }
 
 /// Maps a stored level to zlib's: below 0 → 6 (zlib's default), 0–9 as is, above 9 an error.
@@ -117,25 +119,25 @@ fn compress_zlib_c(
 
 /// Inflates the zlib stream `src` into exactly `dst.len()` bytes.
 pub fn decompress(ctxs: &mut GzipContexts, src: &[u8], dst: &mut [u8]) -> Result<()> {
-    let d = ctxs
-        .inflate
-        .get_or_insert_with(libdeflater::Decompressor::new);
-    let n = d.zlib_decompress(src, dst).map_err(|e| {
-        let what = match e {
-            libdeflater::DecompressionError::InsufficientSpace => {
-                format!(
-                    "zlib stream holds more than the expected {} bytes",
-                    dst.len()
-                )
+    OutBuf::over(dst, |o| decompress_into(ctxs, src, o))
+}
+
+/// Inflates the zlib stream `src` into exactly the unwritten rest of `dst` (which may not be
+/// initialised: libdeflate writes it directly).
+pub fn decompress_into(ctxs: &mut GzipContexts, src: &[u8], dst: &mut OutBuf<'_>) -> Result<()> {
+    let len = dst.remaining();
+    let d = ctxs.inflate.get_or_insert_with(Inflater::new);
+    let n = d.zlib_decompress(src, dst, len).map_err(|e| {
+        Error::corrupt(match e {
+            InflateError::InsufficientSpace => {
+                format!("zlib stream holds more than the expected {len} bytes")
             }
-            libdeflater::DecompressionError::BadData => "zlib stream is corrupt".to_string(),
-        };
-        Error::corrupt(what)
+            InflateError::BadData => "zlib stream is corrupt".to_string(),
+        })
     })?;
-    if n != dst.len() {
+    if n != len {
         return Err(Error::corrupt(format!(
-            "zlib stream holds {n} bytes, expected {}",
-            dst.len()
+            "zlib stream holds {n} bytes, expected {len}"
         )));
     }
     Ok(())

@@ -3,6 +3,7 @@
 //! bytes match (FORMAT.md §5.5). The level is ignored.
 
 use crate::error::{Error, Result};
+use crate::mem::{OutBuf, codec_out};
 
 /// Parts of 2 GiB or more do not fit liblz4's `int` sizes.
 const MAX_PART: usize = i32::MAX as usize;
@@ -24,15 +25,24 @@ pub fn compress(src: &[u8], out: &mut Vec<u8>) -> Result<()> {
 
 /// Decodes the LZ4 block `src` into exactly `dst.len()` bytes.
 pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<()> {
-    if dst.len() > MAX_PART || src.len() > MAX_PART {
+    OutBuf::over(dst, |o| decompress_into(src, o))
+}
+
+/// Decodes the LZ4 block `src` into exactly the unwritten rest of `dst` (which may not be
+/// initialised: liblz4 writes it directly).
+pub fn decompress_into(src: &[u8], dst: &mut OutBuf<'_>) -> Result<()> {
+    let len = dst.remaining();
+    if len > MAX_PART || src.len() > MAX_PART {
         return Err(Error::corrupt("LZ4 part of 2 GiB or more"));
     }
-    let n = lz4::block::decompress_to_buffer(src, Some(dst.len() as i32), dst)
-        .map_err(|e| Error::corrupt(format!("compressed data is corrupt: {e}")))?;
-    if n != dst.len() {
+    let n = codec_out::lz4_decompress(src, dst, len).ok_or_else(|| {
+        Error::corrupt(format!(
+            "compressed data is corrupt: not an LZ4 block of at most {len} bytes"
+        ))
+    })?;
+    if n != len {
         return Err(Error::corrupt(format!(
-            "LZ4 block holds {n} bytes, expected {}",
-            dst.len()
+            "LZ4 block holds {n} bytes, expected {len}"
         )));
     }
     Ok(())

@@ -2,6 +2,7 @@
 //! the library TileDB 2.30 ships, so the bytes match (FORMAT.md §5.4).
 
 use crate::error::{Error, Result};
+use crate::mem::{OutBuf, codec_out};
 use zstd_safe::{CCtx, DCtx};
 
 /// Reusable zstd contexts of one thread.
@@ -43,17 +44,23 @@ pub fn frame_content_size(frame: &[u8]) -> Option<u64> {
 
 /// Decompresses the zstd frame `src` into exactly `dst.len()` bytes.
 pub fn decompress(ctxs: &mut ZstdContexts, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    OutBuf::over(dst, |o| decompress_into(ctxs, src, o))
+}
+
+/// Decompresses one zstd frame into exactly the unwritten rest of `dst` (which may not be
+/// initialised: zstd writes it directly).
+pub fn decompress_into(ctxs: &mut ZstdContexts, src: &[u8], dst: &mut OutBuf<'_>) -> Result<()> {
+    let len = dst.remaining();
     let dctx = ctxs.dctx.get_or_insert_with(DCtx::create);
-    let n = dctx.decompress(dst, src).map_err(|code| {
+    let n = codec_out::zstd_decompress(dctx, src, dst).map_err(|code| {
         Error::corrupt(format!(
             "compressed data is corrupt: {}",
             zstd_safe::get_error_name(code)
         ))
     })?;
-    if n != dst.len() {
+    if n != len {
         return Err(Error::corrupt(format!(
-            "zstd frame holds {n} bytes, expected {}",
-            dst.len()
+            "zstd frame holds {n} bytes, expected {len}"
         )));
     }
     Ok(())

@@ -2,7 +2,7 @@
 //! byte strings ("parts"). Compressors, checksums and encryption treat each part separately,
 //! so part boundaries decide the output bytes.
 
-use crate::kernels;
+use crate::mem::{self, OutBuf};
 
 /// A borrowed list of parts: their bytes, concatenated, and the length of each part.
 #[derive(Clone, Copy, Debug)]
@@ -165,16 +165,16 @@ impl PartList {
         &mut self.bytes[start..start + len]
     }
 
-    /// Appends one part of `len` bytes written by `write`, which must write every byte of the
-    /// slice it is given when it returns `Ok` (its old contents are unspecified; the storage is
-    /// not zero-filled first). On error nothing is appended.
-    pub fn push_filled<E>(
+    /// Appends one part of `len` bytes written by `write` through an [`OutBuf`] (the storage
+    /// is not zero-filled first). `write` must write all `len` bytes: returning `Ok` with
+    /// fewer is [`Unfilled`](crate::mem::Unfilled). On error nothing is appended.
+    pub fn push_filled<E: From<crate::mem::Unfilled>>(
         &mut self,
         len: usize,
-        write: impl FnOnce(&mut [u8]) -> std::result::Result<(), E>,
+        write: impl FnOnce(&mut OutBuf<'_>) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
         let start = self.len;
-        kernels::uninit::fill_range(&mut self.bytes, start, len, write)?;
+        mem::fill_range(&mut self.bytes, start, len, write)?;
         self.len = start + len;
         self.lens.push(len);
         Ok(())
@@ -260,5 +260,39 @@ mod tests {
         assert_eq!(l.as_parts().bytes(), b"abcdefg");
         l.clear();
         assert_eq!(l.as_parts().count(), 0);
+    }
+
+    #[test]
+    fn push_filled_appends_only_complete_parts() {
+        use crate::error::Error;
+        let mut l = PartList::default();
+        l.push(b"ab");
+        l.push_filled::<Error>(3, |o| {
+            o.put(b"cd");
+            o.put_byte(b'e');
+            Ok(())
+        })
+        .unwrap();
+        // A writer that fails, or succeeds with bytes unwritten, appends nothing.
+        let failed = l.push_filled(4, |o| {
+            o.put(b"xyz");
+            Err(Error::invalid("stop"))
+        });
+        assert!(matches!(failed, Err(Error::InvalidArgument(_))));
+        let short = l.push_filled::<Error>(4, |o| {
+            o.put(b"xyz");
+            Ok(())
+        });
+        assert!(matches!(short, Err(Error::Internal(m)) if m.contains("3 of its 4 bytes")));
+        assert_eq!(l.as_parts().lens(), &[2, 3]);
+        assert_eq!(l.as_parts().bytes(), b"abcde");
+        // Storage kept from before (initialised) and past its end (not) both work.
+        l.clear();
+        l.push_filled::<Error>(8, |o| {
+            o.put(b"01234567");
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(l.as_parts().bytes(), b"01234567");
     }
 }

@@ -5,6 +5,7 @@ use crate::engine::parts::{PartList, Parts, ScratchBuf};
 use crate::engine::thread_scratch::CodecContexts;
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
+use crate::mem::OutBuf;
 
 /// Per-stage context: the filter data type and the tile facts some filters need.
 pub struct StageCtx<'a> {
@@ -111,8 +112,9 @@ pub enum DataSink<'a> {
         /// Upper bound on the output size, derived from the chunk's original length.
         limit: usize,
     },
-    /// The chunk's window in the output tile: exactly `original_length` bytes.
-    Window(&'a mut [u8]),
+    /// The chunk's window in the output tile, which may not be initialised: exactly its
+    /// unwritten `original_length` bytes, which the stage must write completely.
+    Window(OutBuf<'a>),
 }
 
 impl DataSink<'_> {
@@ -120,7 +122,7 @@ impl DataSink<'_> {
     pub fn limit(&self) -> usize {
         match self {
             DataSink::Scratch { limit, .. } => *limit,
-            DataSink::Window(w) => w.len(),
+            DataSink::Window(w) => w.remaining(),
         }
     }
 
@@ -130,20 +132,62 @@ impl DataSink<'_> {
             DataSink::Scratch { limit, .. } if len > *limit => Err(Error::corrupt(format!(
                 "output of {len} bytes exceeds the {limit} bytes this stage can produce for the chunk"
             ))),
-            DataSink::Window(w) if w.len() != len => Err(Error::corrupt(format!(
+            DataSink::Window(w) if w.remaining() != len => Err(Error::corrupt(format!(
                 "output of {len} bytes does not match the chunk's original length {}",
-                w.len()
+                w.remaining()
             ))),
             _ => Ok(()),
         }
     }
 
-    /// Returns a buffer of exactly `len` bytes to write the output into (old contents unspecified).
-    pub fn alloc(&mut self, len: usize) -> Result<&mut [u8]> {
+    /// Returns a cursor over exactly `len` bytes to write the output into, all of which the
+    /// stage must write (they may be uninitialised; for the window, the driver checks).
+    pub fn alloc(&mut self, len: usize) -> Result<OutBuf<'_>> {
         self.check_len(len)?;
         match self {
-            DataSink::Scratch { buf, .. } => Ok(buf.alloc(len)),
-            DataSink::Window(w) => Ok(&mut w[..]),
+            DataSink::Scratch { buf, .. } => Ok(OutBuf::from_init(buf.alloc(len))),
+            DataSink::Window(w) => Ok(w.rest()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_sinks_demand_the_exact_length_and_report_what_was_written() {
+        let mut tile = vec![0u8; 6];
+        let mut window = OutBuf::from_init(&mut tile);
+        {
+            let mut sink = DataSink::Window(window.rest());
+            assert_eq!(sink.limit(), 6);
+            assert!(sink.check_len(5).is_err());
+            assert!(sink.alloc(7).is_err());
+            let mut out = sink.alloc(6).unwrap();
+            out.put(b"abcd");
+        }
+        // The stage wrote 4 of the 6 bytes: the driver sees it.
+        assert_eq!((window.filled(), window.is_full()), (4, false));
+        {
+            let mut sink = DataSink::Window(window.rest());
+            sink.alloc(2).unwrap().put(b"ef");
+        }
+        assert!(window.is_full());
+        drop(window);
+        assert_eq!(tile, b"abcdef");
+    }
+
+    #[test]
+    fn scratch_sinks_bound_the_length() {
+        let mut buf = ScratchBuf::default();
+        let mut sink = DataSink::Scratch {
+            buf: &mut buf,
+            limit: 4,
+        };
+        assert!(sink.alloc(5).is_err());
+        sink.alloc(3).unwrap().put(b"xyz");
+        drop(sink);
+        assert_eq!(buf.as_slice(), b"xyz");
     }
 }

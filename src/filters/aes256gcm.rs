@@ -101,13 +101,13 @@ pub fn reverse(
             "decrypted metadata of {md_total} bytes exceeds the {limit} bytes possible"
         )));
     }
-    let decrypt = |e: &[u8], what: String, src: &[u8], dst: &mut [u8]| -> Result<()> {
-        dst.copy_from_slice(src);
+    // Decrypts `buf` (a copy of the ciphertext) in place.
+    let decrypt = |e: &[u8], what: String, buf: &mut [u8]| -> Result<()> {
         cipher
             .decrypt_in_place_detached(
                 Nonce::from_slice(&e[8..20]),
                 b"",
-                dst,
+                buf,
                 Tag::from_slice(&e[20..36]),
             )
             .map_err(|_| {
@@ -123,28 +123,20 @@ pub fn reverse(
     for (k, e) in entries[..n_md].iter().enumerate() {
         let len = plain(e);
         let what = format!("metadata part {k}");
-        decrypt(
-            e,
-            what,
-            &input.data[src..src + len],
-            &mut out.md[pos..pos + len],
-        )?;
+        let buf = &mut out.md[pos..pos + len];
+        buf.copy_from_slice(&input.data[src..src + len]);
+        decrypt(e, what, buf)?;
         src += len;
         pos += len;
     }
-    let dst = out.data.alloc(data_total)?;
-    let mut pos = 0;
+    let mut dst = out.data.alloc(data_total)?;
     for (k, e) in entries[n_md..].iter().enumerate() {
         let len = plain(e);
         let what = format!("data part {k}");
-        decrypt(
-            e,
-            what,
-            &input.data[src..src + len],
-            &mut dst[pos..pos + len],
-        )?;
+        let start = dst.filled();
+        dst.put(&input.data[src..src + len]);
+        decrypt(e, what, &mut dst.written_mut()[start..])?;
         src += len;
-        pos += len;
     }
     Ok((MdFlow::Written, DataFlow::Written))
 }

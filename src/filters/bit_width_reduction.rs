@@ -28,6 +28,7 @@ use crate::filters::registry::{FilterDescriptor, OptionsLayout, wrong_filter};
 use crate::format::byte_reader::ByteReader;
 use crate::format::datatype::Datatype;
 use crate::format::filter_type::{FilterOption, FilterType};
+use crate::mem::OutBuf;
 
 /// The integer type the filter treats `datatype` as — `(size, signed)` — or `None` when it
 /// passes the data through.
@@ -133,18 +134,15 @@ fn encode<const N: usize, const SIGNED: bool>(
     // Second pass: the windows, raw or packed as their headers say.
     let mut h = 8;
     out.data.push_filled(packed_len, |dst| {
-        let mut pos = 0;
         windows_of(input.data, max_window, N).for_each(|window| {
             let hdr = &own[h..h + header];
             h += header;
             let (offset, bits) = (load::<N>(hdr), hdr[N]);
-            let o = &mut dst[pos..pos + packed_size(N, bits, window.len())];
-            pos += o.len();
             match packed_width(N, bits, window.len()) {
-                None => o.copy_from_slice(window),
-                Some(1) => pack::<N, 1>(window, offset, o),
-                Some(2) => pack::<N, 2>(window, offset, o),
-                Some(_) => pack::<N, 4>(window, offset, o),
+                None => dst.put(window),
+                Some(1) => pack::<N, 1>(window, offset, dst),
+                Some(2) => pack::<N, 2>(window, offset, dst),
+                Some(_) => pack::<N, 4>(window, offset, dst),
             }
         });
         Ok::<(), Error>(())
@@ -167,26 +165,34 @@ fn packed_size(n: usize, bits: u8, len: usize) -> usize {
     packed_width(n, bits, len).map_or(len, |w| len / n * w)
 }
 
-/// Stores each `N`-byte value of `window` minus `offset` in its low `W` bytes.
+/// Appends each `N`-byte value of `window` minus `offset` as its low `W` bytes.
 #[inline(always)]
-fn pack<const N: usize, const W: usize>(window: &[u8], offset: u64, dst: &mut [u8]) {
-    for (v, d) in window.chunks_exact(N).zip(dst.chunks_exact_mut(W)) {
-        d.copy_from_slice(&load::<N>(v).wrapping_sub(offset).to_le_bytes()[..W]);
-    }
+fn pack<const N: usize, const W: usize>(window: &[u8], offset: u64, dst: &mut OutBuf<'_>) {
+    dst.put_arrays(
+        window
+            .chunks_exact(N)
+            .map(|v| low_bytes::<W>(load::<N>(v).wrapping_sub(offset))),
+    );
 }
 
-/// Restores `N`-byte values from `W`-byte packed ones (sign-extended for signed types) plus
-/// `offset`, modulo `2^(8·N)`.
+/// The low `W` bytes of `x`, little-endian.
+#[inline(always)]
+fn low_bytes<const W: usize>(x: u64) -> [u8; W] {
+    *x.to_le_bytes().first_chunk::<W>().expect("W ≤ 8")
+}
+
+/// Appends the `N`-byte values restored from `W`-byte packed ones (sign-extended for signed
+/// types) plus `offset`, modulo `2^(8·N)`.
 #[inline(always)]
 fn unpack<const N: usize, const W: usize, const SIGNED: bool>(
     src: &[u8],
     offset: u64,
-    dst: &mut [u8],
+    dst: &mut OutBuf<'_>,
 ) {
-    for (v, d) in src.chunks_exact(W).zip(dst.chunks_exact_mut(N)) {
+    dst.put_arrays(src.chunks_exact(W).map(|v| {
         let rel = extend::<SIGNED>(load::<W>(v), W);
-        d.copy_from_slice(&rel.wrapping_add(offset).to_le_bytes()[..N]);
-    }
+        low_bytes::<N>(rel.wrapping_add(offset))
+    }));
 }
 
 /// Reverse: restores every window; the metadata after the own block is passed on.
@@ -277,19 +283,17 @@ fn decode<const N: usize, const SIGNED: bool>(
             "bit width reduction windows restore {out_len} bytes, more than the recorded {total_len}"
         )));
     }
-    let dst = out.data.alloc(out_len as usize)?;
-    let (mut src, mut pos) = (input.data, 0usize);
+    let mut dst = out.data.alloc(out_len as usize)?;
+    let mut src = input.data;
     for w in headers.chunks_exact(header).map(Window::parse::<N>) {
-        let o = &mut dst[pos..pos + w.len];
         let (bytes, rest) = src.split_at(packed_size(N, w.bits, w.len));
         src = rest;
         match packed_width(N, w.bits, w.len) {
-            None => o.copy_from_slice(bytes),
-            Some(1) => unpack::<N, 1, SIGNED>(bytes, w.offset, o),
-            Some(2) => unpack::<N, 2, SIGNED>(bytes, w.offset, o),
-            Some(_) => unpack::<N, 4, SIGNED>(bytes, w.offset, o),
+            None => dst.put(bytes),
+            Some(1) => unpack::<N, 1, SIGNED>(bytes, w.offset, &mut dst),
+            Some(2) => unpack::<N, 2, SIGNED>(bytes, w.offset, &mut dst),
+            Some(_) => unpack::<N, 4, SIGNED>(bytes, w.offset, &mut dst),
         }
-        pos += w.len;
     }
     Ok(r.position())
 }

@@ -11,6 +11,8 @@ use crate::filters::config::Filter;
 use crate::filters::registry::{FilterDescriptor, OptionsLayout, growth};
 use crate::format::byte_reader::ByteReader;
 use crate::format::filter_type::FilterType;
+use crate::kernels;
+use crate::mem::OutBuf;
 
 /// Bytes per bitshuffle block, as in TileDB's use of blosc2.
 pub const BLOCK_SIZE: usize = 8192;
@@ -27,14 +29,18 @@ pub fn bitunshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
     crate::kernels::bitunshuffle_block(t, src, dst);
 }
 
-/// Processes one sub-part: transposed block by block when it is a multiple of 8 and of `t`.
-fn apply_subpart(t: usize, src: &[u8], dst: &mut [u8], kernel: fn(usize, &[u8], &mut [u8])) {
+/// A kernel appending its transposition of a block to a cursor.
+type BlockKernel = fn(usize, &[u8], &mut OutBuf<'_>);
+
+/// Appends one processed sub-part to `dst`: transposed block by block when it is a multiple
+/// of 8 and of `t`, else copied.
+fn apply_subpart(t: usize, src: &[u8], dst: &mut OutBuf<'_>, kernel: BlockKernel) {
     if !src.len().is_multiple_of(8) || !src.len().is_multiple_of(t) {
-        dst.copy_from_slice(src);
+        dst.put(src);
         return;
     }
-    for (s, d) in src.chunks(BLOCK_SIZE).zip(dst.chunks_mut(BLOCK_SIZE)) {
-        kernel(t, s, d);
+    for s in src.chunks(BLOCK_SIZE) {
+        kernel(t, s, dst);
     }
 }
 
@@ -64,21 +70,19 @@ pub fn forward(ctx: &StageCtx<'_>, input: FwdIn<'_>, out: FwdOut<'_>) -> Result<
         }
     }
     out.md.extend_forwarded(input.md);
-    // The sub-parts tile the output exactly; each is copied or transposed block by block by
-    // a kernel that writes every byte of its destination.
+    // The sub-parts tile the output exactly; each is appended, copied or transposed block
+    // by block.
     out.data.push_filled(input.data.total_len(), |dst| {
-        let mut pos = 0;
         for part in input.data.iter() {
             let mut sub_pos = 0;
             for len in subparts(part.len()) {
                 apply_subpart(
                     t,
                     &part[sub_pos..sub_pos + len],
-                    &mut dst[pos..pos + len],
-                    bitshuffle_block,
+                    dst,
+                    kernels::bitshuffle_block_into,
                 );
                 sub_pos += len;
-                pos += len;
             }
         }
         Ok::<_, Error>(())
@@ -110,15 +114,15 @@ pub fn reverse(
             input.data.len()
         )));
     }
-    let dst = out.data.alloc(total as usize)?;
+    let mut dst = out.data.alloc(total as usize)?;
     let mut pos = 0;
     for l in lens.chunks_exact(4) {
         let len = u32::from_le_bytes(l.try_into().unwrap()) as usize;
         apply_subpart(
             t,
             &input.data[pos..pos + len],
-            &mut dst[pos..pos + len],
-            bitunshuffle_block,
+            &mut dst,
+            kernels::bitunshuffle_block_into,
         );
         pos += len;
     }
@@ -188,7 +192,12 @@ mod tests {
         // FORMAT.md §9.2: UINT8 [1..10] → 5566788000000000 090a.
         let src: Vec<u8> = (1..=10).collect();
         let mut dst = vec![0u8; 8];
-        apply_subpart(1, &src[..8], &mut dst, bitshuffle_block);
+        apply_subpart(
+            1,
+            &src[..8],
+            &mut OutBuf::from_init(&mut dst),
+            kernels::bitshuffle_block_into,
+        );
         assert_eq!(dst, [0x55, 0x66, 0x78, 0x80, 0, 0, 0, 0]);
     }
 }

@@ -33,12 +33,10 @@ pub fn forward(ctx: &StageCtx<'_>, input: FwdIn<'_>, out: FwdOut<'_>) -> Result<
         own[4 + 4 * k..8 + 4 * k].copy_from_slice(&len.to_le_bytes());
     }
     out.md.extend_forwarded(input.md);
-    // The parts tile the output exactly and the kernel writes every byte of its destination.
+    // The parts tile the output exactly: each kernel call appends one part.
     out.data.push_filled(input.data.total_len(), |dst| {
-        let mut pos = 0;
         for part in input.data.iter() {
-            shuffle(t, part, &mut dst[pos..pos + part.len()]);
-            pos += part.len();
+            crate::kernels::shuffle_into(t, part, dst);
         }
         Ok::<_, Error>(())
     })?;
@@ -69,11 +67,11 @@ pub fn reverse(
             input.data.len()
         )));
     }
-    let dst = out.data.alloc(total as usize)?;
+    let mut dst = out.data.alloc(total as usize)?;
     let mut pos = 0;
     for l in lens.chunks_exact(4) {
         let len = u32::from_le_bytes(l.try_into().unwrap()) as usize;
-        unshuffle(t, &input.data[pos..pos + len], &mut dst[pos..pos + len]);
+        crate::kernels::unshuffle_into(t, &input.data[pos..pos + len], &mut dst);
         pos += len;
     }
     Ok((MdFlow::Rest(r.position()), DataFlow::Written))

@@ -14,6 +14,7 @@ use crate::filters::registry::{
 use crate::format::byte_reader::ByteReader;
 use crate::format::datatype::Datatype;
 use crate::format::filter_type::{Compressor, FilterOption, FilterType};
+use crate::mem::OutBuf;
 
 /// The element type DELTA and DOUBLE_DELTA work on: the reinterpret type, else the stage's.
 fn element_type(c: &CompressionOptions, ctx: &StageCtx<'_>) -> Datatype {
@@ -52,20 +53,24 @@ fn compress_part(
     }
 }
 
+/// Decompresses one part into exactly the unwritten rest of `dst` (which may not be
+/// initialised).
 fn decompress_part(
     c: &CompressionOptions,
     ctx: &mut StageCtx<'_>,
     src: &[u8],
-    dst: &mut [u8],
+    dst: &mut OutBuf<'_>,
 ) -> Result<()> {
     match c.compressor {
-        Compressor::Gzip => crate::codecs::gzip::decompress(&mut ctx.codecs.gzip, src, dst),
-        Compressor::Zstd => crate::codecs::zstd::decompress(&mut ctx.codecs.zstd, src, dst),
-        Compressor::Lz4 => crate::codecs::lz4::decompress(src, dst),
-        Compressor::Bzip2 => crate::codecs::bzip2::libbzip2::decompress(src, dst),
-        Compressor::Rle => super::rle::decompress(ctx.cell_size, src, dst),
-        Compressor::DoubleDelta => super::double_delta::decompress(element_type(c, ctx), src, dst),
-        Compressor::Delta => super::delta::decompress(element_type(c, ctx), src, dst),
+        Compressor::Gzip => crate::codecs::gzip::decompress_into(&mut ctx.codecs.gzip, src, dst),
+        Compressor::Zstd => crate::codecs::zstd::decompress_into(&mut ctx.codecs.zstd, src, dst),
+        Compressor::Lz4 => crate::codecs::lz4::decompress_into(src, dst),
+        Compressor::Bzip2 => crate::codecs::bzip2::libbzip2::decompress_into(src, dst),
+        Compressor::Rle => super::rle::decompress_into(ctx.cell_size, src, dst),
+        Compressor::DoubleDelta => {
+            super::double_delta::decompress_into(element_type(c, ctx), src, dst)
+        }
+        Compressor::Delta => super::delta::decompress_into(element_type(c, ctx), src, dst),
         other => Err(Error::Internal(format!(
             "compressor {other:?} is not a per-part codec"
         ))),
@@ -219,18 +224,17 @@ pub fn reverse(
     let mut src = ByteReader::new(input.data, "compressed data");
     out.md.clear();
     out.md.resize(md_total, 0);
-    let mut pos = 0;
+    let mut md = OutBuf::from_init(&mut out.md[..]);
     for (i, &(u, z)) in md_sizes.iter().enumerate() {
-        decompress_part(c, ctx, src.take(z)?, &mut out.md[pos..pos + u])
+        let part = src.take(z)?;
+        md.sub(u, |d| decompress_part(c, ctx, part, d))
             .with_context(|| format!("metadata part {i}"))?;
-        pos += u;
     }
-    let dst = out.data.alloc(data_total)?;
-    let mut pos = 0;
+    let mut dst = out.data.alloc(data_total)?;
     for (i, &(u, z)) in data_sizes.iter().enumerate() {
-        decompress_part(c, ctx, src.take(z)?, &mut dst[pos..pos + u])
+        let part = src.take(z)?;
+        dst.sub(u, |d| decompress_part(c, ctx, part, d))
             .with_context(|| format!("data part {i}"))?;
-        pos += u;
     }
     Ok((MdFlow::Written, DataFlow::Written))
 }

@@ -18,6 +18,7 @@ use crate::filters::registry::FilterDescriptor;
 use crate::format::byte_reader::ByteReader;
 use crate::format::datatype::Datatype;
 use crate::format::filter_type::{Compressor, FilterType};
+use crate::mem::OutBuf;
 
 /// The element width in bytes DELTA uses for element type `e`.
 fn element_size(e: Datatype) -> Result<usize> {
@@ -83,17 +84,22 @@ fn encode<const N: usize>(src: &[u8], out: &mut Vec<u8>) {
 /// `dst.len()` bytes, or input too short for it, is `CorruptData`. Bytes after the last
 /// delta are ignored, as TileDB does.
 pub fn decompress(e: Datatype, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    OutBuf::over(dst, |o| decompress_into(e, src, o))
+}
+
+/// [`decompress`] into exactly the unwritten rest of `dst` (which may not be initialised).
+pub fn decompress_into(e: Datatype, src: &[u8], dst: &mut OutBuf<'_>) -> Result<()> {
     let s = element_size(e)?;
+    let expected = dst.remaining();
     let mut r = ByteReader::new(src, "delta part");
     let n = r.u64()?;
     let count = n.max(1);
-    if (count as u128) * (s as u128) != dst.len() as u128 {
+    if (count as u128) * (s as u128) != expected as u128 {
         return Err(Error::corrupt(format!(
-            "delta part holds {n} values of {s} bytes, expected {} bytes",
-            dst.len()
+            "delta part holds {n} values of {s} bytes, expected {expected} bytes"
         )));
     }
-    let body = r.take(dst.len())?;
+    let body = r.take(expected)?;
     match s {
         1 => decode::<1>(body, dst),
         2 => decode::<2>(body, dst),
@@ -103,17 +109,13 @@ pub fn decompress(e: Datatype, src: &[u8], dst: &mut [u8]) -> Result<()> {
     Ok(())
 }
 
-fn decode<const N: usize>(src: &[u8], dst: &mut [u8]) {
+fn decode<const N: usize>(src: &[u8], dst: &mut OutBuf<'_>) {
+    // The first value is stored as is: a running sum from 0.
     let mut prev = 0u64;
-    for (i, (d, o)) in src.chunks_exact(N).zip(dst.chunks_exact_mut(N)).enumerate() {
-        let v = if i == 0 {
-            load::<N>(d)
-        } else {
-            prev.wrapping_add(load::<N>(d))
-        };
-        o.copy_from_slice(&v.to_le_bytes()[..N]);
-        prev = v;
-    }
+    dst.put_arrays(src.chunks_exact(N).map(|d| {
+        prev = prev.wrapping_add(load::<N>(d));
+        *prev.to_le_bytes().first_chunk::<N>().expect("N ≤ 8")
+    }));
 }
 
 /// DELTA's descriptor: TileDB 2.30 cannot read back an empty DELTA part, so var-size tiles

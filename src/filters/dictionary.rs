@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::filters::registry::FilterDescriptor;
 use crate::format::byte_reader::ByteReader;
 use crate::format::filter_type::{Compressor, FilterType};
+use crate::mem::OutBuf;
 use std::collections::HashMap;
 
 /// Encodes the strings of a var-size tile: appends `u8 id_size, u8 sl, u32 dict_bytes, dict` to
@@ -57,9 +58,10 @@ pub fn decode_strings(
     codec_md: &mut ByteReader<'_>,
     src: &[u8],
     n_cells: usize,
-    dst: &mut [u8],
+    dst: &mut OutBuf<'_>,
     offsets: &mut Vec<u64>,
 ) -> Result<()> {
+    let expected = dst.remaining();
     let id_byte = codec_md.u8()?;
     let sl_byte = codec_md.u8()?;
     let id_size =
@@ -101,7 +103,7 @@ pub fn decode_strings(
         )));
     }
     let id_of = |chunk: &[u8]| chunk.iter().fold(0u64, |acc, &x| (acc << 8) | x as u64);
-    // Pass 1: ids in range, total length exactly dst.len().
+    // Pass 1: ids in range, total length exactly the `expected` bytes of `dst`.
     let mut total = 0u64;
     for (i, chunk) in src.chunks_exact(id_size).enumerate() {
         let id = id_of(chunk);
@@ -116,10 +118,9 @@ pub fn decode_strings(
             })?;
         total += len as u64;
     }
-    if total != dst.len() as u64 {
+    if total != expected as u64 {
         return Err(Error::corrupt(format!(
-            "dictionary strings total {total} bytes, expected {}",
-            dst.len()
+            "dictionary strings total {total} bytes, expected {expected}"
         )));
     }
     // Pass 2: write.
@@ -128,7 +129,7 @@ pub fn decode_strings(
     for chunk in src.chunks_exact(id_size) {
         let (start, len) = dict[id_of(chunk) as usize];
         offsets.push(pos as u64);
-        dst[pos..pos + len].copy_from_slice(&dict_src[start..start + len]);
+        dst.put(&dict_src[start..start + len]);
         pos += len;
     }
     Ok(())

@@ -23,6 +23,7 @@ use crate::filters::registry::FilterDescriptor;
 use crate::format::byte_reader::ByteReader;
 use crate::format::datatype::Datatype;
 use crate::format::filter_type::{Compressor, FilterType};
+use crate::mem::OutBuf;
 
 /// The element width in bytes and signedness DOUBLE_DELTA uses for element type `e`.
 fn element(e: Datatype) -> Result<(usize, bool)> {
@@ -238,6 +239,11 @@ impl<'a> BitWriter<'a> {
 /// `N − 2` further values (so `N = 0` yields two values). Anything that would make TileDB
 /// read past the part, or that does not fill `dst` exactly, is `CorruptData`.
 pub fn decompress(e: Datatype, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    OutBuf::over(dst, |o| decompress_into(e, src, o))
+}
+
+/// [`decompress`] into exactly the unwritten rest of `dst` (which may not be initialised).
+pub fn decompress_into(e: Datatype, src: &[u8], dst: &mut OutBuf<'_>) -> Result<()> {
     let (size, _) = element(e)?;
     match size {
         1 => decompress_as::<1>(src, dst),
@@ -247,42 +253,49 @@ pub fn decompress(e: Datatype, src: &[u8], dst: &mut [u8]) -> Result<()> {
     }
 }
 
-fn decompress_as<const N: usize>(src: &[u8], dst: &mut [u8]) -> Result<()> {
+/// The low `N` bytes of `x`, little-endian.
+#[inline(always)]
+fn low_bytes<const N: usize>(x: i64) -> [u8; N] {
+    *x.to_le_bytes().first_chunk::<N>().expect("N ≤ 8")
+}
+
+fn decompress_as<const N: usize>(src: &[u8], dst: &mut OutBuf<'_>) -> Result<()> {
+    let expected = dst.remaining();
     let mut r = ByteReader::new(src, "double delta part");
     let bits = r.u8()?;
     let n = r.u64()?;
     if bits >= raw_bits(N) {
         let rest = r.rest();
-        if rest.len() != dst.len() {
+        if rest.len() != expected {
             return Err(Error::corrupt(format!(
-                "raw double delta part holds {} bytes, expected {}",
-                rest.len(),
-                dst.len()
+                "raw double delta part holds {} bytes, expected {expected}",
+                rest.len()
             )));
         }
-        dst.copy_from_slice(rest);
+        dst.put(rest);
         return Ok(());
     }
     // TileDB writes x0 and x1 before looking at N again, so N = 0 produces two values.
     let count = if n == 0 { 2 } else { n };
-    if (count as u128) * (N as u128) != dst.len() as u128 {
+    if (count as u128) * (N as u128) != expected as u128 {
         return Err(Error::corrupt(format!(
-            "double delta part holds {n} values of {N} bytes, expected {} bytes",
-            dst.len()
+            "double delta part holds {n} values of {N} bytes, expected {expected} bytes"
         )));
     }
     let count = count as usize;
-    dst[..N].copy_from_slice(r.take(N)?);
+    let first = r.take(N)?;
+    dst.put(first);
     if count == 1 {
         return Ok(());
     }
-    dst[N..2 * N].copy_from_slice(r.take(N)?);
+    let second = r.take(N)?;
+    dst.put(second);
     if n == 2 {
         return Ok(());
     }
     let width = u32::from(bits);
-    let mut x2 = as_i64::<N, false>(dst);
-    let mut x1 = as_i64::<N, false>(&dst[N..]);
+    let mut x2 = as_i64::<N, false>(first);
+    let mut x1 = as_i64::<N, false>(second);
     let mut delta = x1.wrapping_sub(x2);
     // Fast path: values whose bits start before the last whole word are read two words at a
     // time; the exact reader below (TileDB's word refills and errors) takes over for the rest.
@@ -295,8 +308,7 @@ fn decompress_as<const N: usize>(src: &[u8], dst: &mut [u8]) -> Result<()> {
         _ => ((words - 1) * 64).div_ceil(per).min(count - 2),
     };
     let magnitude_mask = (1u64 << width) - 1;
-    let (done, rest) = dst[2 * N..].split_at_mut(fast * N);
-    for (i, out) in done.chunks_exact_mut(N).enumerate() {
+    dst.put_arrays((0..fast).map(|i| {
         let p = i * per;
         let (w, o) = (p / 64, p % 64);
         // The 64 bits from bit `p` on (`>> 1 >> (63 - o)`: no shift by 64 when `o` is 0).
@@ -309,8 +321,8 @@ fn decompress_as<const N: usize>(src: &[u8], dst: &mut [u8]) -> Result<()> {
         // x = dd + 2·x1 − x2, as a running delta: two one-cycle dependency chains.
         delta = delta.wrapping_add(dd);
         x1 = x1.wrapping_add(delta);
-        out.copy_from_slice(&x1.to_le_bytes()[..N]);
-    }
+        low_bytes::<N>(x1)
+    }));
     x2 = x1.wrapping_sub(delta);
     let p = fast * per;
     let (w, o) = (p / 64, p % 64);
@@ -325,10 +337,10 @@ fn decompress_as<const N: usize>(src: &[u8], dst: &mut [u8]) -> Result<()> {
             bit: 63 - o as i32,
         }
     };
-    for out in rest.chunks_exact_mut(N) {
+    for _ in fast..count - 2 {
         let dd = bits_in.double_delta(width)?;
         let x = dd.wrapping_add(x1.wrapping_mul(2)).wrapping_sub(x2);
-        out.copy_from_slice(&x.to_le_bytes()[..N]);
+        dst.put_array(low_bytes::<N>(x));
         x2 = x1;
         x1 = x;
     }
@@ -809,11 +821,11 @@ mod tests {
         let bits = r.u8()?;
         let n = r.u64()?;
         if bits >= raw_bits(N) {
-            return decompress_as::<N>(src, &mut dst).map(|_| dst);
+            return OutBuf::over(&mut dst, |o| decompress_as::<N>(src, o)).map(|_| dst);
         }
         let count = if n == 0 { 2 } else { n as usize };
         if count * N != len || count < 3 || n == 2 {
-            return decompress_as::<N>(src, &mut dst).map(|_| dst);
+            return OutBuf::over(&mut dst, |o| decompress_as::<N>(src, o)).map(|_| dst);
         }
         dst[..N].copy_from_slice(r.take(N)?);
         dst[N..2 * N].copy_from_slice(r.take(N)?);
@@ -848,7 +860,8 @@ mod tests {
                         src.extend((0..16 + body + extra).map(|_| next() as u8));
                         src.truncate(src.len().saturating_sub(cut));
                         let mut dst = vec![0u8; values * 8];
-                        let got = decompress_as::<8>(&src, &mut dst).map(|_| dst);
+                        let got =
+                            OutBuf::over(&mut dst, |o| decompress_as::<8>(&src, o)).map(|_| dst);
                         let want = decode_exact_only::<8>(&src, values * 8);
                         match (&got, &want) {
                             (Ok(a), Ok(b)) => assert_eq!(a, b, "width {width} values {values}"),

@@ -187,21 +187,21 @@ fn decode<const N: usize>(input: RevIn<'_>, mut out: RevOut<'_>) -> Result<usize
         )));
     }
     let total = total as usize;
-    let dst = out.data.alloc(total)?;
+    let mut dst = out.data.alloc(total)?;
     let mut pos = 0;
     for h in headers.chunks_exact(header) {
         let len = u32::from_le_bytes(h[N..].try_into().unwrap()) as usize;
-        let (src, o) = (&input.data[pos..pos + len], &mut dst[pos..pos + len]);
+        let src = &input.data[pos..pos + len];
         pos += len;
         if !len.is_multiple_of(N) {
-            o.copy_from_slice(src);
+            dst.put(src);
             continue;
         }
         let mut prev = load::<N>(h);
-        for (d, v) in src.chunks_exact(N).zip(o.chunks_exact_mut(N)) {
+        dst.put_arrays(src.chunks_exact(N).map(|d| {
             prev = prev.wrapping_add(load::<N>(d));
-            v.copy_from_slice(&prev.to_le_bytes()[..N]);
-        }
+            *prev.to_le_bytes().first_chunk::<N>().expect("N ≤ 8")
+        }));
     }
     Ok(r.position())
 }

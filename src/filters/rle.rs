@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::filters::registry::FilterDescriptor;
 use crate::format::byte_reader::ByteReader;
 use crate::format::filter_type::{Compressor, FilterType};
+use crate::mem::OutBuf;
 
 /// The longest run one fixed-size RLE entry can hold.
 const MAX_FIXED_RUN: usize = u16::MAX as usize;
@@ -79,16 +80,21 @@ pub fn compress(cell_size: u64, src: &[u8], out: &mut Vec<u8>) -> Result<()> {
 /// 0 are skipped. The input length must be a whole number of runs, and the decoded size must be
 /// exactly `dst.len()`; anything else is [`Error::CorruptData`].
 pub fn decompress(cell_size: u64, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    OutBuf::over(dst, |o| decompress_into(cell_size, src, o))
+}
+
+/// [`decompress`] into exactly the unwritten rest of `dst` (which may not be initialised).
+pub fn decompress_into(cell_size: u64, src: &[u8], dst: &mut OutBuf<'_>) -> Result<()> {
     let v = check_cell_size(cell_size)?;
     let run_size = v.saturating_add(2);
+    let expected = dst.remaining();
     if src.len() < run_size {
-        if dst.is_empty() {
+        if expected == 0 {
             return Ok(());
         }
         return Err(Error::corrupt(format!(
-            "{} bytes of RLE runs decode to nothing, expected {} bytes",
-            src.len(),
-            dst.len()
+            "{} bytes of RLE runs decode to nothing, expected {expected} bytes",
+            src.len()
         )));
     }
     if !src.len().is_multiple_of(run_size) {
@@ -102,10 +108,9 @@ pub fn decompress(cell_size: u64, src: &[u8], dst: &mut [u8]) -> Result<()> {
         .chunks_exact(run_size)
         .map(|r| u16::from_be_bytes([r[v], r[v + 1]]) as u64 * v as u64)
         .sum();
-    if total != dst.len() as u64 {
+    if total != expected as u64 {
         return Err(Error::corrupt(format!(
-            "RLE runs decode to {total} bytes, expected {}",
-            dst.len()
+            "RLE runs decode to {total} bytes, expected {expected}"
         )));
     }
     match v {
@@ -118,36 +123,29 @@ pub fn decompress(cell_size: u64, src: &[u8], dst: &mut [u8]) -> Result<()> {
     Ok(())
 }
 
-/// Writes the runs of `N`-byte values (already checked to fill `dst` exactly).
-fn expand<const N: usize>(src: &[u8], dst: &mut [u8]) {
-    let mut pos = 0;
+/// Appends the runs of `N`-byte values (already checked to fill `dst` exactly).
+fn expand<const N: usize>(src: &[u8], dst: &mut OutBuf<'_>) {
     for r in src.chunks_exact(N + 2) {
         let value: [u8; N] = r[..N].try_into().expect("N bytes");
         let n = u16::from_be_bytes([r[N], r[N + 1]]) as usize;
-        let window = &mut dst[pos..pos + n * N];
         if n == 1 {
-            window.copy_from_slice(&value);
+            dst.put_array(value);
         } else if N == 1 {
-            window.fill(value[0]);
+            dst.fill(value[0], n);
         } else {
-            for cell in window.chunks_exact_mut(N) {
-                cell.copy_from_slice(&value);
-            }
+            dst.put_arrays(std::iter::repeat_n(value, n));
         }
-        pos += n * N;
     }
 }
 
 /// [`expand`] for any value size.
-fn expand_any(v: usize, src: &[u8], dst: &mut [u8]) {
-    let mut pos = 0;
+fn expand_any(v: usize, src: &[u8], dst: &mut OutBuf<'_>) {
     for r in src.chunks_exact(v + 2) {
         let value = &r[..v];
-        let n = u16::from_be_bytes([r[v], r[v + 1]]) as usize * v;
-        for cell in dst[pos..pos + n].chunks_exact_mut(v) {
-            cell.copy_from_slice(value);
+        let n = u16::from_be_bytes([r[v], r[v + 1]]) as usize;
+        for _ in 0..n {
+            dst.put(value);
         }
-        pos += n;
     }
 }
 
@@ -217,9 +215,10 @@ pub fn decode_strings(
     codec_md: &mut ByteReader<'_>,
     src: &[u8],
     n_cells: usize,
-    dst: &mut [u8],
+    dst: &mut OutBuf<'_>,
     offsets: &mut Vec<u64>,
 ) -> Result<()> {
+    let expected = dst.remaining();
     let rl_byte = codec_md.u8()?;
     let sl_byte = codec_md.u8()?;
     let (Some(rl), Some(sl)) = (read_width(rl_byte), read_width(sl_byte)) else {
@@ -230,7 +229,7 @@ pub fn decode_strings(
     if src.is_empty() {
         return Err(Error::corrupt("RLE string runs are empty"));
     }
-    // Pass 1: the runs must give exactly n_cells cells and dst.len() bytes.
+    // Pass 1: the runs must give exactly n_cells cells and the `expected` bytes of `dst`.
     let (mut cells, mut bytes) = (0u64, 0u64);
     for_each_run(src, rl, sl, |s, run| {
         cells = cells
@@ -244,19 +243,17 @@ pub fn decode_strings(
         bytes = (s.len() as u64)
             .checked_mul(run)
             .and_then(|b| b.checked_add(bytes))
-            .filter(|&b| b <= dst.len() as u64)
+            .filter(|&b| b <= expected as u64)
             .ok_or_else(|| {
                 Error::corrupt(format!(
-                    "RLE runs decode to more than the {} bytes expected",
-                    dst.len()
+                    "RLE runs decode to more than the {expected} bytes expected"
                 ))
             })?;
         Ok(())
     })?;
-    if cells != n_cells as u64 || bytes != dst.len() as u64 {
+    if cells != n_cells as u64 || bytes != expected as u64 {
         return Err(Error::corrupt(format!(
-            "RLE runs hold {cells} cells of {bytes} bytes, expected {n_cells} cells of {} bytes",
-            dst.len()
+            "RLE runs hold {cells} cells of {bytes} bytes, expected {n_cells} cells of {expected} bytes"
         )));
     }
     // Pass 2: write.
@@ -265,7 +262,7 @@ pub fn decode_strings(
     for_each_run(src, rl, sl, |s, run| {
         for _ in 0..run {
             offsets.push(pos as u64);
-            dst[pos..pos + s.len()].copy_from_slice(s);
+            dst.put(s);
             pos += s.len();
         }
         Ok(())

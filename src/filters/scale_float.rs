@@ -33,6 +33,7 @@ use crate::filters::config::ScaleFloatOptions;
 use crate::filters::registry::{FilterDescriptor, OptionsLayout, wrong_filter};
 use crate::format::byte_reader::ByteReader;
 use crate::format::filter_type::FilterType;
+use crate::mem::OutBuf;
 
 /// The float size and the integer width of this stage, or an error.
 fn widths(o: &ScaleFloatOptions, ctx: &StageCtx<'_>) -> Result<(usize, usize)> {
@@ -115,19 +116,17 @@ fn encode(o: &ScaleFloatOptions, fs: usize, w: usize, src: &[u8], dst: &mut [u8]
 }
 
 /// Decodes one part of `w`-byte integers (a multiple of `w` bytes) into `dst`.
-fn decode(o: &ScaleFloatOptions, fs: usize, w: usize, src: &[u8], dst: &mut [u8]) {
+fn decode(o: &ScaleFloatOptions, fs: usize, w: usize, src: &[u8], dst: &mut OutBuf<'_>) {
     if fs == 4 {
-        for (v, d) in src.chunks_exact(w).zip(dst.chunks_exact_mut(4)) {
+        dst.put_arrays(src.chunks_exact(w).map(|v| {
             let elem = load(v) as f32;
-            let x = (o.factor * f64::from(elem) + o.offset) as f32;
-            d.copy_from_slice(&x.to_le_bytes());
-        }
+            ((o.factor * f64::from(elem) + o.offset) as f32).to_le_bytes()
+        }));
     } else {
-        for (v, d) in src.chunks_exact(w).zip(dst.chunks_exact_mut(8)) {
+        dst.put_arrays(src.chunks_exact(w).map(|v| {
             let elem = load(v) as f64;
-            let x = o.factor * elem + o.offset;
-            d.copy_from_slice(&x.to_le_bytes());
-        }
+            (o.factor * elem + o.offset).to_le_bytes()
+        }));
     }
 }
 
@@ -205,8 +204,8 @@ pub fn reverse(
             input.data.len()
         )));
     }
-    let dst = out.data.alloc(len / w * fs)?;
-    decode(o, fs, w, &input.data[..len], dst);
+    let mut dst = out.data.alloc(len / w * fs)?;
+    decode(o, fs, w, &input.data[..len], &mut dst);
     Ok((MdFlow::Rest(r.position()), DataFlow::Written))
 }
 

@@ -6,6 +6,7 @@ use crate::engine::thread_scratch::CodecContexts;
 use crate::error::Result;
 use crate::filters::config::Filter;
 use crate::format::datatype::Datatype;
+use crate::mem::OutBuf;
 
 /// The output of one forward stage: metadata parts and data parts (None when forwarded).
 #[derive(Debug)]
@@ -110,22 +111,28 @@ pub fn reverse_one(
     let mut out_md = Vec::new();
     let mut window = vec![0u8; original_len];
     let mut offsets = Vec::new();
+    let mut w = OutBuf::from_init(&mut window);
     let (md_flow, data_flow) = crate::filters::reverse(
         filter,
         &mut ctx,
         RevIn { md, data },
         RevOut {
             md: &mut out_md,
-            data: DataSink::Window(&mut window),
+            data: DataSink::Window(w.rest()),
             offsets: rebuild_offsets.then_some(&mut offsets),
         },
     )?;
+    let written = w.filled();
+    drop(w);
     let md_left = match md_flow {
         MdFlow::Rest(n) => md[n..].to_vec(),
         MdFlow::Written => out_md,
     };
     let data_out = match data_flow {
-        DataFlow::Written => window,
+        DataFlow::Written => {
+            check_window_written(written, original_len)?;
+            window
+        }
         DataFlow::Forwarded => data.to_vec(),
     };
     Ok(Reversed {
@@ -178,25 +185,39 @@ pub fn reverse_at(
     ctx.version = version;
     let mut window = vec![0xAAu8; len];
     let mut out_md = Vec::new();
+    let mut w = OutBuf::from_init(&mut window);
     let (md_flow, data_flow) = crate::filters::reverse(
         filter,
         &mut ctx,
         RevIn { md, data },
         RevOut {
             md: &mut out_md,
-            data: DataSink::Window(&mut window),
+            data: DataSink::Window(w.rest()),
             offsets: None,
         },
     )?;
+    let written = w.filled();
+    drop(w);
     let md_left = match md_flow {
         MdFlow::Rest(n) => md[n..].to_vec(),
         MdFlow::Written => out_md,
     };
     let data_out = match data_flow {
-        DataFlow::Written => window,
+        DataFlow::Written => {
+            check_window_written(written, len)?;
+            window
+        }
         DataFlow::Forwarded => data.to_vec(),
     };
     Ok((md_left, data_out))
+}
+
+/// The pipeline driver's check after a first stage that wrote its window: all of it.
+fn check_window_written(written: usize, len: usize) -> Result<()> {
+    if written != len {
+        return Err(crate::mem::Unfilled { written, len }.into());
+    }
+    Ok(())
 }
 
 /// A xorshift64 generator for test data: deterministic, no dependencies.

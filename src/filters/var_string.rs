@@ -233,12 +233,14 @@ pub fn reverse(
         .offsets
         .as_deref_mut()
         .ok_or_else(|| Error::Internal("var-string decoding needs an offsets output".into()))?;
-    let dst = out.data.alloc(input_length)?;
+    let mut dst = out.data.alloc(input_length)?;
     let first_offset = offsets.len();
     let result = match codec {
-        VarStringCodec::Rle => super::rle::decode_strings(&mut r, encoded, n_cells, dst, offsets),
+        VarStringCodec::Rle => {
+            super::rle::decode_strings(&mut r, encoded, n_cells, &mut dst, offsets)
+        }
         VarStringCodec::Dictionary => {
-            super::dictionary::decode_strings(&mut r, encoded, n_cells, dst, offsets)
+            super::dictionary::decode_strings(&mut r, encoded, n_cells, &mut dst, offsets)
         }
     };
     if result.is_err() {

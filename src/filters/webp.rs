@@ -257,13 +257,15 @@ pub fn reverse(
             window.max(image_bound)
         )));
     }
-    let dst = out.data.alloc(window)?;
+    let mut dst = out.data.alloc(window)?;
     if needed == window {
-        decode_into(f, data, dst, row as u32)?;
+        // libwebp's decoder takes `&mut [u8]`: the window is initialised first (an extra
+        // pass, small next to WebP decoding).
+        dst.init_with(window, |buf| decode_into(f, data, buf, row as u32))?;
     } else {
         let mut full = vec![0u8; needed];
         decode_into(f, data, &mut full, row as u32)?;
-        dst.copy_from_slice(&full[..window]);
+        dst.put(&full[..window]);
     }
     Ok((MdFlow::Rest(r.position()), DataFlow::Written))
 }

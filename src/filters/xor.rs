@@ -65,12 +65,10 @@ pub fn forward(ctx: &mut StageCtx<'_>, input: FwdIn<'_>, out: FwdOut<'_>) -> Res
         own[4 + 4 * k..8 + 4 * k].copy_from_slice(&(part.len() as u32).to_le_bytes());
     }
     out.md.extend_forwarded(input.md);
-    // The parts tile the output exactly and the kernel writes every byte of its destination.
+    // The parts tile the output exactly: each kernel call appends one part.
     out.data.push_filled(input.data.total_len(), |dst| {
-        let mut pos = 0;
         for part in input.data.iter() {
-            kernels::xor_encode(s, part, &mut dst[pos..pos + part.len()]);
-            pos += part.len();
+            kernels::xor_encode_into(s, part, dst);
         }
         Ok::<_, Error>(())
     })?;
@@ -107,11 +105,11 @@ pub fn reverse(
             input.data.len()
         )));
     }
-    let dst = out.data.alloc(total as usize)?;
+    let mut dst = out.data.alloc(total as usize)?;
     let mut pos = 0;
     for l in lens.chunks_exact(4) {
         let len = u32::from_le_bytes([l[0], l[1], l[2], l[3]]) as usize;
-        kernels::xor_decode(s, &input.data[pos..pos + len], &mut dst[pos..pos + len]);
+        kernels::xor_decode_into(s, &input.data[pos..pos + len], &mut dst);
         pos += len;
     }
     Ok((MdFlow::Rest(r.position()), DataFlow::Written))

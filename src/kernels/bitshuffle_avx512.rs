@@ -38,7 +38,8 @@ use std::mem::MaybeUninit;
 use super::RawKernel;
 use super::bitshuffle_x86::{bitshuffle_avx2, bitunshuffle_avx2};
 use super::prefetch_x86::prefetch_l2;
-use super::scalar;
+use super::{Dst, scalar};
+use crate::mem::uninit::write_slice;
 
 /// Fewest elements a block needs for these kernels (one single-byte step).
 const MIN_ELEMENTS: usize = 512;
@@ -187,7 +188,7 @@ const MERGE: [[[u8; 64]; 2]; 3] = {
 /// # Safety
 ///
 /// The CPU supports AVX-512 F, BW, VL and VBMI, GFNI, AVX2 and SSE2.
-pub(super) unsafe fn bitshuffle_avx512(t: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn bitshuffle_avx512(t: usize, src: &[u8], dst: &mut Dst) {
     // SAFETY: the caller's features are the ones `run_block` requires.
     unsafe { run_block(&FORWARD, t, src, dst) }
 }
@@ -198,7 +199,7 @@ pub(super) unsafe fn bitshuffle_avx512(t: usize, src: &[u8], dst: &mut [u8]) {
 /// # Safety
 ///
 /// The CPU supports AVX-512 F, BW, VL and VBMI, GFNI, AVX2 and SSE2.
-pub(super) unsafe fn bitunshuffle_avx512(t: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn bitunshuffle_avx512(t: usize, src: &[u8], dst: &mut Dst) {
     // SAFETY: as in `bitshuffle_avx512`.
     unsafe { run_block(&REVERSE, t, src, dst) }
 }
@@ -208,7 +209,7 @@ pub(super) unsafe fn bitunshuffle_avx512(t: usize, src: &[u8], dst: &mut [u8]) {
 struct Direction {
     bodies: [RawKernel; 4],
     avx2: RawKernel,
-    scalar: fn(usize, &[u8], &mut [u8]),
+    scalar: fn(usize, &[u8], &mut Dst),
 }
 
 const FORWARD: Direction = Direction {
@@ -219,7 +220,7 @@ const FORWARD: Direction = Direction {
         bitshuffle_body::<8>,
     ],
     avx2: bitshuffle_avx2,
-    scalar: scalar::bitshuffle_block,
+    scalar: scalar::bitshuffle_block_uninit,
 };
 
 const REVERSE: Direction = Direction {
@@ -230,7 +231,7 @@ const REVERSE: Direction = Direction {
         bitunshuffle_body::<8>,
     ],
     avx2: bitunshuffle_avx2,
-    scalar: scalar::bitunshuffle_block,
+    scalar: scalar::bitunshuffle_block_uninit,
 };
 
 /// Runs one block in direction `d`: element sizes other than 1, 2, 4, 8 by the scalar code,
@@ -240,7 +241,7 @@ const REVERSE: Direction = Direction {
 /// # Safety
 ///
 /// The CPU supports AVX-512 F, BW, VL and VBMI, GFNI, AVX2 and SSE2.
-unsafe fn run_block(d: &Direction, t: usize, src: &[u8], dst: &mut [u8]) {
+unsafe fn run_block(d: &Direction, t: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     if !matches!(t, 1 | 2 | 4 | 8) {
         (d.scalar)(t, src, dst);
@@ -256,7 +257,7 @@ unsafe fn run_block(d: &Direction, t: usize, src: &[u8], dst: &mut [u8]) {
     // slices hold at least n·t bytes, as the body functions require. Index log2 t picks the
     // body for this element size.
     unsafe { (d.bodies[t.trailing_zeros() as usize])(n, src, dst) };
-    dst[n * t..].copy_from_slice(&src[n * t..]);
+    write_slice(&mut dst[n * t..], &src[n * t..]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -285,7 +286,7 @@ fn for_steps(count: usize, step: usize, mut f: impl FnMut(usize)) {
 /// The CPU supports AVX-512 F/BW/VBMI and GFNI; `n ≥ 512` is a multiple of 8; `src` and `dst`
 /// hold at least `n·T` bytes.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,gfni")]
-unsafe fn bitshuffle_body<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
+unsafe fn bitshuffle_body<const T: usize>(n: usize, src: &[u8], dst: &mut Dst) {
     debug_assert!(
         n >= MIN_ELEMENTS && n.is_multiple_of(8) && src.len() >= n * T && dst.len() >= n * T
     );
@@ -293,7 +294,7 @@ unsafe fn bitshuffle_body<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) 
     // The next block of the part starts where this one ends: each step prefetches the lines
     // of that block that it reads in this one (see `prefetch_x86`).
     let ahead = src.len();
-    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
+    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr().cast::<u8>());
     if T == 1 {
         // SAFETY: every step at i (a multiple of 8, i + 512 ≤ n) reads src[i, i + 512) and
         // writes dst[k·r + i/8, k·r + i/8 + 64) for k < 8, all below n = 8r. Features per
@@ -318,14 +319,14 @@ unsafe fn bitshuffle_body<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) 
 /// The CPU supports AVX-512 F/BW/VBMI and GFNI; `n ≥ 512` is a multiple of 8; `src` and `dst`
 /// hold at least `n·T` bytes.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,gfni")]
-unsafe fn bitunshuffle_body<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
+unsafe fn bitunshuffle_body<const T: usize>(n: usize, src: &[u8], dst: &mut Dst) {
     debug_assert!(
         n >= MIN_ELEMENTS && n.is_multiple_of(8) && src.len() >= n * T && dst.len() >= n * T
     );
     let r = n / 8;
     // As in `bitshuffle_body`: prefetch the next block's lines.
     let ahead = src.len();
-    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
+    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr().cast::<u8>());
     if T == 1 {
         // SAFETY: every step at i (a multiple of 8, i + 512 ≤ n) reads src[k·r + i/8,
         // k·r + i/8 + 64) for k < 8 and writes dst[i, i + 512), all below n = 8r. Features per

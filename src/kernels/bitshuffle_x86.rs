@@ -35,7 +35,8 @@ use std::arch::x86_64::*;
 use super::byteshuffle_x86::{
     load_block_avx2, rounds_avx2, rounds_sse2, unshuffle_pow2_avx2, unshuffle_pow2_sse2,
 };
-use super::scalar;
+use super::{Dst, scalar};
+use crate::mem::uninit::write_slice;
 use std::mem::MaybeUninit;
 
 // ---------------------------------------------------------------------------------------------
@@ -47,15 +48,15 @@ use std::mem::MaybeUninit;
 /// # Safety
 ///
 /// The CPU supports SSE2.
-pub(super) unsafe fn bitshuffle_sse2(t: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn bitshuffle_sse2(t: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     if !matches!(t, 1 | 2 | 4 | 8) {
-        scalar::bitshuffle_block(t, src, dst);
+        scalar::bitshuffle_block_uninit(t, src, dst);
         return;
     }
     let n = (src.len() / t) & !7;
     if n < 16 {
-        scalar::bitshuffle_block(t, src, dst);
+        scalar::bitshuffle_block_uninit(t, src, dst);
         return;
     }
     // SAFETY: the caller guarantees SSE2; n ≥ 16, n is a multiple of 8 and both slices hold
@@ -68,7 +69,7 @@ pub(super) unsafe fn bitshuffle_sse2(t: usize, src: &[u8], dst: &mut [u8]) {
             _ => bitshuffle_body_sse2::<8>(n, src, dst),
         }
     }
-    dst[n * t..].copy_from_slice(&src[n * t..]);
+    write_slice(&mut dst[n * t..], &src[n * t..]);
 }
 
 /// SSE2 bitunshuffle of one block, same contract as [`scalar::bitunshuffle_block`].
@@ -76,15 +77,15 @@ pub(super) unsafe fn bitshuffle_sse2(t: usize, src: &[u8], dst: &mut [u8]) {
 /// # Safety
 ///
 /// The CPU supports SSE2.
-pub(super) unsafe fn bitunshuffle_sse2(t: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn bitunshuffle_sse2(t: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     if !matches!(t, 1 | 2 | 4 | 8) {
-        scalar::bitunshuffle_block(t, src, dst);
+        scalar::bitunshuffle_block_uninit(t, src, dst);
         return;
     }
     let n = (src.len() / t) & !7;
     if n < 16 {
-        scalar::bitunshuffle_block(t, src, dst);
+        scalar::bitunshuffle_block_uninit(t, src, dst);
         return;
     }
     // SAFETY: the caller guarantees SSE2; n ≥ 16, n is a multiple of 8 and both slices hold
@@ -97,7 +98,7 @@ pub(super) unsafe fn bitunshuffle_sse2(t: usize, src: &[u8], dst: &mut [u8]) {
             _ => bitunshuffle_body_sse2::<8>(n, src, dst),
         }
     }
-    dst[n * t..].copy_from_slice(&src[n * t..]);
+    write_slice(&mut dst[n * t..], &src[n * t..]);
 }
 
 /// 8×8 bit transpose within each 64-bit lane (byte `j` bit `k` ↔ byte `k` bit `j`).
@@ -131,10 +132,10 @@ unsafe fn transpose8_sse2(x: __m128i) -> __m128i {
 /// The CPU supports SSE2; `n ≥ 16` is a multiple of 8; `src` and `dst` hold at least `n·T`
 /// bytes.
 #[target_feature(enable = "sse2")]
-unsafe fn bitshuffle_body_sse2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
+unsafe fn bitshuffle_body_sse2<const T: usize>(n: usize, src: &[u8], dst: &mut Dst) {
     debug_assert!(n >= 16 && n.is_multiple_of(8) && src.len() >= n * T && dst.len() >= n * T);
     let r = n / 8;
-    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
+    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr().cast::<u8>());
     let mut i = 0;
     if T == 1 && n >= 128 {
         // Single bytes: the transpose-based step is faster than `movemask`.
@@ -227,14 +228,14 @@ unsafe fn bytes_to_bits_step128_sse2(src: *const u8, rows: *mut u8, stride: usiz
 /// The CPU supports SSE2; `n ≥ 16` is a multiple of 8; `src` and `dst` hold at least `n·T`
 /// bytes.
 #[target_feature(enable = "sse2")]
-unsafe fn bitunshuffle_body_sse2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
+unsafe fn bitunshuffle_body_sse2<const T: usize>(n: usize, src: &[u8], dst: &mut Dst) {
     debug_assert!(n >= 16 && n.is_multiple_of(8) && src.len() >= n * T && dst.len() >= n * T);
     let r = n / 8;
     let sp = src.as_ptr();
     if T == 1 {
         // SAFETY: rows k < 8 of r bytes lie in src[0, n); dst[0, n) is writable; n ≥ 16 is a
         // multiple of 8. SSE2 per the caller.
-        unsafe { bits_to_bytes_sse2(sp, r, dst.as_mut_ptr(), n) };
+        unsafe { bits_to_bytes_sse2(sp, r, dst.as_mut_ptr().cast::<u8>(), n) };
         return;
     }
     const SCRATCH: usize = 8192;
@@ -358,10 +359,10 @@ unsafe fn bits_to_bytes_step16_sse2(rows: *const u8, stride: usize, out: *mut u8
 /// # Safety
 ///
 /// The CPU supports AVX2 and SSE2.
-pub(super) unsafe fn bitshuffle_avx2(t: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn bitshuffle_avx2(t: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     if !matches!(t, 1 | 2 | 4 | 8) {
-        scalar::bitshuffle_block(t, src, dst);
+        scalar::bitshuffle_block_uninit(t, src, dst);
         return;
     }
     let n = (src.len() / t) & !7;
@@ -383,13 +384,13 @@ pub(super) unsafe fn bitshuffle_avx2(t: usize, src: &[u8], dst: &mut [u8]) {
         // formed over them afterwards is initialised.
         unsafe {
             bitshuffle_body_dispatch_avx2(t, n, src, stage);
-            dst[..bytes].copy_from_slice(std::slice::from_raw_parts(stage, bytes));
+            write_slice(&mut dst[..bytes], std::slice::from_raw_parts(stage, bytes));
         }
     } else {
         // SAFETY: AVX2 per the caller; dst holds n·t writable bytes.
-        unsafe { bitshuffle_body_dispatch_avx2(t, n, src, dst.as_mut_ptr()) };
+        unsafe { bitshuffle_body_dispatch_avx2(t, n, src, dst.as_mut_ptr().cast::<u8>()) };
     }
-    dst[bytes..].copy_from_slice(&src[bytes..]);
+    write_slice(&mut dst[bytes..], &src[bytes..]);
 }
 
 /// Bytes of the stage [`bitshuffle_avx2`] writes a block into: one bitshuffle block.
@@ -419,10 +420,10 @@ unsafe fn bitshuffle_body_dispatch_avx2(t: usize, n: usize, src: &[u8], dp: *mut
 /// # Safety
 ///
 /// The CPU supports AVX2 and SSE2.
-pub(super) unsafe fn bitunshuffle_avx2(t: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn bitunshuffle_avx2(t: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     if !matches!(t, 1 | 2 | 4 | 8) {
-        scalar::bitunshuffle_block(t, src, dst);
+        scalar::bitunshuffle_block_uninit(t, src, dst);
         return;
     }
     let n = (src.len() / t) & !7;
@@ -441,7 +442,7 @@ pub(super) unsafe fn bitunshuffle_avx2(t: usize, src: &[u8], dst: &mut [u8]) {
             _ => bitunshuffle_body_avx2::<8>(n, src, dst),
         }
     }
-    dst[n * t..].copy_from_slice(&src[n * t..]);
+    write_slice(&mut dst[n * t..], &src[n * t..]);
 }
 
 /// 8×8 bit transpose within each 64-bit lane (byte `j` bit `k` ↔ byte `k` bit `j`).
@@ -551,14 +552,14 @@ unsafe fn bitshuffle_step_avx2<const T: usize>(r: usize, sp: *const u8, dp: *mut
 /// The CPU supports AVX2; `n ≥ 32` is a multiple of 8; `src` and `dst` hold at least `n·T`
 /// bytes.
 #[target_feature(enable = "avx2")]
-unsafe fn bitunshuffle_body_avx2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
+unsafe fn bitunshuffle_body_avx2<const T: usize>(n: usize, src: &[u8], dst: &mut Dst) {
     debug_assert!(n >= 32 && n.is_multiple_of(8) && src.len() >= n * T && dst.len() >= n * T);
     let r = n / 8;
     let sp = src.as_ptr();
     if T == 1 {
         // SAFETY: rows k < 8 of r bytes lie in src[0, n); dst[0, n) is writable; n ≥ 32 is a
         // multiple of 8. AVX2 per the caller.
-        unsafe { bits_to_bytes_avx2(sp, r, dst.as_mut_ptr(), n) };
+        unsafe { bits_to_bytes_avx2(sp, r, dst.as_mut_ptr().cast::<u8>(), n) };
         return;
     }
     const SCRATCH: usize = 8192;

@@ -31,7 +31,8 @@ use std::arch::x86::*;
 use std::arch::x86_64::*;
 
 use super::prefetch_x86::prefetch_l2;
-use super::scalar;
+use super::{Dst, scalar};
+use crate::mem::uninit::write_slice;
 
 // ---------------------------------------------------------------------------------------------
 // Shared building blocks (also used by the bitshuffle kernels)
@@ -191,11 +192,11 @@ pub(super) fn row_passes(t: usize, n: usize) -> usize {
 /// # Safety
 ///
 /// The CPU supports SSE2.
-pub(super) unsafe fn shuffle_sse2(t: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn shuffle_sse2(t: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     let n = if t > 1 { src.len() / t } else { 0 };
     if n < 16 {
-        scalar::shuffle(t, src, dst);
+        scalar::shuffle_uninit(t, src, dst);
         return;
     }
     // SAFETY: the caller guarantees SSE2; n ≥ 16 and both slices hold at least n·t bytes, as
@@ -210,7 +211,7 @@ pub(super) unsafe fn shuffle_sse2(t: usize, src: &[u8], dst: &mut [u8]) {
         }
     }
     let body = n * t;
-    dst[body..].copy_from_slice(&src[body..]);
+    write_slice(&mut dst[body..], &src[body..]);
 }
 
 /// SSE2 unshuffle, same contract as [`scalar::unshuffle`].
@@ -218,11 +219,11 @@ pub(super) unsafe fn shuffle_sse2(t: usize, src: &[u8], dst: &mut [u8]) {
 /// # Safety
 ///
 /// The CPU supports SSE2.
-pub(super) unsafe fn unshuffle_sse2(t: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn unshuffle_sse2(t: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     let n = if t > 1 { src.len() / t } else { 0 };
     if n < 16 {
-        scalar::unshuffle(t, src, dst);
+        scalar::unshuffle_uninit(t, src, dst);
         return;
     }
     // SAFETY: the caller guarantees SSE2; n ≥ 16 and both slices hold at least n·t bytes, as
@@ -237,7 +238,7 @@ pub(super) unsafe fn unshuffle_sse2(t: usize, src: &[u8], dst: &mut [u8]) {
         }
     }
     let body = n * t;
-    dst[body..].copy_from_slice(&src[body..]);
+    write_slice(&mut dst[body..], &src[body..]);
 }
 
 /// Shuffle of the `n·T`-byte body, `T ∈ {2, 4, 8, 16}`.
@@ -246,9 +247,9 @@ pub(super) unsafe fn unshuffle_sse2(t: usize, src: &[u8], dst: &mut [u8]) {
 ///
 /// The CPU supports SSE2; `n ≥ 16`; `src` and `dst` hold at least `n·T` bytes.
 #[target_feature(enable = "sse2")]
-unsafe fn shuffle_pow2_sse2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
+unsafe fn shuffle_pow2_sse2<const T: usize>(n: usize, src: &[u8], dst: &mut Dst) {
     debug_assert!(n >= 16 && src.len() >= n * T && dst.len() >= n * T);
-    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
+    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr().cast::<u8>());
     // SAFETY (all passes): each pass writes, for every 16-element block i + 16 ≤ n, the rows
     // dst[j·n + i, j·n + i + 16) of its row group and reads src[i·T, (i+16)·T), all below
     // n·T; SSE2 per the caller.
@@ -334,9 +335,9 @@ unsafe fn shuffle_step_sse2<const T: usize, const J0: usize, const G: usize>(
 ///
 /// The CPU supports SSE2; `n ≥ 16`; `src` and `dst` hold at least `n·T` bytes.
 #[target_feature(enable = "sse2")]
-pub(super) unsafe fn unshuffle_pow2_sse2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn unshuffle_pow2_sse2<const T: usize>(n: usize, src: &[u8], dst: &mut Dst) {
     debug_assert!(n >= 16 && src.len() >= n * T && dst.len() >= n * T);
-    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
+    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr().cast::<u8>());
     let mut i = 0;
     while i + 16 <= n {
         // SAFETY: i + 16 ≤ n, so the step reads src[j·n + i, j·n + i + 16) for j < T and
@@ -380,9 +381,9 @@ unsafe fn unshuffle_step_sse2<const T: usize>(n: usize, sp: *const u8, dp: *mut 
 /// The CPU supports SSE2; `n ≥ 1`; `src` and `dst` hold at least `n·t` bytes and have the
 /// same length.
 #[target_feature(enable = "sse2")]
-unsafe fn shuffle_generic_sse2(t: usize, n: usize, src: &[u8], dst: &mut [u8]) {
+unsafe fn shuffle_generic_sse2(t: usize, n: usize, src: &[u8], dst: &mut Dst) {
     debug_assert!(t >= 3 && src.len() >= n * t && dst.len() == src.len());
-    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
+    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr().cast::<u8>());
     let w = t.min(16);
     let mut i = 0;
     // For t < 16 the 16-byte load of the block's last element runs past it: require it to
@@ -423,9 +424,9 @@ unsafe fn shuffle_generic_sse2(t: usize, n: usize, src: &[u8], dst: &mut [u8]) {
 /// The CPU supports SSE2; `n ≥ 1`; `src` and `dst` hold at least `n·t` bytes and have the
 /// same length.
 #[target_feature(enable = "sse2")]
-unsafe fn unshuffle_generic_sse2(t: usize, n: usize, src: &[u8], dst: &mut [u8]) {
+unsafe fn unshuffle_generic_sse2(t: usize, n: usize, src: &[u8], dst: &mut Dst) {
     debug_assert!(t >= 3 && src.len() >= n * t && dst.len() == src.len());
-    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
+    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr().cast::<u8>());
     let w = t.min(16);
     let mut i = 0;
     while i + 16 <= n && (t >= 16 || (i + 15) * t + 16 <= dst.len()) {
@@ -465,7 +466,7 @@ unsafe fn unshuffle_generic_sse2(t: usize, n: usize, src: &[u8], dst: &mut [u8])
 /// # Safety
 ///
 /// The CPU supports AVX2 and SSE2.
-pub(super) unsafe fn shuffle_avx2(t: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn shuffle_avx2(t: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     let n = if t > 1 { src.len() / t } else { 0 };
     if n < 32 {
@@ -485,7 +486,7 @@ pub(super) unsafe fn shuffle_avx2(t: usize, src: &[u8], dst: &mut [u8]) {
         }
     }
     let body = n * t;
-    dst[body..].copy_from_slice(&src[body..]);
+    write_slice(&mut dst[body..], &src[body..]);
 }
 
 /// AVX2 unshuffle, same contract as [`scalar::unshuffle`]. Parts of fewer than 32 elements go
@@ -494,7 +495,7 @@ pub(super) unsafe fn shuffle_avx2(t: usize, src: &[u8], dst: &mut [u8]) {
 /// # Safety
 ///
 /// The CPU supports AVX2 and SSE2.
-pub(super) unsafe fn unshuffle_avx2(t: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn unshuffle_avx2(t: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     let n = if t > 1 { src.len() / t } else { 0 };
     if n < 32 {
@@ -514,7 +515,7 @@ pub(super) unsafe fn unshuffle_avx2(t: usize, src: &[u8], dst: &mut [u8]) {
         }
     }
     let body = n * t;
-    dst[body..].copy_from_slice(&src[body..]);
+    write_slice(&mut dst[body..], &src[body..]);
 }
 
 /// Shuffle of the `n·T`-byte body, `T ∈ {2, 4, 8, 16}`.
@@ -523,9 +524,9 @@ pub(super) unsafe fn unshuffle_avx2(t: usize, src: &[u8], dst: &mut [u8]) {
 ///
 /// The CPU supports AVX2; `n ≥ 32`; `src` and `dst` hold at least `n·T` bytes.
 #[target_feature(enable = "avx2")]
-unsafe fn shuffle_pow2_avx2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
+unsafe fn shuffle_pow2_avx2<const T: usize>(n: usize, src: &[u8], dst: &mut Dst) {
     debug_assert!(n >= 32 && src.len() >= n * T && dst.len() >= n * T);
-    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
+    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr().cast::<u8>());
     // SAFETY (all passes): each pass writes, for every 64-element block i + 64 ≤ n, the rows
     // dst[j·n + i, j·n + i + 64) of its row group and reads src[i·T, (i+64)·T), all below n·T;
     // AVX2 per the caller.
@@ -646,9 +647,9 @@ unsafe fn shuffle_step64_avx2<const T: usize, const J0: usize, const G: usize>(
 ///
 /// The CPU supports AVX2; `n ≥ 32`; `src` and `dst` hold at least `n·T` bytes.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn unshuffle_pow2_avx2<const T: usize>(n: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn unshuffle_pow2_avx2<const T: usize>(n: usize, src: &[u8], dst: &mut Dst) {
     debug_assert!(n >= 32 && src.len() >= n * T && dst.len() >= n * T);
-    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
+    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr().cast::<u8>());
     let mut i = 0;
     while i + 32 <= n {
         // SAFETY: i + 32 ≤ n, so the step reads src[j·n + i, j·n + i + 32) for j < T and
@@ -689,9 +690,9 @@ unsafe fn unshuffle_step_avx2<const T: usize>(n: usize, sp: *const u8, dp: *mut 
 ///
 /// The CPU supports AVX2; `src` and `dst` hold at least `n·t` bytes and have the same length.
 #[target_feature(enable = "avx2")]
-unsafe fn shuffle_generic_avx2(t: usize, n: usize, src: &[u8], dst: &mut [u8]) {
+unsafe fn shuffle_generic_avx2(t: usize, n: usize, src: &[u8], dst: &mut Dst) {
     debug_assert!(t >= 3 && src.len() >= n * t && dst.len() == src.len());
-    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
+    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr().cast::<u8>());
     let w = t.min(16);
     let mut i = 0;
     while i + 32 <= n && (t >= 16 || (i + 31) * t + 16 <= src.len()) {
@@ -729,9 +730,9 @@ unsafe fn shuffle_generic_avx2(t: usize, n: usize, src: &[u8], dst: &mut [u8]) {
 ///
 /// The CPU supports AVX2; `src` and `dst` hold at least `n·t` bytes and have the same length.
 #[target_feature(enable = "avx2")]
-unsafe fn unshuffle_generic_avx2(t: usize, n: usize, src: &[u8], dst: &mut [u8]) {
+unsafe fn unshuffle_generic_avx2(t: usize, n: usize, src: &[u8], dst: &mut Dst) {
     debug_assert!(t >= 3 && src.len() >= n * t && dst.len() == src.len());
-    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
+    let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr().cast::<u8>());
     let w = t.min(16);
     let mut i = 0;
     while i + 32 <= n && (t >= 16 || (i + 31) * t + 16 <= dst.len()) {

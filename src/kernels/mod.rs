@@ -24,7 +24,6 @@ mod bitshuffle_avx512;
 mod bitshuffle_x86;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod byteshuffle_x86;
-pub(crate) mod hugepages;
 pub mod md5_lanes;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod prefetch_x86;
@@ -32,16 +31,21 @@ pub mod scalar;
 pub mod sha256_lanes;
 #[cfg(test)]
 mod tests;
-pub(crate) mod uninit;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod xor_x86;
 
+use crate::mem::OutBuf;
+use std::mem::MaybeUninit;
 use std::sync::OnceLock;
+
+/// A kernel's destination: bytes that may not be initialised yet. Every kernel writes all of
+/// them, and only initialised values; none reads a byte it has not written.
+pub(crate) type Dst = [MaybeUninit<u8>];
 
 /// A kernel as stored in a table: `(element size, source, destination)`, the slices of equal
 /// length. `unsafe` because SIMD kernels require CPU features; a [`Kernels`] table exists only
 /// for a level whose features were detected, which makes calling through it sound.
-type RawKernel = unsafe fn(usize, &[u8], &mut [u8]);
+type RawKernel = unsafe fn(usize, &[u8], &mut Dst);
 
 /// An instruction-set level of the kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -118,12 +122,12 @@ pub struct Kernels {
 
 static SCALAR: Kernels = Kernels {
     level: Level::Scalar,
-    shuffle: scalar::shuffle,
-    unshuffle: scalar::unshuffle,
-    bitshuffle: scalar::bitshuffle_block,
-    bitunshuffle: scalar::bitunshuffle_block,
-    xor_encode: scalar::xor_encode,
-    xor_decode: scalar::xor_decode,
+    shuffle: scalar::shuffle_uninit,
+    unshuffle: scalar::unshuffle_uninit,
+    bitshuffle: scalar::bitshuffle_block_uninit,
+    bitunshuffle: scalar::bitunshuffle_block_uninit,
+    xor_encode: scalar::xor_encode_uninit,
+    xor_decode: scalar::xor_decode_uninit,
 };
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
@@ -133,7 +137,7 @@ static SSE2: Kernels = Kernels {
     unshuffle: byteshuffle_x86::unshuffle_sse2,
     bitshuffle: bitshuffle_x86::bitshuffle_sse2,
     bitunshuffle: bitshuffle_x86::bitunshuffle_sse2,
-    xor_encode: scalar::xor_encode,
+    xor_encode: scalar::xor_encode_uninit,
     xor_decode: xor_x86::xor_decode_sse2,
 };
 
@@ -204,45 +208,96 @@ impl Kernels {
     /// [`scalar::shuffle`] at this level.
     #[inline]
     pub fn shuffle(&self, t: usize, src: &[u8], dst: &mut [u8]) {
-        // SAFETY: a `Kernels` value exists only for a level whose CPU features were detected
-        // (`for_level`), which is the whole contract of the kernel.
-        unsafe { (self.shuffle)(t, src, dst) }
+        assert_eq!(src.len(), dst.len(), "kernel slices differ in length");
+        self.shuffle_into(t, src, &mut OutBuf::from_init(dst));
     }
 
     /// [`scalar::unshuffle`] at this level.
     #[inline]
     pub fn unshuffle(&self, t: usize, src: &[u8], dst: &mut [u8]) {
-        // SAFETY: as in `shuffle`: the level's features were detected.
-        unsafe { (self.unshuffle)(t, src, dst) }
+        assert_eq!(src.len(), dst.len(), "kernel slices differ in length");
+        self.unshuffle_into(t, src, &mut OutBuf::from_init(dst));
     }
 
     /// [`scalar::bitshuffle_block`] at this level.
     #[inline]
     pub fn bitshuffle_block(&self, t: usize, src: &[u8], dst: &mut [u8]) {
-        // SAFETY: as in `shuffle`: the level's features were detected.
-        unsafe { (self.bitshuffle)(t, src, dst) }
+        assert_eq!(src.len(), dst.len(), "kernel slices differ in length");
+        self.bitshuffle_block_into(t, src, &mut OutBuf::from_init(dst));
     }
 
     /// [`scalar::bitunshuffle_block`] at this level.
     #[inline]
     pub fn bitunshuffle_block(&self, t: usize, src: &[u8], dst: &mut [u8]) {
-        // SAFETY: as in `shuffle`: the level's features were detected.
-        unsafe { (self.bitunshuffle)(t, src, dst) }
+        assert_eq!(src.len(), dst.len(), "kernel slices differ in length");
+        self.bitunshuffle_block_into(t, src, &mut OutBuf::from_init(dst));
     }
 
     /// [`scalar::xor_encode`] at this level.
     #[inline]
     pub fn xor_encode(&self, s: usize, src: &[u8], dst: &mut [u8]) {
-        // SAFETY: as in `shuffle`: the level's features were detected.
-        unsafe { (self.xor_encode)(s, src, dst) }
+        assert_eq!(src.len(), dst.len(), "kernel slices differ in length");
+        self.xor_encode_into(s, src, &mut OutBuf::from_init(dst));
     }
 
     /// [`scalar::xor_decode`] at this level.
     #[inline]
     pub fn xor_decode(&self, s: usize, src: &[u8], dst: &mut [u8]) {
-        // SAFETY: as in `shuffle`: the level's features were detected.
-        unsafe { (self.xor_decode)(s, src, dst) }
+        assert_eq!(src.len(), dst.len(), "kernel slices differ in length");
+        self.xor_decode_into(s, src, &mut OutBuf::from_init(dst));
     }
+
+    /// [`Kernels::shuffle`] appending `src.len()` bytes to `dst`.
+    #[inline]
+    pub fn shuffle_into(&self, t: usize, src: &[u8], dst: &mut OutBuf<'_>) {
+        run(self.shuffle, t, src, dst)
+    }
+
+    /// [`Kernels::unshuffle`] appending `src.len()` bytes to `dst`.
+    #[inline]
+    pub fn unshuffle_into(&self, t: usize, src: &[u8], dst: &mut OutBuf<'_>) {
+        run(self.unshuffle, t, src, dst)
+    }
+
+    /// [`Kernels::bitshuffle_block`] appending `src.len()` bytes to `dst`.
+    #[inline]
+    pub fn bitshuffle_block_into(&self, t: usize, src: &[u8], dst: &mut OutBuf<'_>) {
+        run(self.bitshuffle, t, src, dst)
+    }
+
+    /// [`Kernels::bitunshuffle_block`] appending `src.len()` bytes to `dst`.
+    #[inline]
+    pub fn bitunshuffle_block_into(&self, t: usize, src: &[u8], dst: &mut OutBuf<'_>) {
+        run(self.bitunshuffle, t, src, dst)
+    }
+
+    /// [`Kernels::xor_encode`] appending `src.len()` bytes to `dst`.
+    #[inline]
+    pub fn xor_encode_into(&self, s: usize, src: &[u8], dst: &mut OutBuf<'_>) {
+        run(self.xor_encode, s, src, dst)
+    }
+
+    /// [`Kernels::xor_decode`] appending `src.len()` bytes to `dst`.
+    #[inline]
+    pub fn xor_decode_into(&self, s: usize, src: &[u8], dst: &mut OutBuf<'_>) {
+        run(self.xor_decode, s, src, dst)
+    }
+}
+
+/// Runs `kernel` (of a [`Kernels`] table) on `src`, appending `src.len()` bytes to `dst`.
+///
+/// # Panics
+///
+/// If `src` is longer than `dst.remaining()` (or as the kernel panics).
+#[inline]
+fn run(kernel: RawKernel, width: usize, src: &[u8], dst: &mut OutBuf<'_>) {
+    // SAFETY: kernels write only initialised bytes (the contract of `Dst`).
+    let d = &mut unsafe { dst.spare_mut() }[..src.len()];
+    // SAFETY: a `Kernels` value, the only source of `kernel`, exists only for a level whose
+    // CPU features were detected (`for_level`), which is the whole contract of the kernel.
+    unsafe { kernel(width, src, d) };
+    // SAFETY: the kernel returned, so it wrote every byte of `d` (the contract of `Dst`).
+    unsafe { dst.assume_written(src.len()) };
 }
 
 /// Byte shuffle with element size `t` at the best level ([`scalar::shuffle`] semantics).
@@ -255,6 +310,16 @@ pub fn shuffle(t: usize, src: &[u8], dst: &mut [u8]) {
     Kernels::best().shuffle(t, src, dst)
 }
 
+/// [`shuffle`] appending `src.len()` bytes to `dst` (which may not be initialised).
+///
+/// # Panics
+///
+/// If `src` is longer than `dst.remaining()`.
+#[inline]
+pub fn shuffle_into(t: usize, src: &[u8], dst: &mut OutBuf<'_>) {
+    Kernels::best().shuffle_into(t, src, dst)
+}
+
 /// Reverses [`shuffle`], at the best level.
 ///
 /// # Panics
@@ -263,6 +328,16 @@ pub fn shuffle(t: usize, src: &[u8], dst: &mut [u8]) {
 #[inline]
 pub fn unshuffle(t: usize, src: &[u8], dst: &mut [u8]) {
     Kernels::best().unshuffle(t, src, dst)
+}
+
+/// [`unshuffle`] appending `src.len()` bytes to `dst` (which may not be initialised).
+///
+/// # Panics
+///
+/// If `src` is longer than `dst.remaining()`.
+#[inline]
+pub fn unshuffle_into(t: usize, src: &[u8], dst: &mut OutBuf<'_>) {
+    Kernels::best().unshuffle_into(t, src, dst)
 }
 
 /// Bit transposition of one block at the best level ([`scalar::bitshuffle_block`] semantics).
@@ -275,6 +350,16 @@ pub fn bitshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
     Kernels::best().bitshuffle_block(t, src, dst)
 }
 
+/// [`bitshuffle_block`] appending `src.len()` bytes to `dst` (which may not be initialised).
+///
+/// # Panics
+///
+/// If `src` is longer than `dst.remaining()`, or if `t == 0`.
+#[inline]
+pub fn bitshuffle_block_into(t: usize, src: &[u8], dst: &mut OutBuf<'_>) {
+    Kernels::best().bitshuffle_block_into(t, src, dst)
+}
+
 /// Reverses [`bitshuffle_block`], at the best level.
 ///
 /// # Panics
@@ -283,6 +368,16 @@ pub fn bitshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
 #[inline]
 pub fn bitunshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
     Kernels::best().bitunshuffle_block(t, src, dst)
+}
+
+/// [`bitunshuffle_block`] appending `src.len()` bytes to `dst` (which may not be initialised).
+///
+/// # Panics
+///
+/// If `src` is longer than `dst.remaining()`, or if `t == 0`.
+#[inline]
+pub fn bitunshuffle_block_into(t: usize, src: &[u8], dst: &mut OutBuf<'_>) {
+    Kernels::best().bitunshuffle_block_into(t, src, dst)
 }
 
 /// XOR encoding with element width `s` at the best level ([`scalar::xor_encode`] semantics).
@@ -295,6 +390,16 @@ pub fn xor_encode(s: usize, src: &[u8], dst: &mut [u8]) {
     Kernels::best().xor_encode(s, src, dst)
 }
 
+/// [`xor_encode`] appending `src.len()` bytes to `dst` (which may not be initialised).
+///
+/// # Panics
+///
+/// If `src` is longer than `dst.remaining()`, or if `s == 0`.
+#[inline]
+pub fn xor_encode_into(s: usize, src: &[u8], dst: &mut OutBuf<'_>) {
+    Kernels::best().xor_encode_into(s, src, dst)
+}
+
 /// Reverses [`xor_encode`] (a running XOR over elements), at the best level.
 ///
 /// # Panics
@@ -303,4 +408,14 @@ pub fn xor_encode(s: usize, src: &[u8], dst: &mut [u8]) {
 #[inline]
 pub fn xor_decode(s: usize, src: &[u8], dst: &mut [u8]) {
     Kernels::best().xor_decode(s, src, dst)
+}
+
+/// [`xor_decode`] appending `src.len()` bytes to `dst` (which may not be initialised).
+///
+/// # Panics
+///
+/// If `src` is longer than `dst.remaining()`, or if `s == 0`.
+#[inline]
+pub fn xor_decode_into(s: usize, src: &[u8], dst: &mut OutBuf<'_>) {
+    Kernels::best().xor_decode_into(s, src, dst)
 }

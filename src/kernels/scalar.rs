@@ -1,5 +1,11 @@
 //! Portable scalar kernels: the reference every SIMD kernel is tested against, and the fallback
 //! on CPUs (and targets) without SIMD support.
+//!
+//! The public functions write initialised slices; the `*_uninit` ones, which the kernel tables
+//! hold, write destinations that may not be initialised yet ([`Dst`]), every byte of them.
+
+use super::Dst;
+use crate::mem::uninit::{as_uninit_mut, write_slice};
 
 /// Byte shuffle (FORMAT.md §5.15): `dst[j·n + i] = src[i·t + j]` with `n = ⌊len/t⌋`, the
 /// `len mod t` trailing bytes copied. `t ≤ 1` is the identity.
@@ -8,10 +14,16 @@
 ///
 /// If `src` and `dst` differ in length.
 pub fn shuffle(t: usize, src: &[u8], dst: &mut [u8]) {
+    // SAFETY: the kernel writes only initialised bytes into `dst`.
+    shuffle_uninit(t, src, unsafe { as_uninit_mut(dst) });
+}
+
+/// [`shuffle`] into a destination that may not be initialised yet (it writes every byte).
+pub(crate) fn shuffle_uninit(t: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     let n = if t > 1 { src.len() / t } else { 0 };
     if n == 0 {
-        dst.copy_from_slice(src);
+        write_slice(dst, src);
         return;
     }
     let body = n * t;
@@ -21,7 +33,7 @@ pub fn shuffle(t: usize, src: &[u8], dst: &mut [u8]) {
         8 => shuffle_fixed::<8>(&src[..body], &mut dst[..body]),
         _ => shuffle_elements(t, n, src, dst, 0, n),
     }
-    dst[body..].copy_from_slice(&src[body..]);
+    write_slice(&mut dst[body..], &src[body..]);
 }
 
 /// Reverses [`shuffle`].
@@ -30,10 +42,16 @@ pub fn shuffle(t: usize, src: &[u8], dst: &mut [u8]) {
 ///
 /// If `src` and `dst` differ in length.
 pub fn unshuffle(t: usize, src: &[u8], dst: &mut [u8]) {
+    // SAFETY: the kernel writes only initialised bytes into `dst`.
+    unshuffle_uninit(t, src, unsafe { as_uninit_mut(dst) });
+}
+
+/// [`unshuffle`] into a destination that may not be initialised yet (it writes every byte).
+pub(crate) fn unshuffle_uninit(t: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     let n = if t > 1 { src.len() / t } else { 0 };
     if n == 0 {
-        dst.copy_from_slice(src);
+        write_slice(dst, src);
         return;
     }
     let body = n * t;
@@ -43,7 +61,7 @@ pub fn unshuffle(t: usize, src: &[u8], dst: &mut [u8]) {
         8 => unshuffle_fixed::<8>(&src[..body], &mut dst[..body]),
         _ => unshuffle_elements(t, n, src, dst, 0, n),
     }
-    dst[body..].copy_from_slice(&src[body..]);
+    write_slice(&mut dst[body..], &src[body..]);
 }
 
 /// The shuffle of elements `i0..i1` only, for a part of `n` elements of `t` bytes (the tail of
@@ -52,13 +70,13 @@ pub(crate) fn shuffle_elements(
     t: usize,
     n: usize,
     src: &[u8],
-    dst: &mut [u8],
+    dst: &mut Dst,
     i0: usize,
     i1: usize,
 ) {
     for i in i0..i1 {
         for (j, &b) in src[i * t..(i + 1) * t].iter().enumerate() {
-            dst[j * n + i] = b;
+            dst[j * n + i].write(b);
         }
     }
 }
@@ -68,35 +86,35 @@ pub(crate) fn unshuffle_elements(
     t: usize,
     n: usize,
     src: &[u8],
-    dst: &mut [u8],
+    dst: &mut Dst,
     i0: usize,
     i1: usize,
 ) {
     for i in i0..i1 {
         for (j, b) in dst[i * t..(i + 1) * t].iter_mut().enumerate() {
-            *b = src[j * n + i];
+            b.write(src[j * n + i]);
         }
     }
 }
 
-fn shuffle_fixed<const T: usize>(src: &[u8], dst: &mut [u8]) {
+fn shuffle_fixed<const T: usize>(src: &[u8], dst: &mut Dst) {
     let n = src.len() / T;
     for j in 0..T {
         let row = &mut dst[j * n..(j + 1) * n];
         for (d, elem) in row.iter_mut().zip(src.chunks_exact(T)) {
-            *d = elem[j];
+            d.write(elem[j]);
         }
     }
 }
 
-fn unshuffle_fixed<const T: usize>(src: &[u8], dst: &mut [u8]) {
+fn unshuffle_fixed<const T: usize>(src: &[u8], dst: &mut Dst) {
     let n = src.len() / T;
     for (i, elem) in dst.chunks_exact_mut(T).enumerate() {
         let mut e = [0u8; T];
         for (j, b) in e.iter_mut().enumerate() {
             *b = src[j * n + i];
         }
-        elem.copy_from_slice(&e);
+        write_slice(elem, &e);
     }
 }
 
@@ -118,6 +136,12 @@ pub(crate) fn transpose8(mut x: u64) -> u64 {
 ///
 /// If `src` and `dst` differ in length, or if `t == 0`.
 pub fn bitshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
+    // SAFETY: the kernel writes only initialised bytes into `dst`.
+    bitshuffle_block_uninit(t, src, unsafe { as_uninit_mut(dst) });
+}
+
+/// [`bitshuffle_block`] into a destination that may not be initialised yet (it writes every byte).
+pub(crate) fn bitshuffle_block_uninit(t: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     let n = (src.len() / t) & !7;
     let r = n / 8;
@@ -129,11 +153,11 @@ pub fn bitshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
             }
             let y = transpose8(x).to_le_bytes();
             for k in 0..8 {
-                dst[(8 * b + k) * r + g] = y[k];
+                dst[(8 * b + k) * r + g].write(y[k]);
             }
         }
     }
-    dst[n * t..].copy_from_slice(&src[n * t..]);
+    write_slice(&mut dst[n * t..], &src[n * t..]);
 }
 
 /// Reverses [`bitshuffle_block`].
@@ -142,6 +166,12 @@ pub fn bitshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
 ///
 /// If `src` and `dst` differ in length, or if `t == 0`.
 pub fn bitunshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
+    // SAFETY: the kernel writes only initialised bytes into `dst`.
+    bitunshuffle_block_uninit(t, src, unsafe { as_uninit_mut(dst) });
+}
+
+/// [`bitunshuffle_block`] into a destination that may not be initialised yet (it writes every byte).
+pub(crate) fn bitunshuffle_block_uninit(t: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     let n = (src.len() / t) & !7;
     let r = n / 8;
@@ -153,11 +183,11 @@ pub fn bitunshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
             }
             let y = transpose8(x).to_le_bytes();
             for j in 0..8 {
-                dst[(8 * g + j) * t + b] = y[j];
+                dst[(8 * g + j) * t + b].write(y[j]);
             }
         }
     }
-    dst[n * t..].copy_from_slice(&src[n * t..]);
+    write_slice(&mut dst[n * t..], &src[n * t..]);
 }
 
 /// XOR encoding (FORMAT.md §5.18) of bytes with element width `s`: `dst[i] = src[i] ^ src[i-s]`
@@ -168,6 +198,12 @@ pub fn bitunshuffle_block(t: usize, src: &[u8], dst: &mut [u8]) {
 ///
 /// If `src` and `dst` differ in length, or if `s == 0`.
 pub fn xor_encode(s: usize, src: &[u8], dst: &mut [u8]) {
+    // SAFETY: the kernel writes only initialised bytes into `dst`.
+    xor_encode_uninit(s, src, unsafe { as_uninit_mut(dst) });
+}
+
+/// [`xor_encode`] into a destination that may not be initialised yet (it writes every byte).
+pub(crate) fn xor_encode_uninit(s: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     assert!(s > 0, "XOR element width 0");
     xor_encode_from(s, src, dst, 0);
@@ -179,31 +215,45 @@ pub fn xor_encode(s: usize, src: &[u8], dst: &mut [u8]) {
 ///
 /// If `src` and `dst` differ in length, or if `s == 0`.
 pub fn xor_decode(s: usize, src: &[u8], dst: &mut [u8]) {
+    // SAFETY: the kernel writes only initialised bytes into `dst`.
+    xor_decode_uninit(s, src, unsafe { as_uninit_mut(dst) });
+}
+
+/// [`xor_decode`] into a destination that may not be initialised yet (it writes every byte).
+pub(crate) fn xor_decode_uninit(s: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     assert!(s > 0, "XOR element width 0");
-    xor_decode_from(s, src, dst, 0);
+    // SAFETY: `from` is 0: there is no decoded prefix to rely on.
+    unsafe { xor_decode_from(s, src, dst, 0) };
 }
 
 /// [`xor_encode`] of bytes `from..` only (the tail of the SIMD kernels).
-pub(crate) fn xor_encode_from(s: usize, src: &[u8], dst: &mut [u8], from: usize) {
+pub(crate) fn xor_encode_from(s: usize, src: &[u8], dst: &mut Dst, from: usize) {
     let head = s.min(src.len()).max(from);
-    dst[from..head].copy_from_slice(&src[from..head]);
+    write_slice(&mut dst[from..head], &src[from..head]);
     // Past `head` (when anything is left there) `head ≥ s`, so the subtraction is exact.
     for ((d, &cur), &prev) in dst[head..]
         .iter_mut()
         .zip(&src[head..])
         .zip(&src[head.saturating_sub(s)..])
     {
-        *d = cur ^ prev;
+        d.write(cur ^ prev);
     }
 }
 
 /// [`xor_decode`] of bytes `from..` only, `dst[..from]` being decoded already (the tail of the
 /// SIMD kernels).
-pub(crate) fn xor_decode_from(s: usize, src: &[u8], dst: &mut [u8], from: usize) {
+///
+/// # Safety
+///
+/// `dst[..from]` has been written.
+pub(crate) unsafe fn xor_decode_from(s: usize, src: &[u8], dst: &mut Dst, from: usize) {
     let head = s.min(src.len()).max(from);
-    dst[from..head].copy_from_slice(&src[from..head]);
+    write_slice(&mut dst[from..head], &src[from..head]);
     for i in head..src.len() {
-        dst[i] = src[i] ^ dst[i - s];
+        // SAFETY: `i - s < i` was written: below `from` by the caller (this function's
+        // contract), from `from` on by this function (the copy above, or an earlier turn).
+        let prev = unsafe { dst[i - s].assume_init() };
+        dst[i].write(src[i] ^ prev);
     }
 }

@@ -22,7 +22,7 @@ use std::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-use super::scalar;
+use super::{Dst, scalar};
 
 // ---------------------------------------------------------------------------------------------
 // SSE2
@@ -34,7 +34,7 @@ use super::scalar;
 ///
 /// The CPU supports SSE2.
 #[target_feature(enable = "sse2")]
-pub(super) unsafe fn xor_decode_sse2(s: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn xor_decode_sse2(s: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     assert!(s > 0, "XOR element width 0");
     // SAFETY: SSE2 is supported (the caller's guarantee); the slices have equal lengths.
@@ -47,7 +47,8 @@ pub(super) unsafe fn xor_decode_sse2(s: usize, src: &[u8], dst: &mut [u8]) {
             _ => 0,
         }
     };
-    scalar::xor_decode_from(s, src, dst, done);
+    // SAFETY: the vector loop wrote dst[..done].
+    unsafe { scalar::xor_decode_from(s, src, dst, done) };
 }
 
 /// The in-vector running XOR of the `16 / S` elements of `v`.
@@ -101,7 +102,7 @@ unsafe fn broadcast_last_sse2<const S: usize>(v: __m128i) -> __m128i {
 ///
 /// The CPU supports SSE2; `dst.len() == src.len()`.
 #[target_feature(enable = "sse2")]
-unsafe fn decode_sse2<const S: usize>(src: &[u8], dst: &mut [u8]) -> usize {
+unsafe fn decode_sse2<const S: usize>(src: &[u8], dst: &mut Dst) -> usize {
     let n = src.len() / 16 * 16;
     let mut carry = _mm_setzero_si128();
     let mut i = 0;
@@ -110,7 +111,10 @@ unsafe fn decode_sse2<const S: usize>(src: &[u8], dst: &mut [u8]) -> usize {
         unsafe {
             let v = prefix_sse2::<S>(_mm_loadu_si128(src.as_ptr().add(i).cast()));
             let b = broadcast_last_sse2::<S>(v);
-            _mm_storeu_si128(dst.as_mut_ptr().add(i).cast(), _mm_xor_si128(v, carry));
+            _mm_storeu_si128(
+                dst.as_mut_ptr().cast::<u8>().add(i).cast(),
+                _mm_xor_si128(v, carry),
+            );
             carry = _mm_xor_si128(carry, b);
         }
         i += 16;
@@ -128,12 +132,12 @@ unsafe fn decode_sse2<const S: usize>(src: &[u8], dst: &mut [u8]) -> usize {
 ///
 /// The CPU supports AVX2.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn xor_encode_avx2(s: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn xor_encode_avx2(s: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     assert!(s > 0, "XOR element width 0");
     let len = src.len();
     if s > 32 || len < 64 {
-        scalar::xor_encode(s, src, dst);
+        scalar::xor_encode_uninit(s, src, dst);
         return;
     }
     // The first 32 bytes (which include the `s` copied ones) by the scalar code; then every
@@ -147,7 +151,10 @@ pub(super) unsafe fn xor_encode_avx2(s: usize, src: &[u8], dst: &mut [u8]) {
         unsafe {
             let cur = _mm256_loadu_si256(src.as_ptr().add(i).cast());
             let prev = _mm256_loadu_si256(src.as_ptr().add(i - s).cast());
-            _mm256_storeu_si256(dst.as_mut_ptr().add(i).cast(), _mm256_xor_si256(cur, prev));
+            _mm256_storeu_si256(
+                dst.as_mut_ptr().cast::<u8>().add(i).cast(),
+                _mm256_xor_si256(cur, prev),
+            );
         }
         i += 32;
     }
@@ -160,7 +167,7 @@ pub(super) unsafe fn xor_encode_avx2(s: usize, src: &[u8], dst: &mut [u8]) {
 ///
 /// The CPU supports AVX2.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn xor_decode_avx2(s: usize, src: &[u8], dst: &mut [u8]) {
+pub(super) unsafe fn xor_decode_avx2(s: usize, src: &[u8], dst: &mut Dst) {
     assert_eq!(src.len(), dst.len());
     assert!(s > 0, "XOR element width 0");
     // SAFETY: AVX2 is supported (the caller's guarantee); the slices have equal lengths.
@@ -173,7 +180,8 @@ pub(super) unsafe fn xor_decode_avx2(s: usize, src: &[u8], dst: &mut [u8]) {
             _ => 0,
         }
     };
-    scalar::xor_decode_from(s, src, dst, done);
+    // SAFETY: the vector loop wrote dst[..done].
+    unsafe { scalar::xor_decode_from(s, src, dst, done) };
 }
 
 /// The `pshufb` control repeating each 128-bit lane's last `S`-byte element over the lane.
@@ -193,7 +201,7 @@ const fn lane_broadcast_mask<const S: usize>() -> [u8; 32] {
 ///
 /// The CPU supports AVX2; `dst.len() == src.len()`.
 #[target_feature(enable = "avx2")]
-unsafe fn decode_avx2<const S: usize>(src: &[u8], dst: &mut [u8]) -> usize {
+unsafe fn decode_avx2<const S: usize>(src: &[u8], dst: &mut Dst) -> usize {
     let n = src.len() / 32 * 32;
     let mask_bytes = const { lane_broadcast_mask::<S>() };
     // SAFETY: the mask array holds 32 readable bytes; the load is unaligned.
@@ -220,7 +228,10 @@ unsafe fn decode_avx2<const S: usize>(src: &[u8], dst: &mut [u8]) -> usize {
             v = _mm256_xor_si256(v, _mm256_permute2x128_si256::<0x08>(lanes, lanes));
             // This vector's last element everywhere, for the carry.
             let b = _mm256_permute4x64_epi64::<0xFF>(_mm256_shuffle_epi8(v, mask));
-            _mm256_storeu_si256(dst.as_mut_ptr().add(i).cast(), _mm256_xor_si256(v, carry));
+            _mm256_storeu_si256(
+                dst.as_mut_ptr().cast::<u8>().add(i).cast(),
+                _mm256_xor_si256(v, carry),
+            );
             carry = _mm256_xor_si256(carry, b);
         }
         i += 32;

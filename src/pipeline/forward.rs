@@ -260,7 +260,7 @@ fn filter_range(
             filter_chunk(s, &tile[r.clone()], outer.is_some(), scratch, out)
                 .map_err(|e| e.context(format!("chunk {}", first_index + i)))?;
         }
-        Ok(())
+        Ok::<_, Error>(())
     })?;
     match outer {
         Some(kind) => outer_digest::fill(kind, out.written_mut(), &starts),

@@ -488,7 +488,7 @@ impl Pipeline {
             &settings,
             &chunks,
             threads::effective_threads(self.threads),
-            &mut out[..total],
+            &mut crate::mem::OutBuf::from_init(&mut out[..total]),
         )?;
         Ok(total)
     }

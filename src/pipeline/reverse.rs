@@ -12,15 +12,16 @@ use crate::error::{Error, Result};
 use crate::filters;
 use crate::filters::config::Filter;
 use crate::format::tile_format::{self, ChunkRef};
-use crate::kernels;
+use crate::mem::{self, OutBuf};
 
-/// Unfilters one chunk into `window` (exactly its original length). With `offsets`, the first
-/// filter rebuilds the var-size offsets from the data (§5.8). `outer_verified`: the last
-/// filter is a checksum whose digests were already verified.
+/// Unfilters one chunk into `window` (exactly its original length, not written yet, possibly
+/// not initialised), writing all of it. With `offsets`, the first filter rebuilds the var-size
+/// offsets from the data (§5.8). `outer_verified`: the last filter is a checksum whose digests
+/// were already verified.
 pub(crate) fn unfilter_chunk(
     s: &ChunkSettings<'_>,
     chunk: &ChunkRef<'_>,
-    window: &mut [u8],
+    window: &mut OutBuf<'_>,
     mut offsets: Option<&mut Vec<u64>>,
     outer_verified: bool,
     scratch: &mut ThreadScratch,
@@ -42,7 +43,7 @@ pub(crate) fn unfilter_chunk(
         limits_vec = vec![0usize; n];
         &mut limits_vec
     };
-    limits[0] = window.len();
+    limits[0] = window.remaining();
     for k in 1..n {
         limits[k] = filters::forward_bound(&s.filters[k - 1], limits[k - 1]);
     }
@@ -72,7 +73,7 @@ pub(crate) fn unfilter_chunk(
             Some(_) => data_read.as_slice(),
         };
         let sink = if k == 0 {
-            DataSink::Window(&mut *window)
+            DataSink::Window(window.rest())
         } else {
             DataSink::Scratch {
                 buf: data_write,
@@ -111,6 +112,13 @@ pub(crate) fn unfilter_chunk(
             check_no_metadata_left(left)?;
             if data_flow == DataFlow::Forwarded {
                 copy_into_window(data, window).map_err(|e| e.context(filter.name()))?;
+            } else if !window.is_full() {
+                return Err(Error::Internal(format!(
+                    "{} wrote {} of the chunk's {} bytes",
+                    filter.name(),
+                    window.filled(),
+                    window.len()
+                )));
             }
             break;
         }
@@ -138,7 +146,13 @@ fn check_no_metadata_left(left: usize) -> Result<()> {
     Ok(())
 }
 
-fn copy_into_window(data: &[u8], window: &mut [u8]) -> Result<()> {
+fn copy_into_window(data: &[u8], window: &mut OutBuf<'_>) -> Result<()> {
+    if window.filled() != 0 {
+        return Err(Error::Internal(format!(
+            "a filter forwarded its data after writing {} bytes of the chunk",
+            window.filled()
+        )));
+    }
     if data.len() != window.len() {
         return Err(Error::corrupt(format!(
             "chunk data is {} bytes but its original length is {}",
@@ -146,7 +160,7 @@ fn copy_into_window(data: &[u8], window: &mut [u8]) -> Result<()> {
             window.len()
         )));
     }
-    window.copy_from_slice(data);
+    window.put(data);
     Ok(())
 }
 
@@ -216,13 +230,14 @@ fn check_outer_parts(s: &ChunkSettings<'_>, c: &ChunkRef<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Unfilters parsed chunks into `out` (exactly the unfiltered size). On the var-string path
-/// also returns the offsets the first filter rebuilt.
+/// Unfilters parsed chunks into `out` (exactly the unfiltered size, not written yet, possibly
+/// not initialised), writing all of it. On the var-string path also returns the offsets the
+/// first filter rebuilt.
 pub(crate) fn unfilter_chunks_into(
     s: &ChunkSettings<'_>,
     chunks: &[ChunkRef<'_>],
     threads: usize,
-    out: &mut [u8],
+    out: &mut OutBuf<'_>,
 ) -> Result<Option<Vec<u64>>> {
     if s.rebuild_offsets {
         // TileDB writes these tiles as one chunk (chunking is disabled on this path).
@@ -239,13 +254,22 @@ pub(crate) fn unfilter_chunks_into(
         .map_err(|e| e.context("chunk 0"))?;
         return Ok(Some(offsets));
     }
-    let mut windows = Vec::with_capacity(chunks.len());
-    let mut rest = out;
-    for c in chunks {
-        let (w, r) = rest.split_at_mut(c.original_length as usize);
-        windows.push(w);
-        rest = r;
-    }
+    // The chunks' windows tile `out` (`total` is the sum of their original lengths,
+    // tile_format::parse); each is written completely by `unfilter_chunk` or an error returned.
+    let lens = chunks.iter().map(|c| c.original_length as usize);
+    out.split(lens, |windows| {
+        unfilter_windows(s, chunks, threads, windows)
+    })?;
+    Ok(None)
+}
+
+/// Unfilters each chunk into its window, in groups over `threads` threads.
+fn unfilter_windows(
+    s: &ChunkSettings<'_>,
+    chunks: &[ChunkRef<'_>],
+    threads: usize,
+    windows: &mut [OutBuf<'_>],
+) -> Result<()> {
     // With a checksum as the last filter, groups of chunks verify their digests together
     // (multi-message kernels) before being unfiltered.
     let outer = match s.skip_checksum_validation {
@@ -260,7 +284,7 @@ pub(crate) fn unfilter_chunks_into(
             .min(chunks.len().div_ceil(threads))
             .max(1),
     };
-    let run = |(g, (group, windows)): (usize, (&[ChunkRef<'_>], &mut [&mut [u8]]))| {
+    let run = |(g, (group, windows)): (usize, (&[ChunkRef<'_>], &mut [OutBuf<'_>]))| {
         let first = g * per_group;
         let verified = match outer {
             Some(kind) => outer_digest::verify(kind, outer_name, group, first)?,
@@ -282,14 +306,14 @@ pub(crate) fn unfilter_chunks_into(
             .enumerate()
             .try_for_each(run)?;
     } else {
-        let mut groups: Vec<&mut [&mut [u8]]> = windows.chunks_mut(per_group).collect();
+        let mut groups: Vec<&mut [OutBuf<'_>]> = windows.chunks_mut(per_group).collect();
         threads::run_each(s.executor, threads, &mut groups, |g, windows| {
             let first = g * per_group;
             let group = &chunks[first..(first + per_group).min(chunks.len())];
             run((g, (group, &mut **windows)))
         })?;
     }
-    Ok(None)
+    Ok(())
 }
 
 /// Parses and unfilters a whole filtered tile into a new buffer.
@@ -312,11 +336,10 @@ pub(crate) fn unfilter_chunks(
             "cannot allocate {total} bytes for the unfiltered tile"
         ))
     })?;
-    // Written without zero-filling first: `total` is the sum of the chunks' original lengths
-    // (tile_format::parse), so their windows tile `out` exactly, and the first stage of every
-    // chunk fills its whole window (DataSink::alloc demands its exact length) or copies into
-    // it. On error `out` stays empty.
-    let offsets = kernels::uninit::fill_range(&mut out, 0, total, |buf| {
+    // Written without zero-filling first: `out` gets its `total` bytes only when every
+    // chunk's window has been written completely (`fill_range` checks the cursor). On error
+    // `out` stays empty.
+    let offsets = mem::fill_range(&mut out, 0, total, |buf| {
         unfilter_chunks_into(s, &chunks, threads, buf)
     })?;
     Ok((out, offsets))

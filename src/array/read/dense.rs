@@ -8,7 +8,7 @@ use crate::array::fragment_metadata::dense_grid;
 use crate::array::schema::{ArraySchema, Layout, Range};
 use crate::array::{Array, FieldData, FieldRef, value};
 use crate::error::{Error, Result};
-use crate::kernels::hugepages;
+use crate::mem::hugepages;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 

@@ -483,7 +483,7 @@ fn read_whole(array: &Array, r: &FieldRef) -> Result<FieldData> {
     }
     match cell_size {
         Some(cs) => {
-            out.data = crate::kernels::hugepages::zeroed(cells * cs);
+            out.data = crate::mem::hugepages::zeroed(cells * cs);
             let slices = split(&mut out.data, &counts, cs);
             tiles
                 .par_iter()

@@ -18,6 +18,7 @@
 
 use super::crc::{Crc, combine};
 use super::{BLOCK_MAGIC, END_MAGIC, GROUP_SIZE, MAX_ALPHA, MAX_TABLES, RUNA, RUNB};
+use crate::mem::OutBuf;
 use std::cell::RefCell;
 use std::fmt;
 
@@ -124,6 +125,12 @@ impl std::error::Error for DecodeError {}
 /// Decodes one bzip2 stream from `src` into exactly `dst` (its length is the expected
 /// decompressed size). Bytes after the end of the first stream are ignored.
 pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<(), DecodeError> {
+    decompress_into(src, &mut OutBuf::from_init(dst))
+}
+
+/// [`decompress`] into exactly the unwritten rest of `dst` (which may not be initialised).
+/// On error part of it may have been written.
+pub fn decompress_into(src: &[u8], dst: &mut OutBuf<'_>) -> Result<(), DecodeError> {
     if src.len() < 4 || &src[..3] != b"BZh" || !(b'1'..=b'9').contains(&src[3]) {
         return Err(DecodeError::BadHeader);
     }
@@ -147,19 +154,19 @@ fn decode_stream(
     s: &mut Scratch,
     src: &[u8],
     capacity: usize,
-    dst: &mut [u8],
+    dst: &mut OutBuf<'_>,
 ) -> Result<(), DecodeError> {
     let mut br = Bits::new(src);
-    let mut out = 0usize;
+    let (begin, expected) = (dst.filled(), dst.remaining());
     let mut combined = 0u32;
     loop {
         let magic = (u64::from(br.get(24)) << 24) | u64::from(br.get(24));
         if magic == BLOCK_MAGIC {
             let stored = br.get(32);
-            let start = out;
-            out = s.block(&mut br, capacity, dst, out)?;
+            let start = dst.filled();
+            s.block(&mut br, capacity, dst)?;
             let mut crc = Crc::new();
-            crc.update(&dst[start..out]);
+            crc.update(&dst.written()[start..]);
             let computed = crc.finish();
             if computed != stored {
                 return Err(DecodeError::BlockCrc { stored, computed });
@@ -176,10 +183,10 @@ fn decode_stream(
                     computed: combined,
                 });
             }
-            if out != dst.len() {
+            if !dst.is_full() {
                 return Err(DecodeError::OutputTooShort {
-                    written: out,
-                    expected: dst.len(),
+                    written: dst.filled() - begin,
+                    expected,
                 });
             }
             return Ok(());
@@ -396,14 +403,13 @@ impl Scratch {
         })
     }
 
-    /// Decodes one block (after its magic and CRC) into `dst[out..]`; returns the new end.
+    /// Decodes one block (after its magic and CRC), appending it to `dst`.
     fn block(
         &mut self,
         br: &mut Bits,
         capacity: usize,
-        dst: &mut [u8],
-        out: usize,
-    ) -> Result<usize, DecodeError> {
+        dst: &mut OutBuf<'_>,
+    ) -> Result<(), DecodeError> {
         if br.get(1) != 0 {
             return Err(DecodeError::Randomised);
         }
@@ -528,7 +534,7 @@ impl Scratch {
             &mut self.l[..n],
         )?;
         let raw = &self.l[..n];
-        unrle(raw, dst, out)
+        unrle(raw, dst)
     }
 }
 
@@ -914,32 +920,31 @@ fn inverse_bwt(
 }
 
 /// Expands the RLE1 runs of `raw` (four equal bytes then a count 0–255 of further copies)
-/// into `dst[out..]`; returns the new end.
-fn unrle(raw: &[u8], dst: &mut [u8], mut out: usize) -> Result<usize, DecodeError> {
+/// appending them to `dst`.
+fn unrle(raw: &[u8], dst: &mut OutBuf<'_>) -> Result<(), DecodeError> {
     let n = raw.len();
     let mut i = 0;
     while i < n {
         let j = find_run(raw, i);
         let seg = &raw[i..j];
-        let end = out + seg.len();
-        dst.get_mut(out..end)
-            .ok_or(DecodeError::OutputTooLong)?
-            .copy_from_slice(seg);
-        out = end;
+        if seg.len() > dst.remaining() {
+            return Err(DecodeError::OutputTooLong);
+        }
+        dst.put(seg);
         if j == n {
             break;
         }
         let Some(&extra) = raw.get(j + 4) else {
             return Err(DecodeError::MissingRunLength);
         };
-        let end = out + 4 + usize::from(extra);
-        dst.get_mut(out..end)
-            .ok_or(DecodeError::OutputTooLong)?
-            .fill(raw[j]);
-        out = end;
+        let run = 4 + usize::from(extra);
+        if run > dst.remaining() {
+            return Err(DecodeError::OutputTooLong);
+        }
+        dst.fill(raw[j], run);
         i = j + 5;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// First position ≥ `p` where four equal bytes start, or `raw.len()`.
@@ -1413,17 +1418,21 @@ mod tests {
             }
         }
         let mut dst = [0u8; 16];
-        assert_eq!(unrle(b"abbbb\x02c", &mut dst, 0), Ok(8));
+        let unrle_at_0 = |raw: &[u8], dst: &mut [u8]| {
+            let mut o = OutBuf::from_init(dst);
+            unrle(raw, &mut o).map(|()| o.filled())
+        };
+        assert_eq!(unrle_at_0(b"abbbb\x02c", &mut dst), Ok(8));
         assert_eq!(&dst[..8], b"abbbbbbc");
         assert_eq!(
-            unrle(b"abbbb", &mut dst, 0),
+            unrle_at_0(b"abbbb", &mut dst),
             Err(DecodeError::MissingRunLength)
         );
         assert_eq!(
-            unrle(b"bbbb\x0d", &mut dst, 0),
+            unrle_at_0(b"bbbb\x0d", &mut dst),
             Err(DecodeError::OutputTooLong)
         );
-        assert_eq!(unrle(b"bbbb\x00bbbb\x01", &mut dst, 0), Ok(9));
+        assert_eq!(unrle_at_0(b"bbbb\x00bbbb\x01", &mut dst), Ok(9));
     }
 
     #[test]

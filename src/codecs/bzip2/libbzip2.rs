@@ -9,6 +9,7 @@
 
 use crate::codecs::bzip2::encode::Encoder;
 use crate::error::{Error, Result};
+use crate::mem::OutBuf;
 use bzip2::{Action, Compress, Compression, Decompress, Status};
 
 /// Reusable bzip2 state of one thread.
@@ -55,9 +56,16 @@ pub fn compress_libbzip2(level: u32, src: &[u8], out: &mut Vec<u8>) -> Result<()
 /// runs first; a stream it rejects (damaged, or a randomised block from bzip2 0.9) goes to
 /// libbzip2, which reads it or gives the error.
 pub fn decompress(src: &[u8], dst: &mut [u8]) -> Result<()> {
-    match crate::codecs::bzip2::decode::decompress(src, dst) {
+    OutBuf::over(dst, |o| decompress_into(src, o))
+}
+
+/// [`decompress`] into exactly the unwritten rest of `dst` (which may not be initialised).
+/// The native decoder writes it directly; the rare streams that go to libbzip2 get the window
+/// zero-filled first (its API takes `&mut [u8]`).
+pub fn decompress_into(src: &[u8], dst: &mut OutBuf<'_>) -> Result<()> {
+    match dst.attempt(|o| crate::codecs::bzip2::decode::decompress_into(src, o)) {
         Ok(()) => Ok(()),
-        Err(_) => decompress_libbzip2(src, dst),
+        Err(_) => dst.init_with(dst.remaining(), |buf| decompress_libbzip2(src, buf)),
     }
 }
 
