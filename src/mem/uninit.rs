@@ -168,7 +168,7 @@ impl<'a> OutBuf<'a> {
     /// # Panics
     ///
     /// If `src` is longer than [`remaining`](Self::remaining).
-    #[inline]
+    #[inline(always)]
     pub fn put(&mut self, src: &[u8]) {
         let dst = &mut self.buf[self.filled..][..src.len()];
         write_slice(dst, src);
@@ -180,7 +180,7 @@ impl<'a> OutBuf<'a> {
     /// # Panics
     ///
     /// If the window is full.
-    #[inline]
+    #[inline(always)]
     pub fn put_byte(&mut self, b: u8) {
         self.buf[self.filled].write(b);
         self.filled += 1;
@@ -191,7 +191,7 @@ impl<'a> OutBuf<'a> {
     /// # Panics
     ///
     /// If `n` exceeds [`remaining`](Self::remaining).
-    #[inline]
+    #[inline(always)]
     pub fn fill(&mut self, b: u8, n: usize) {
         let dst = &mut self.buf[self.filled..][..n];
         // SAFETY: `dst` is `n` writable bytes of the window; `write_bytes` initialises them.
@@ -204,7 +204,7 @@ impl<'a> OutBuf<'a> {
     /// # Panics
     ///
     /// If `N` exceeds [`remaining`](Self::remaining).
-    #[inline]
+    #[inline(always)]
     pub fn put_array<const N: usize>(&mut self, a: [u8; N]) {
         let dst = &mut self.buf[self.filled..][..N];
         // SAFETY: `dst` is `N` writable bytes; the unaligned write of a `[u8; N]` initialises
@@ -219,7 +219,7 @@ impl<'a> OutBuf<'a> {
     /// # Panics
     ///
     /// If the items hold more than [`remaining`](Self::remaining) bytes, or `N` is 0.
-    #[inline]
+    #[inline(always)]
     pub fn put_arrays<const N: usize, I>(&mut self, items: I)
     where
         I: IntoIterator<Item = [u8; N]>,
@@ -227,7 +227,8 @@ impl<'a> OutBuf<'a> {
     {
         let items = items.into_iter();
         let count = items.len();
-        let bytes = count.checked_mul(N).expect("put_arrays size overflows");
+        // Saturating: an impossible size fails the slicing below.
+        let bytes = count.saturating_mul(N);
         let dst = &mut self.buf[self.filled..][..bytes];
         let mut written = 0;
         for (slot, a) in dst.chunks_exact_mut(N).zip(items) {
@@ -255,8 +256,11 @@ impl<'a> OutBuf<'a> {
     ) -> Result<R, E> {
         let mut child = self.rest();
         child.buf = &mut std::mem::take(&mut child.buf)[..len];
+        let span = child.span();
         let result = write(&mut child)?;
-        let written = child.filled;
+        // A replaced child reported what it wrote when it was dropped; the replacement has no
+        // parent and counts for nothing.
+        let written = child.written_over(span);
         drop(child);
         if written != len {
             return Err(Unfilled { written, len }.into());
@@ -271,11 +275,24 @@ impl<'a> OutBuf<'a> {
         write: impl FnOnce(&mut OutBuf<'_>) -> Result<R, E>,
     ) -> Result<R, E> {
         let mut child = OutBuf::from_uninit(&mut self.buf[self.filled..]);
+        let span = child.span();
         let result = write(&mut child)?;
-        let written = child.filled;
+        let written = child.written_over(span);
         drop(child);
         self.filled += written;
         Ok(result)
+    }
+
+    /// Where the window lies: its start and length.
+    fn span(&self) -> (*const MaybeUninit<u8>, usize) {
+        (self.buf.as_ptr(), self.buf.len())
+    }
+
+    /// The bytes written, if this cursor is still over `span`, else 0. A writer handed
+    /// `&mut OutBuf` may replace the cursor with another one (over a leaked buffer, say):
+    /// only a count over the expected window says anything about that window.
+    fn written_over(&self, span: (*const MaybeUninit<u8>, usize)) -> usize {
+        if self.span() == span { self.filled } else { 0 }
     }
 
     /// A cursor over the rest of the window (the bytes not yet written); what it writes
@@ -310,11 +327,14 @@ impl<'a> OutBuf<'a> {
             windows.push(OutBuf::from_uninit(w));
             rest = r;
         }
+        let spans: Vec<_> = windows.iter().map(OutBuf::span).collect();
         let result = write(&mut windows);
+        // `write` may have swapped or replaced windows: each counts only over its own span.
         let mut advance = 0;
-        for w in &windows {
-            advance += w.filled;
-            if !w.is_full() {
+        for (w, &(ptr, len)) in windows.iter().zip(&spans) {
+            let written = w.written_over((ptr, len));
+            advance += written;
+            if written != len {
                 break;
             }
         }
@@ -450,13 +470,12 @@ pub fn fill_range<R, E: From<Unfilled>>(
             )
         };
         let mut out = OutBuf::from_uninit(window);
+        let span = out.span();
         let result = fill(&mut out)?;
-        if !out.is_full() {
-            return Err(Unfilled {
-                written: out.filled(),
-                len,
-            }
-            .into());
+        // Counted over the window itself: `fill` may have replaced the cursor.
+        let written = out.written_over(span);
+        if written != len {
+            return Err(Unfilled { written, len }.into());
         }
         result
     };
@@ -657,6 +676,55 @@ mod tests {
         });
         assert!(r.is_ok());
         assert_eq!(v, b"001112");
+    }
+
+    #[test]
+    fn replaced_cursors_count_for_nothing() {
+        // A writer may swap in a cursor over other memory that it fills: that proves nothing
+        // about its own window.
+        let leaked = |n: usize| OutBuf::from_init(Box::leak(vec![0u8; n].into_boxed_slice()));
+        let mut v = b"ab".to_vec();
+        let r = fill_range::<_, Unfilled>(&mut v, 2, 3, |o| {
+            *o = leaked(3);
+            o.put(b"xyz");
+            Ok(())
+        });
+        assert_eq!(r, Err(Unfilled { written: 0, len: 3 }));
+        assert_eq!(v, b"ab");
+        let r = fill_range::<_, Unfilled>(&mut v, 2, 4, |o| {
+            o.split([2, 2], |w| {
+                w[0].put(b"cd");
+                w.swap(0, 1);
+                w[1] = leaked(2);
+                w[1].put(b"ef");
+            });
+            assert_eq!(o.filled(), 0);
+            o.split([2, 2], |w| {
+                w[0].put(b"cd");
+                w[1].put(b"ef");
+            });
+            assert_eq!(o.filled(), 4);
+            Ok(())
+        });
+        assert_eq!(r, Ok(()));
+        assert_eq!(v, b"abcdef");
+        let mut b = [0u8; 4];
+        let mut o = OutBuf::from_init(&mut b);
+        let r = o.attempt(|w| {
+            w.put_byte(1);
+            *w = leaked(4);
+            w.put(b"1234");
+            Ok::<_, ()>(())
+        });
+        assert_eq!((r, o.filled()), (Ok(()), 0));
+        let r = o.sub(2, |w| {
+            w.put_byte(b'q');
+            *w = leaked(2);
+            w.put(b"zz");
+            Ok::<_, Unfilled>(())
+        });
+        assert_eq!(r, Err(Unfilled { written: 0, len: 2 }));
+        assert_eq!(o.written(), b"q");
     }
 
     #[test]
