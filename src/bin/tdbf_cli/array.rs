@@ -1,5 +1,5 @@
-//! `tdbf array info|cat|verify`: a TileDB array folder's schema and fragments, its cells, and
-//! an integrity check of every tile (src/array/).
+//! `tdbf array info|cat|verify|create`: a TileDB array folder's schema and fragments, its
+//! cells, an integrity check of every tile, and new arrays from a schema JSON (src/array/).
 
 use crate::common::{CliResult, Failure, json_string, parse_key, parse_size};
 use clap::{Args, Subcommand, ValueEnum};
@@ -28,6 +28,9 @@ pub enum ArrayCommand {
     /// against the files, and print each damaged tile as `fragment/field/tile: error`. Exit
     /// status 0 only if the array is whole.
     Verify(VerifyArgs),
+    /// Create an array from a schema JSON: what `tdbf array info --json` prints, whole or its
+    /// `schema` member (README "Creating arrays"). TileDB's rules apply, with its reasons.
+    Create(CreateArgs),
 }
 
 /// Options every array subcommand takes.
@@ -130,6 +133,20 @@ pub struct VerifyArgs {
     pub open: OpenArgs,
 }
 
+/// `tdbf array create`.
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// The new array's folder.
+    #[arg(value_name = "ARRAY")]
+    pub path: String,
+    /// The schema JSON file (`-` reads standard input).
+    #[arg(long, value_name = "FILE")]
+    pub schema: String,
+    /// Encrypt with this AES-256-GCM key: 32 characters, or hex:<64 hex digits>.
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
+}
+
 /// Runs `tdbf array`.
 pub fn run(args: &ArrayArgs) -> CliResult<()> {
     let stdout = io::stdout();
@@ -138,6 +155,7 @@ pub fn run(args: &ArrayArgs) -> CliResult<()> {
         ArrayCommand::Info(a) => info(a, &mut out)?,
         ArrayCommand::Cat(a) => cat(a, &mut out)?,
         ArrayCommand::Verify(a) => verify_cmd(a, &mut out)?,
+        ArrayCommand::Create(a) => create(a)?,
     }
     out.flush().map_err(Failure::stdout)
 }
@@ -282,66 +300,6 @@ fn schema_text(s: &ArraySchema) -> String {
     t
 }
 
-fn schema_json(s: &ArraySchema) -> String {
-    let dims: Vec<String> = s
-        .dimensions
-        .iter()
-        .map(|d| {
-            format!(
-                "{{\"name\":{},\"type\":{},\"var\":{},\"domain\":{},\"tile\":{},\"filters\":{}}}",
-                json_string(&d.name),
-                json_string(d.datatype.name()),
-                d.is_var(),
-                d.domain.as_ref().map_or("null".into(), |(l, h)| {
-                    range_json(d.datatype, &Range::Fixed(l.clone(), h.clone()))
-                }),
-                d.tile_extent
-                    .as_ref()
-                    .map_or("null".into(), |e| json_value(d.datatype, e)),
-                json_string(&filters_text(&d.filters))
-            )
-        })
-        .collect();
-    let attrs: Vec<String> = s
-        .attributes
-        .iter()
-        .map(|a| {
-            format!(
-                "{{\"name\":{},\"type\":{},\"cell_val_num\":{},\"nullable\":{},\"fill\":{},\"fill_validity\":{},\"filters\":{},\"enumeration\":{}}}",
-                json_string(&a.name),
-                json_string(a.datatype.name()),
-                if a.is_var() { "\"var\"".to_string() } else { a.cell_val_num.to_string() },
-                a.nullable,
-                json_cell(a.datatype, if a.is_var() { 1 } else { a.cell_val_num }, &a.fill_value),
-                a.fill_validity,
-                json_string(&filters_text(&a.filters)),
-                a.enumeration.as_deref().map_or("null".into(), json_string)
-            )
-        })
-        .collect();
-    format!(
-        "{{\"name\":{},\"version\":{},\"sparse\":{},\"allows_duplicates\":{},\"tile_order\":{},\"cell_order\":{},\"capacity\":{},\"coords_filters\":{},\"offsets_filters\":{},\"validity_filters\":{},\"dimensions\":[{}],\"attributes\":[{}],\"dimension_labels\":{},\"enumerations\":[{}]}}",
-        json_string(&s.name),
-        s.version,
-        !s.is_dense(),
-        s.allows_dups,
-        json_string(s.tile_order.name()),
-        json_string(s.cell_order.name()),
-        s.capacity,
-        json_string(&filters_text(&s.coords_filters)),
-        json_string(&filters_text(&s.offsets_filters)),
-        json_string(&filters_text(&s.validity_filters)),
-        dims.join(","),
-        attrs.join(","),
-        s.labels.len(),
-        s.enumerations
-            .iter()
-            .map(|(n, _)| json_string(n))
-            .collect::<Vec<_>>()
-            .join(",")
-    )
-}
-
 fn info(args: &InfoArgs, out: &mut impl Write) -> CliResult<()> {
     let array = args.open.open()?;
     let s = array.schema();
@@ -410,7 +368,7 @@ fn info(args: &InfoArgs, out: &mut impl Write) -> CliResult<()> {
         outln!(
             out,
             "{{\"schema\":{},\"schemas\":{},\"fragments\":[{}],\"non_empty_domain\":{},\"metadata\":{{{}}}}}",
-            schema_json(s),
+            schema_with_enumerations(&array)?.to_json(),
             array.schemas().len(),
             frags.join(","),
             ned_of(ned.as_ref(), true),
@@ -441,6 +399,36 @@ fn info(args: &InfoArgs, out: &mut impl Write) -> CliResult<()> {
         }
     }
     Ok(())
+}
+
+/// The latest schema with its enumerations' values loaded, so its JSON recreates it.
+fn schema_with_enumerations(array: &Array) -> CliResult<ArraySchema> {
+    let mut s = array.schema().clone();
+    for (name, _) in &array.schema().enumerations {
+        s.loaded_enumerations.push(array.enumeration(name)?);
+    }
+    Ok(s)
+}
+
+fn create(args: &CreateArgs) -> CliResult<()> {
+    let json = if args.schema == "-" {
+        let mut text = String::new();
+        io::Read::read_to_string(&mut io::stdin(), &mut text)
+            .map_err(|e| Failure::new(format!("--schema -: {e}")))?;
+        text
+    } else {
+        std::fs::read_to_string(&args.schema)
+            .map_err(|e| Failure::new(format!("--schema {}: {e}", args.schema)))?
+    };
+    let schema =
+        ArraySchema::from_json(&json).map_err(|e| Failure::from(e).context(&args.schema))?;
+    let key = args.key.as_deref().map(parse_key).transpose()?;
+    tdbfilter::array::create(
+        std::path::Path::new(&args.path),
+        &schema,
+        key.as_deref().map(|k| &k[..]),
+    )
+    .map_err(|e| Failure::from(e).context(&args.path))
 }
 
 fn metadata_json(e: &tdbfilter::array::metadata::MetadataEntry) -> String {
