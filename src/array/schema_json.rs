@@ -17,7 +17,10 @@
 //! strings `"NaN"`, `"inf"`, `"-inf"`; the other types (strings, CHAR, BLOB, ANY, …) are a
 //! string when their bytes are UTF-8 and a list of byte values otherwise. A cell of several
 //! numbers is a list. Pipelines are specs (`"bitshuffle,zstd:3"`, see `pipeline::spec`), or
-//! `{"filters": spec, "max_chunk_size": n}` when the chunk size is not TileDB's 65536.
+//! `{"filters": spec, "max_chunk_size": n}` when the chunk size is not TileDB's 65536; a
+//! dimension's own pipeline that equals the coords filters carries `"own": true` (without it,
+//! such a dimension is stored as using the coords filters, as TileDB stores dimensions
+//! created without filters).
 //! Members a schema to create may leave out take TileDB's defaults.
 
 use super::schema::{
@@ -61,7 +64,11 @@ impl ArraySchema {
             "validity_filters".into(),
             pipeline_json(&self.validity_filters),
         );
-        let dims = self.dimensions.iter().map(dimension_json).collect();
+        let dims = self
+            .dimensions
+            .iter()
+            .map(|d| dimension_json(d, &self.coords_filters))
+            .collect();
         m.insert("dimensions".into(), Value::Array(dims));
         let attrs = self.attributes.iter().map(attribute_json).collect();
         m.insert("attributes".into(), Value::Array(attrs));
@@ -258,7 +265,8 @@ fn cell_json(t: Datatype, cell_val_num: u32, cell: &[u8]) -> Value {
     }
 }
 
-/// A cell of `cell_val_num` values of `t` from JSON (the inverse of [`cell_json`]).
+/// A cell of `cell_val_num` values of `t` from JSON (the inverse of [`cell_json`]); the
+/// caller checks the size of fixed-size cells.
 fn cell_from_json(t: Datatype, cell_val_num: u32, v: &Value, what: &str) -> Result<Vec<u8>> {
     let size = t.size();
     let bytes = if !is_numeric(t) {
@@ -286,12 +294,6 @@ fn cell_from_json(t: Datatype, cell_val_num: u32, v: &Value, what: &str) -> Resu
             _ => value_from_json(t, v, what)?,
         }
     };
-    if cell_val_num != VAR_NUM && bytes.len() != size * cell_val_num as usize {
-        return Err(Error::invalid(format!(
-            "{what}: {} bytes for a cell of {cell_val_num} {t} values",
-            bytes.len()
-        )));
-    }
     if bytes.len() % size != 0 {
         return Err(Error::invalid(format!(
             "{what}: {} bytes are not whole {t} values",
@@ -321,31 +323,55 @@ fn pair_from_json(t: Datatype, v: &Value, what: &str) -> Result<(Vec<u8>, Vec<u8
 // ---- Pipelines ----
 
 fn pipeline_json(p: &Pipeline) -> Value {
-    let filters = spec::to_spec(p);
+    // A lone NONE filter prints as the spec "none", which reads back as no filter at all: it
+    // is written as a list of filter specs instead.
+    let filters: Value =
+        if p.filters().len() == 1 && p.filters()[0].filter_type() == FilterType::None {
+            Value::Array(vec!["none".into()])
+        } else {
+            spec::to_spec(p).into()
+        };
     if u64::from(p.max_chunk_size()) == CHUNK_SIZE {
-        return filters.into();
+        return filters;
     }
     let mut m = Map::new();
-    m.insert("filters".into(), filters.into());
+    m.insert("filters".into(), filters);
     m.insert("max_chunk_size".into(), p.max_chunk_size().into());
     Value::Object(m)
 }
 
+/// A pipeline: a spec string, a list of one spec per filter, or an object with `filters` (one
+/// of those) and `max_chunk_size`.
 fn pipeline_from_json(v: &Value, what: &str) -> Result<Pipeline> {
-    let (text, chunk) = match v {
-        Value::String(s) => (s.as_str(), None),
+    let (filters, chunk) = match v {
         Value::Object(m) => {
             known_members(m, &["filters", "max_chunk_size"], what)?;
-            let text = m.get("filters").and_then(Value::as_str).ok_or_else(|| {
-                Error::invalid(format!("{what}: 'filters' must be a pipeline spec string"))
-            })?;
+            let filters = m
+                .get("filters")
+                .ok_or_else(|| Error::invalid(format!("{what}: 'filters' is missing")))?;
             let chunk = match m.get("max_chunk_size") {
                 None => None,
                 Some(c) => Some(c.as_u64().and_then(|c| u32::try_from(c).ok()).ok_or_else(
                     || Error::invalid(format!("{what}: max_chunk_size {c} is not a u32")),
                 )?),
             };
-            (text, chunk)
+            (filters, chunk)
+        }
+        _ => (v, None),
+    };
+    let mut p = match filters {
+        Value::String(text) => spec::parse(text).map_err(|e| e.context(what))?,
+        Value::Array(items) => {
+            let mut p = Pipeline::new();
+            for (i, item) in items.iter().enumerate() {
+                let text = item.as_str().ok_or_else(|| {
+                    Error::invalid(format!("{what}: filter {i} is not a filter spec: {item}"))
+                })?;
+                let f = spec::parse_filter(text)
+                    .map_err(|e| e.context(format!("{what}: filter {i} ('{text}')")))?;
+                p.push(f)?;
+            }
+            p
         }
         _ => {
             return Err(Error::invalid(format!(
@@ -353,7 +379,6 @@ fn pipeline_from_json(v: &Value, what: &str) -> Result<Pipeline> {
             )));
         }
     };
-    let mut p = spec::parse(text).map_err(|e| e.context(what))?;
     if let Some(c) = chunk {
         p.set_max_chunk_size(c);
     }
@@ -374,7 +399,7 @@ fn same_pipeline(a: &Pipeline, b: &Pipeline) -> bool {
 
 // ---- Schema parts ----
 
-fn dimension_json(d: &Dimension) -> Value {
+fn dimension_json(d: &Dimension, coords_filters: &Pipeline) -> Value {
     let mut m = Map::new();
     m.insert("name".into(), d.name.clone().into());
     m.insert("type".into(), d.datatype.name().into());
@@ -391,7 +416,20 @@ fn dimension_json(d: &Dimension) -> Value {
             .as_ref()
             .map_or(Value::Null, |e| value_json(d.datatype, e)),
     );
-    m.insert("filters".into(), pipeline_json(&d.filters));
+    let mut filters = pipeline_json(&d.filters);
+    if !d.uses_coords_filters && same_pipeline(&d.filters, coords_filters) {
+        // Its own pipeline, equal to the coords filters: marked, or it would read back as
+        // inheriting them (stored empty).
+        if let Value::String(spec) = filters {
+            let mut o = Map::new();
+            o.insert("filters".into(), spec.into());
+            filters = Value::Object(o);
+        }
+        if let Value::Object(o) = &mut filters {
+            o.insert("own".into(), true.into());
+        }
+    }
+    m.insert("filters".into(), filters);
     Value::Object(m)
 }
 
@@ -664,15 +702,22 @@ fn dimension_from_json(
     {
         tile_extent = Some(domain_range_extent(datatype, lo, hi)?);
     }
-    let own = match m.get("filters") {
-        None | Some(Value::Null) => None,
-        Some(f) => Some(pipeline_from_json(f, "filters")?),
+    let (own, marked_own) = match m.get("filters") {
+        None | Some(Value::Null) => (None, false),
+        Some(Value::Object(o)) if o.contains_key("own") => {
+            let marked = get_bool(o, "own", false, "filters")?;
+            let mut rest = o.clone();
+            rest.remove("own");
+            let p = pipeline_from_json(&Value::Object(rest), "filters")?;
+            (Some(p), marked)
+        }
+        Some(f) => (Some(pipeline_from_json(f, "filters")?), false),
     };
-    // An empty pipeline, or the coords filters themselves, is stored empty: the dimension
-    // uses the coords filters (docs/ARRAY.md §3).
-    let uses_coords_filters = own
-        .as_ref()
-        .is_none_or(|p| p.filters().is_empty() || same_pipeline(p, coords_filters));
+    // An empty pipeline, or the coords filters themselves unless marked `"own": true`, is
+    // stored empty: the dimension uses the coords filters (docs/ARRAY.md §3).
+    let uses_coords_filters = own.as_ref().is_none_or(|p| {
+        p.filters().is_empty() || (!marked_own && same_pipeline(p, coords_filters))
+    });
     Ok(Dimension {
         name,
         datatype,
@@ -739,7 +784,19 @@ fn attribute_from_json(v: &Value, what: &str) -> Result<Attribute> {
             };
             default_fill_value(datatype).repeat(n)
         }
-        Some(f) => cell_from_json(datatype, cell_val_num, f, "fill")?,
+        Some(f) => {
+            let fill = cell_from_json(datatype, cell_val_num, f, "fill")?;
+            if cell_val_num != VAR_NUM
+                && fill.len() as u64 != datatype.size() as u64 * u64::from(cell_val_num)
+            {
+                return Err(Error::invalid(format!(
+                    "fill: Cannot set fill value; Input size is not the same as cell size \
+                     ({} bytes for cells of {cell_val_num} {datatype} values)",
+                    fill.len()
+                )));
+            }
+            fill
+        }
     };
     let fill_validity = match m.get("fill_validity") {
         None | Some(Value::Null) => 0,
@@ -806,6 +863,14 @@ fn enumeration_from_json(v: &Value, what: &str) -> Result<Enumeration> {
     let mut offsets = Vec::new();
     for (i, v) in values.iter().enumerate() {
         let cell = cell_from_json(datatype, cell_val_num, v, &format!("value {i}"))?;
+        if cell_val_num != VAR_NUM
+            && cell.len() as u64 != datatype.size() as u64 * u64::from(cell_val_num)
+        {
+            return Err(Error::invalid(format!(
+                "value {i}: {} bytes for a value of {cell_val_num} {datatype}",
+                cell.len()
+            )));
+        }
         if cell_val_num == VAR_NUM {
             offsets.push(data.len() as u64);
         }

@@ -478,7 +478,7 @@ fn refuses_what_tiledb_refuses_with_its_reason() {
                 r#"{"name":"a","type":"INT32","cell_val_num":2,"fill":5}"#,
                 "",
             ),
-            "fill: 4 bytes for a cell of 2 INT32 values",
+            "Cannot set fill value; Input size is not the same as cell size",
         ),
         (
             arr(
@@ -577,4 +577,24 @@ fn dimension_filters_equal_to_the_coords_filters_are_stored_empty() {
     let uses: Vec<bool> = s.dimensions.iter().map(|d| d.uses_coords_filters).collect();
     assert_eq!(uses, [true, true, false]);
     assert_eq!(spec::to_spec(&s.dimensions[1].filters), "lz4:2");
+}
+
+#[test]
+fn own_dimension_filters_equal_to_the_coords_filters_are_marked() {
+    let s = schema(
+        r#"{"sparse":true,"coords_filters":"lz4:2","dimensions":[
+            {"name":"x","type":"INT32","domain":[0,9],"tile":2,"filters":{"filters":"lz4:2","own":true}},
+            {"name":"y","type":"INT32","domain":[0,9],"tile":2}],
+            "attributes":[]}"#,
+    );
+    assert!(!s.dimensions[0].uses_coords_filters);
+    assert!(s.dimensions[1].uses_coords_filters);
+    let out = s.to_json();
+    assert_eq!(
+        out["dimensions"][0]["filters"],
+        serde_json::json!({"filters": "lz4:2", "own": true})
+    );
+    assert_eq!(out["dimensions"][1]["filters"], "lz4:2");
+    let again = ArraySchema::from_json_value(&out).unwrap();
+    assert_eq!(again.serialize().unwrap(), s.serialize().unwrap());
 }
