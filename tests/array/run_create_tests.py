@@ -890,6 +890,31 @@ def run_labels(tmp, save):
             shutil.copytree(os.path.join(labels, l, "__schema"), os.path.join(dest, "__labels", l, "__schema"))
 
 
+def run_readme(tmp):
+    """The README's schema example (comments stripped) creates an array TileDB-Py opens, equal
+    to the TileDB-Py schema of the same description."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    text = open(os.path.join(root, "README.md")).read()
+    start = text.index("```json", text.index("## Creating arrays")) + len("```json")
+    desc = json.loads(re.sub(r"//[^\n]*", "", text[start: text.index("```", start)]))
+    t_uri = os.path.join(tmp, "T")
+    tiledb.Array.create(t_uri, schema(
+        [dim("t", (np.datetime64(0, "ms"), np.datetime64(86400000, "ms")), np.timedelta64(3600000, "ms"),
+             "datetime64[ms]"),
+         dim("x", (-1.5, 1.5), 0.5, np.float64, filters=[tiledb.ZstdFilter(5)]),
+         dim("s", None, None, "ascii")],
+        [tiledb.Attr("a", dtype=np.int32, filters=[tiledb.BitShuffleFilter(), tiledb.ZstdFilter(3)]),
+         raw_attr("rgb", lt.DataType.UINT8, 3, fill=b"\0\0\0"),
+         tiledb.Attr("label", dtype=str, nullable=True),
+         tiledb.Attr("color", dtype=np.uint8, enum_label="colors")],
+        sparse=True, enums=[tiledb.Enumeration("colors", False, ["red", "green", "blue"])]))
+    path = os.path.join(tmp, "schema.json")
+    write_json(path, desc)
+    rc, _, err = tdbf("create", os.path.join(tmp, "O"), "--schema", path)
+    check(rc == 0, f"README example: {err}")
+    compare_arrays(t_uri, os.path.join(tmp, "O"), None, "README example")
+
+
 # Stricter than TileDB (documented in the README): TileDB 2.30 creates these, we refuse.
 STRICTER = [
     ("global_order_tile_order", jschema([X9], [A], True, tile_order="global-order"),
@@ -1005,6 +1030,7 @@ def main():
             + [("json", c["name"], lambda d, c=c: run_json(c, d)) for c in JSONS]
             + [("refusal", r["name"], lambda d, r=r: run_refusal(r, d)) for r in REFUSALS]
             + [("extents", "tile_extent_matrix", run_extents),
+               ("json", "readme_example", run_readme),
                ("labels", "dimension_labels_refused", lambda d: run_labels(d, args.save_fixtures))]
             + [("stricter", n, lambda d, r=dict(name=n, json=j, build=b, reason=why): run_refusal(r, d, True))
                for n, j, b, why in STRICTER])

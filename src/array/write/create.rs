@@ -211,6 +211,95 @@ pub(crate) fn random_label() -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::array::{Array, OpenOptions};
+
+    /// A fresh folder path under the system's temporary folder.
+    fn scratch(name: &str) -> PathBuf {
+        let p =
+            std::env::temp_dir().join(format!("tdbf_create_{name}_{}", random_label().unwrap()));
+        let _ = fs::remove_dir_all(&p);
+        p
+    }
+
+    const SCHEMA: &str = r#"{"sparse": true,
+        "dimensions": [{"name": "s", "type": "STRING_ASCII"},
+                       {"name": "x", "type": "INT64", "domain": [0, 99], "tile": 10}],
+        "attributes": [{"name": "c", "type": "UINT8", "enumeration": "e", "nullable": true},
+                       {"name": "v", "type": "FLOAT64", "filters": "byteshuffle,zstd:3"}],
+        "enumerations": [{"name": "e", "type": "STRING_UTF8", "cell_val_num": "var",
+                          "values": ["a", "bb", ""]}]}"#;
+
+    #[test]
+    fn creates_what_the_reader_opens() {
+        let dir = scratch("plain");
+        let schema = ArraySchema::from_json(SCHEMA).unwrap();
+        create(&dir, &schema, None).unwrap();
+        for f in [
+            "__commits",
+            "__fragments",
+            "__meta",
+            "__fragment_meta",
+            "__labels",
+        ] {
+            assert!(dir.join(f).is_dir(), "{f}");
+        }
+        assert_eq!(
+            fs::read_dir(dir.join("__schema/__enumerations"))
+                .unwrap()
+                .count(),
+            1
+        );
+        let array = Array::open(dir.to_str().unwrap(), &OpenOptions::default()).unwrap();
+        let read = array.schema();
+        assert_eq!(read.version, 22);
+        assert!(read.name.starts_with("__") && read.name.len() == 2 + 13 + 1 + 13 + 1 + 32);
+        let e = array.enumeration("e").unwrap();
+        assert_eq!(e.offsets, [0, 1, 3]);
+        let mut json = read.clone();
+        json.loaded_enumerations.push(e);
+        let (mut a, mut b) = (json.to_json(), schema.to_json());
+        a["name"] = "".into();
+        b["name"] = "".into();
+        assert_eq!(a, b);
+        // An existing array is refused and left as it was.
+        let err = create(&dir, &schema, None).unwrap_err();
+        assert!(err.message().contains("already exists"), "{err}");
+        assert_eq!(fs::read_dir(dir.join("__schema")).unwrap().count(), 2);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn encrypted_arrays_open_only_with_their_key() {
+        let dir = scratch("key");
+        let key = b"0123456789abcdeF0123456789abcdeF";
+        let schema = ArraySchema::from_json(SCHEMA).unwrap();
+        assert!(create(&dir, &schema, Some(&key[..31])).is_err());
+        assert!(!dir.exists());
+        create(&dir, &schema, Some(key)).unwrap();
+        assert!(Array::open(dir.to_str().unwrap(), &OpenOptions::default()).is_err());
+        let opts = OpenOptions {
+            key: Some(key.to_vec()),
+            ..OpenOptions::default()
+        };
+        let array = Array::open(dir.to_str().unwrap(), &opts).unwrap();
+        assert_eq!(array.enumeration("e").unwrap().len(), 3);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn refused_schemas_create_nothing() {
+        let dir = scratch("refused");
+        let mut schema = ArraySchema::from_json(SCHEMA).unwrap();
+        schema.capacity = 0;
+        let err = create(&dir, &schema, None).unwrap_err();
+        assert!(err.message().contains("capacity equal to zero"), "{err}");
+        assert!(!dir.exists());
+        // An existing empty folder (not an array) is used, as TileDB does.
+        fs::create_dir_all(&dir).unwrap();
+        schema.capacity = 5;
+        create(&dir, &schema, None).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn labels_are_32_lowercase_hex_digits_and_differ() {
