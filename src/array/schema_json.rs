@@ -679,9 +679,17 @@ fn dimension_from_json(
         .ok_or_else(|| Error::invalid("not an object"))?;
     known_members(
         m,
-        &["name", "type", "var", "domain", "tile", "filters"],
+        &[
+            "name", "type", "var", "domain", "tile", "filters", "nullable",
+        ],
         what,
     )?;
+    if get_bool(m, "nullable", false, what)? {
+        return Err(Error::invalid(
+            "dimensions cannot be nullable (TileDB has no nullable dimensions: only attributes \
+             have validity)",
+        ));
+    }
     let name = get_str(m, "name", what)?
         .ok_or_else(|| Error::invalid("'name' is missing"))?
         .to_string();

@@ -240,6 +240,10 @@ fn malformed_json_names_the_member() {
             .contains("without its values")
     );
     assert!(refused(r#"{"dimensions":[{"name":"x","type":"INT32","domain":[0,9]}],"attributes":[{"name":"a","type":"INT32"}],"dimension_labels":2}"#).contains("dimension label"));
+    assert!(
+        refused(r#"{"sparse":true,"dimensions":[{"name":"x","type":"INT32","domain":[0,9],"nullable":true}]}"#)
+            .contains("dimensions cannot be nullable")
+    );
 }
 
 /// Each case: a schema JSON TileDB refuses, and TileDB's reason (`tests/array/
