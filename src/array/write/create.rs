@@ -125,11 +125,15 @@ fn make_folders(path: &Path) -> Result<Made> {
     if legacy.exists() || schema_dir.exists() {
         return Err(exists());
     }
-    let root = if path.is_dir() {
-        None
-    } else {
-        fs::create_dir_all(path).map_err(|e| io(path, "cannot create the folder", e))?;
-        Some(path.to_path_buf())
+    // The root counts as ours (to remove on failure) only if this call's own `mkdir` made it:
+    // a concurrent creator may make it between a check and ours.
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent).map_err(|e| io(parent, "cannot create the folder", e))?;
+    }
+    let root = match fs::create_dir(path) {
+        Ok(()) => Some(path.to_path_buf()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => None,
+        Err(e) => return Err(io(path, "cannot create the folder", e)),
     };
     let mut made = Made {
         root,
@@ -284,6 +288,32 @@ mod tests {
         let array = Array::open(dir.to_str().unwrap(), &opts).unwrap();
         assert_eq!(array.enumeration("e").unwrap().len(), 3);
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn of_concurrent_creators_exactly_one_wins_and_the_array_stays_whole() {
+        for round in 0..5 {
+            let dir = scratch(&format!("race{round}"));
+            let schema = ArraySchema::from_json(SCHEMA).unwrap();
+            let results: Vec<Result<()>> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..6)
+                    .map(|_| s.spawn(|| create(&dir, &schema, None)))
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            assert_eq!(
+                results.iter().filter(|r| r.is_ok()).count(),
+                1,
+                "{results:?}"
+            );
+            for r in results.iter().filter_map(|r| r.as_ref().err()) {
+                assert!(r.message().contains("already exists"), "{r}");
+            }
+            let array = Array::open(dir.to_str().unwrap(), &OpenOptions::default()).unwrap();
+            assert_eq!(array.enumeration("e").unwrap().len(), 3);
+            assert_eq!(fs::read_dir(dir.join("__schema")).unwrap().count(), 2);
+            fs::remove_dir_all(&dir).unwrap();
+        }
     }
 
     #[test]
