@@ -41,14 +41,14 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   fi
 fi
 
-step "The library alone depends on none of the CLI's crates (clap, serde, serde_json)"
+step "The library alone depends on none of the CLI's crates (clap, serde_derive)"
 lib_deps=$(cargo tree -e normal -p tdbfilter --prefix none --format '{p}')
-if cli_deps=$(printf '%s\n' "$lib_deps" | grep -E '^(clap|serde|serde_json) '); then
+if cli_deps=$(printf '%s\n' "$lib_deps" | grep -E '^(clap|clap_builder|serde_derive) '); then
   echo "cargo tree -e normal -p tdbfilter (no features) lists CLI dependencies:" >&2
   echo "$cli_deps" >&2
   exit 1
 fi
-echo "$(printf '%s\n' "$lib_deps" | sort -u | wc -l) crates, none of them clap, serde or serde_json"
+echo "$(printf '%s\n' "$lib_deps" | sort -u | wc -l) crates, none of them clap or serde_derive"
 
 step "cargo test --release --features cli"
 cargo test --release --features cli

@@ -21,8 +21,13 @@ pub mod fragment_metadata;
 pub mod metadata;
 pub mod read;
 pub mod schema;
+mod schema_check;
+pub mod schema_json;
 pub mod subarray;
 pub mod value;
+pub mod write;
+
+pub use write::create::create;
 
 use crate::error::{Error, Result};
 use crate::pipeline::generic_tile;

@@ -1,5 +1,7 @@
-//! Array schemas (ARRAY.md §3): the payload of a schema generic tile, every field, for schema
-//! format versions 1 to 22 (TileDB 1.4 to 2.30); enumerations (v20+).
+//! Array schemas (docs/ARRAY.md §3): the payload of a schema generic tile, every field, for
+//! schema format versions 1 to 22 (TileDB 1.4 to 2.30); enumerations (v20+). Parsed here and
+//! written here: [`ArraySchema::serialize`] and [`Enumeration::serialize`] write format
+//! version 22 byte for byte as TileDB 2.30 does.
 //!
 //! Version-dependent fields: v5 added `allows_dups`, per-dimension types, cell_val_num,
 //! filters and domain sizes (before, the domain stored one type); v6 fill values; v7
@@ -98,6 +100,22 @@ impl Range {
                 let b = r.take(usize::try_from(size).map_err(|_| Error::corrupt("range size"))?)?;
                 let (lo, hi) = b.split_at(start as usize);
                 Ok(Range::Var(lo.to_vec(), hi.to_vec()))
+            }
+        }
+    }
+
+    /// Appends the range as [`Range::read`] reads it.
+    pub fn write(&self, out: &mut Vec<u8>) {
+        match self {
+            Range::Fixed(lo, hi) => {
+                out.extend_from_slice(lo);
+                out.extend_from_slice(hi);
+            }
+            Range::Var(lo, hi) => {
+                put_u64(out, (lo.len() + hi.len()) as u64);
+                put_u64(out, lo.len() as u64);
+                out.extend_from_slice(lo);
+                out.extend_from_slice(hi);
             }
         }
     }
@@ -242,6 +260,10 @@ pub struct ArraySchema {
     pub labels: Vec<DimensionLabel>,
     /// Enumerations: (name, file name in `__schema/__enumerations/`) (v20+).
     pub enumerations: Vec<(String, String)>,
+    /// The values of enumerations, where known: empty after [`ArraySchema::parse`] (each
+    /// lives in its own file, see `Array::enumeration`); a schema to create carries one for
+    /// each entry of `enumerations`, which creation writes.
+    pub loaded_enumerations: Vec<Enumeration>,
     /// The current domain (v22+), `None` when empty.
     pub current_domain: Option<Vec<Range>>,
 }
@@ -298,6 +320,11 @@ impl ArraySchema {
         self.attributes.iter().position(|a| a.name == name)
     }
 
+    /// The loaded values of enumeration `name`, if loaded.
+    pub fn loaded_enumeration(&self, name: &str) -> Option<&Enumeration> {
+        self.loaded_enumerations.iter().find(|e| e.name == name)
+    }
+
     /// Whether the array is dense.
     pub fn is_dense(&self) -> bool {
         self.array_type == ArrayType::Dense
@@ -316,6 +343,205 @@ impl ArraySchema {
                 .ok_or_else(|| Error::corrupt("cells per tile overflows u64"))?;
         }
         Ok(n)
+    }
+}
+
+// ---- Write side: format version 22 as TileDB 2.30 serializes it (docs/ARRAY.md §3) ----
+
+fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// A count or length as the u32 TileDB stores.
+fn u32_len(n: usize, what: &str) -> Result<u32> {
+    u32::try_from(n).map_err(|_| Error::invalid(format!("{what}: {n} does not fit in a u32")))
+}
+
+/// Appends a u32-length-prefixed string.
+fn put_string32(out: &mut Vec<u8>, s: &str, what: &str) -> Result<()> {
+    put_u32(out, u32_len(s.len(), what)?);
+    out.extend_from_slice(s.as_bytes());
+    Ok(())
+}
+
+impl ArraySchema {
+    /// The schema payload (the generic tile's unfiltered bytes) exactly as TileDB 2.30 writes
+    /// it (`serialize_array_schema`): format version 22 whatever version it was read with
+    /// (TileDB serializes every schema as the current version); dimensions that use the
+    /// coords filters store an empty pipeline; then attributes with their fill values,
+    /// dimension labels, the enumeration names and file names, and the current domain.
+    /// Structural faults (a fixed-size dimension without a domain, a fill value of the wrong
+    /// size, a current domain for another number of dimensions) are `InvalidInput`.
+    pub fn serialize(&self) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(512);
+        put_u32(&mut out, MAX_SCHEMA_VERSION);
+        out.push(u8::from(self.allows_dups));
+        out.push(self.array_type as u8);
+        out.push(self.tile_order as u8);
+        out.push(self.cell_order as u8);
+        put_u64(&mut out, self.capacity);
+        out.extend_from_slice(&self.coords_filters.serialize());
+        out.extend_from_slice(&self.offsets_filters.serialize());
+        out.extend_from_slice(&self.validity_filters.serialize());
+        put_u32(&mut out, u32_len(self.dimensions.len(), "dimension count")?);
+        for d in &self.dimensions {
+            d.serialize(&mut out)
+                .map_err(|e| e.context(format!("dimension '{}'", d.name)))?;
+        }
+        put_u32(&mut out, u32_len(self.attributes.len(), "attribute count")?);
+        for a in &self.attributes {
+            a.serialize(&mut out)
+                .map_err(|e| e.context(format!("attribute '{}'", a.name)))?;
+        }
+        put_u32(
+            &mut out,
+            u32_len(self.labels.len(), "dimension label count")?,
+        );
+        for l in &self.labels {
+            l.serialize(&mut out)
+                .map_err(|e| e.context(format!("dimension label '{}'", l.name)))?;
+        }
+        put_u32(
+            &mut out,
+            u32_len(self.enumerations.len(), "enumeration count")?,
+        );
+        for (name, file) in &self.enumerations {
+            put_string32(&mut out, name, "enumeration name")?;
+            put_string32(&mut out, file, "enumeration file name")?;
+        }
+        // Current domain: u32 version 0, u8 empty, then type NDRECTANGLE and one range per
+        // dimension.
+        put_u32(&mut out, 0);
+        match &self.current_domain {
+            None => out.push(1),
+            Some(ranges) => {
+                if ranges.len() != self.dimensions.len() {
+                    return Err(Error::invalid(format!(
+                        "the current domain has {} ranges for {} dimensions",
+                        ranges.len(),
+                        self.dimensions.len()
+                    )));
+                }
+                out.push(0);
+                out.push(0);
+                for (r, d) in ranges.iter().zip(&self.dimensions) {
+                    let fits = match (r, d.coord_size()) {
+                        (Range::Fixed(lo, hi), Some(n)) => lo.len() == n && hi.len() == n,
+                        (Range::Var(..), None) => true,
+                        _ => false,
+                    };
+                    if !fits {
+                        return Err(Error::invalid(format!(
+                            "the current domain's range of dimension '{}' does not match its type",
+                            d.name
+                        )));
+                    }
+                    r.write(&mut out);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Dimension {
+    /// Appends the dimension as TileDB's `Dimension::serialize` (v5+) writes it.
+    fn serialize(&self, out: &mut Vec<u8>) -> Result<()> {
+        put_string32(out, &self.name, "name")?;
+        out.push(self.datatype as u8);
+        put_u32(out, self.cell_val_num);
+        if self.uses_coords_filters {
+            out.extend_from_slice(&Pipeline::new().serialize());
+        } else {
+            out.extend_from_slice(&self.filters.serialize());
+        }
+        if self.datatype.is_string() {
+            put_u64(out, 0);
+        } else {
+            let n = self.datatype.size();
+            let (lo, hi) = self
+                .domain
+                .as_ref()
+                .ok_or_else(|| Error::invalid("a fixed-size dimension needs a domain"))?;
+            if lo.len() != n || hi.len() != n {
+                return Err(Error::invalid(format!(
+                    "domain bounds of {} and {} bytes for {} values of {n} bytes",
+                    lo.len(),
+                    hi.len(),
+                    self.datatype
+                )));
+            }
+            put_u64(out, 2 * n as u64);
+            out.extend_from_slice(lo);
+            out.extend_from_slice(hi);
+        }
+        match &self.tile_extent {
+            None => out.push(1),
+            Some(e) => {
+                if e.len() != self.datatype.size() {
+                    return Err(Error::invalid(format!(
+                        "a tile extent of {} bytes for a {} dimension",
+                        e.len(),
+                        self.datatype
+                    )));
+                }
+                out.push(0);
+                out.extend_from_slice(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Attribute {
+    /// Appends the attribute as TileDB's `Attribute::serialize` (v22) writes it.
+    fn serialize(&self, out: &mut Vec<u8>) -> Result<()> {
+        put_string32(out, &self.name, "name")?;
+        out.push(self.datatype as u8);
+        put_u32(out, self.cell_val_num);
+        out.extend_from_slice(&self.filters.serialize());
+        if self.fill_value.is_empty() {
+            return Err(Error::invalid("the fill value is empty"));
+        }
+        if let Some(cell) = self.cell_size()
+            && cell != self.fill_value.len()
+        {
+            return Err(Error::invalid(format!(
+                "a fill value of {} bytes for cells of {cell} bytes",
+                self.fill_value.len()
+            )));
+        }
+        put_u64(out, self.fill_value.len() as u64);
+        out.extend_from_slice(&self.fill_value);
+        out.push(u8::from(self.nullable));
+        out.push(self.fill_validity);
+        out.push(self.order);
+        put_string32(
+            out,
+            self.enumeration.as_deref().unwrap_or(""),
+            "enumeration name",
+        )
+    }
+}
+
+impl DimensionLabel {
+    /// Appends the label as TileDB's `DimensionLabel::serialize` writes it.
+    fn serialize(&self, out: &mut Vec<u8>) -> Result<()> {
+        put_u32(out, self.dim_index);
+        put_string32(out, &self.name, "name")?;
+        out.push(u8::from(self.relative_uri));
+        put_u64(out, self.uri.len() as u64);
+        out.extend_from_slice(self.uri.as_bytes());
+        put_string32(out, &self.attr_name, "attribute name")?;
+        out.push(self.order);
+        out.push(self.datatype as u8);
+        put_u32(out, self.cell_val_num);
+        out.push(u8::from(self.is_external));
+        Ok(())
     }
 }
 
@@ -427,6 +653,7 @@ fn parse(payload: &[u8], name: &str) -> Result<ArraySchema> {
         attributes,
         labels,
         enumerations,
+        loaded_enumerations: Vec::new(),
         current_domain,
     })
 }
@@ -624,6 +851,32 @@ impl Enumeration {
             data,
             offsets,
         })
+    }
+
+    /// The enumeration file's payload exactly as TileDB 2.30 writes it
+    /// (`Enumeration::serialize`, enumeration version 0).
+    pub fn serialize(&self) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(64 + self.data.len() + 8 * self.offsets.len());
+        put_u32(&mut out, 0);
+        put_string32(&mut out, &self.name, "enumeration name")?;
+        put_string32(&mut out, &self.path_name, "enumeration file name")?;
+        out.push(self.datatype as u8);
+        put_u32(&mut out, self.cell_val_num);
+        out.push(u8::from(self.ordered));
+        put_u64(&mut out, self.data.len() as u64);
+        out.extend_from_slice(&self.data);
+        if self.cell_val_num == VAR_NUM {
+            put_u64(&mut out, 8 * self.offsets.len() as u64);
+            for o in &self.offsets {
+                put_u64(&mut out, *o);
+            }
+        } else if !self.offsets.is_empty() {
+            return Err(Error::invalid(format!(
+                "enumeration {}: offsets for fixed-size values",
+                self.name
+            )));
+        }
+        Ok(out)
     }
 
     /// The number of values.

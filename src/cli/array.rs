@@ -1,5 +1,5 @@
-//! `tdbf array info|cat|verify`: a TileDB array folder's schema and fragments, its cells, and
-//! an integrity check of every tile (src/array/).
+//! `tdbf array info|cat|verify|create`: a TileDB array folder's schema and fragments, its
+//! cells, an integrity check of every tile, and new arrays from a schema JSON (src/array/).
 
 use crate::common::{CliResult, Failure, parse_key, parse_size, print_json, to_json};
 use clap::{Args, Subcommand, ValueEnum};
@@ -30,6 +30,9 @@ pub enum ArrayCommand {
     /// against the files, and print each damaged tile as `fragment/field/tile: error`. Exit
     /// status 0 only if the array is whole.
     Verify(VerifyArgs),
+    /// Create an array from a schema JSON: what `tdbf array info --json` prints, whole or its
+    /// `schema` member (README "Creating arrays"). TileDB's rules apply, with its reasons.
+    Create(CreateArgs),
 }
 
 /// Options every array subcommand takes.
@@ -132,6 +135,20 @@ pub struct VerifyArgs {
     pub open: OpenArgs,
 }
 
+/// `tdbf array create`.
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// The new array's folder.
+    #[arg(value_name = "ARRAY")]
+    pub path: String,
+    /// The schema JSON file (`-` reads standard input).
+    #[arg(long, value_name = "FILE")]
+    pub schema: String,
+    /// Encrypt with this AES-256-GCM key: 32 characters, or hex:<64 hex digits>.
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
+}
+
 /// Runs `tdbf array`.
 pub fn run(args: &ArrayArgs) -> CliResult<()> {
     let stdout = io::stdout();
@@ -140,6 +157,7 @@ pub fn run(args: &ArrayArgs) -> CliResult<()> {
         ArrayCommand::Info(a) => info(a, &mut out)?,
         ArrayCommand::Cat(a) => cat(a, &mut out)?,
         ArrayCommand::Verify(a) => verify_cmd(a, &mut out)?,
+        ArrayCommand::Create(a) => create(a)?,
     }
     out.flush().map_err(Failure::stdout)
 }
@@ -359,114 +377,6 @@ fn fill_json(a: &Attribute) -> JsonCell<'_> {
     }
 }
 
-/// `cell_val_num` in JSON: a count, or `"var"`.
-#[derive(Serialize)]
-#[serde(untagged)]
-enum CellValNumJson {
-    Var(&'static str),
-    Count(u32),
-}
-
-/// A dimension in `tdbf array info --json`.
-#[derive(Serialize)]
-struct DimensionJson<'a> {
-    name: &'a str,
-    #[serde(rename = "type")]
-    datatype: &'static str,
-    var: bool,
-    domain: Option<[JsonValue<'a>; 2]>,
-    tile: Option<JsonValue<'a>>,
-    filters: String,
-}
-
-/// An attribute in `tdbf array info --json`.
-#[derive(Serialize)]
-struct AttributeJson<'a> {
-    name: &'a str,
-    #[serde(rename = "type")]
-    datatype: &'static str,
-    cell_val_num: CellValNumJson,
-    nullable: bool,
-    fill: JsonCell<'a>,
-    fill_validity: u8,
-    filters: String,
-    enumeration: Option<&'a str>,
-}
-
-/// The schema in `tdbf array info --json`.
-#[derive(Serialize)]
-struct SchemaJson<'a> {
-    name: &'a str,
-    version: u32,
-    sparse: bool,
-    allows_duplicates: bool,
-    tile_order: &'static str,
-    cell_order: &'static str,
-    capacity: u64,
-    coords_filters: String,
-    offsets_filters: String,
-    validity_filters: String,
-    dimensions: Vec<DimensionJson<'a>>,
-    attributes: Vec<AttributeJson<'a>>,
-    dimension_labels: usize,
-    enumerations: Vec<&'a str>,
-}
-
-fn schema_json(s: &ArraySchema) -> SchemaJson<'_> {
-    SchemaJson {
-        name: &s.name,
-        version: s.version,
-        sparse: !s.is_dense(),
-        allows_duplicates: s.allows_dups,
-        tile_order: s.tile_order.name(),
-        cell_order: s.cell_order.name(),
-        capacity: s.capacity,
-        coords_filters: filters_text(&s.coords_filters),
-        offsets_filters: filters_text(&s.offsets_filters),
-        validity_filters: filters_text(&s.validity_filters),
-        dimensions: s
-            .dimensions
-            .iter()
-            .map(|d| DimensionJson {
-                name: &d.name,
-                datatype: d.datatype.name(),
-                var: d.is_var(),
-                domain: d.domain.as_ref().map(|(lo, hi)| {
-                    [lo, hi].map(|bytes| JsonValue {
-                        datatype: d.datatype,
-                        bytes,
-                    })
-                }),
-                tile: d.tile_extent.as_deref().map(|bytes| JsonValue {
-                    datatype: d.datatype,
-                    bytes,
-                }),
-                filters: filters_text(&d.filters),
-            })
-            .collect(),
-        attributes: s
-            .attributes
-            .iter()
-            .map(|a| AttributeJson {
-                name: &a.name,
-                datatype: a.datatype.name(),
-                cell_val_num: if a.is_var() {
-                    CellValNumJson::Var("var")
-                } else {
-                    CellValNumJson::Count(a.cell_val_num)
-                },
-                nullable: a.nullable,
-                fill: fill_json(a),
-                fill_validity: a.fill_validity,
-                filters: filters_text(&a.filters),
-                enumeration: a.enumeration.as_deref(),
-            })
-            .collect(),
-        dimension_labels: s.labels.len(),
-        enumerations: s.enumerations.iter().map(|(n, _)| n.as_str()).collect(),
-    }
-}
-
 /// A fragment in `tdbf array info --json`.
 #[derive(Serialize)]
 struct FragmentJson<'a> {
@@ -485,7 +395,7 @@ struct FragmentJson<'a> {
 /// `tdbf array info --json`.
 #[derive(Serialize)]
 struct InfoJson<'a> {
-    schema: SchemaJson<'a>,
+    schema: serde_json::Value,
     schemas: usize,
     fragments: Vec<FragmentJson<'a>>,
     non_empty_domain: Option<Vec<[JsonValue<'a>; 2]>>,
@@ -562,7 +472,7 @@ fn info(args: &InfoArgs, out: &mut impl Write) -> CliResult<()> {
             })
             .collect();
         let report = InfoJson {
-            schema: schema_json(s),
+            schema: schema_with_enumerations(&array)?.to_json(),
             schemas: array.schemas().len(),
             fragments,
             non_empty_domain: ned.as_deref().map(|r| domain_json(s, r)),
@@ -609,6 +519,36 @@ fn info(args: &InfoArgs, out: &mut impl Write) -> CliResult<()> {
         }
     }
     Ok(())
+}
+
+/// The latest schema with its enumerations' values loaded, so its JSON recreates it.
+fn schema_with_enumerations(array: &Array) -> CliResult<ArraySchema> {
+    let mut s = array.schema().clone();
+    for (name, _) in &array.schema().enumerations {
+        s.loaded_enumerations.push(array.enumeration(name)?);
+    }
+    Ok(s)
+}
+
+fn create(args: &CreateArgs) -> CliResult<()> {
+    let json = if args.schema == "-" {
+        let mut text = String::new();
+        io::Read::read_to_string(&mut io::stdin(), &mut text)
+            .map_err(|e| Failure::new(format!("--schema -: {e}")))?;
+        text
+    } else {
+        std::fs::read_to_string(&args.schema)
+            .map_err(|e| Failure::new(format!("--schema {}: {e}", args.schema)))?
+    };
+    let schema =
+        ArraySchema::from_json(&json).map_err(|e| Failure::from(e).context(&args.schema))?;
+    let key = args.key.as_deref().map(parse_key).transpose()?;
+    tdbfilter::array::create(
+        std::path::Path::new(&args.path),
+        &schema,
+        key.as_deref().map(|k| &k[..]),
+    )
+    .map_err(|e| Failure::from(e).context(&args.path))
 }
 
 /// Parses `--subarray` against the schema's dimensions.

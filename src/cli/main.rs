@@ -63,7 +63,8 @@ enum Command {
     /// Measure a pipeline's filter and unfilter speed (MiB/s, median of repeats) on the tiles
     /// of a file, verifying every round trip; or memcpy of the same tiles with --memcpy.
     Bench(bench::BenchArgs),
-    /// Read TileDB array folders without libtiledb: schema and fragments, cells, integrity.
+    /// Read TileDB array folders without libtiledb: schema and fragments, cells, integrity;
+    /// create arrays from a schema JSON.
     Array(array::ArrayArgs),
     /// Try TileDB's pipelines for the datatype on a sample of a file's tiles and rank them
     /// by ratio, speed or both, with the spec and TileDB-Py FilterList to paste.
