@@ -12,7 +12,8 @@
 //! speeds in MiB of unfiltered data per CPU second.
 
 use std::time::Duration;
-use tdbfilter::{Datatype, Tile, spec};
+use tdbfilter::pipeline::spec;
+use tdbfilter::{Datatype, Tile};
 
 /// CPU time consumed by the calling thread.
 fn thread_cpu() -> Duration {
