@@ -20,8 +20,12 @@ pub mod directory;
 pub mod fragment_metadata;
 pub mod metadata;
 pub mod read;
+pub mod rtree;
 pub mod schema;
 pub mod value;
+pub mod write;
+
+pub use write::{WriteLayout, Writer};
 
 use crate::error::{Error, Result};
 use crate::pipeline::generic_tile;

@@ -5,7 +5,7 @@
 //! * `tdbf inspect FILE` walks a TileDB data file tile by tile (FORMAT.md §4.1).
 //! * `tdbf filter` / `tdbf unfilter` convert between raw cells and filtered tiles.
 //! * `tdbf array info|cat|verify` reads TileDB array folders (schema, fragments, cells) and
-//!   checks every tile of them.
+//!   checks every tile of them; `tdbf array write` writes a fragment.
 //! * `tdbf bench` measures a pipeline's filter and unfilter throughput on the tiles of a file
 //!   (or memcpy of the same tiles, as a baseline).
 //! * `tdbf advise` ranks TileDB's pipelines for a file of cells by ratio, speed or both.
@@ -21,6 +21,8 @@ mod common;
 mod advise;
 #[path = "tdbf_cli/array.rs"]
 mod array;
+#[path = "tdbf_cli/array_write.rs"]
+mod array_write;
 #[path = "tdbf_cli/bench.rs"]
 mod bench;
 #[path = "tdbf_cli/bench_codec.rs"]

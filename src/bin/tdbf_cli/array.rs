@@ -28,6 +28,9 @@ pub enum ArrayCommand {
     /// against the files, and print each damaged tile as `fragment/field/tile: error`. Exit
     /// status 0 only if the array is whole.
     Verify(VerifyArgs),
+    /// Write one fragment from files of cells (dense: a box; sparse: cells in global order)
+    /// and print its name.
+    Write(crate::array_write::WriteArgs),
 }
 
 /// Options every array subcommand takes.
@@ -138,6 +141,7 @@ pub fn run(args: &ArrayArgs) -> CliResult<()> {
         ArrayCommand::Info(a) => info(a, &mut out)?,
         ArrayCommand::Cat(a) => cat(a, &mut out)?,
         ArrayCommand::Verify(a) => verify_cmd(a, &mut out)?,
+        ArrayCommand::Write(a) => crate::array_write::run(a, &mut out)?,
     }
     out.flush().map_err(Failure::stdout)
 }
