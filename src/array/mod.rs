@@ -22,6 +22,8 @@ pub mod metadata;
 pub mod read;
 pub mod schema;
 pub mod value;
+/// Writing arrays: the code on top of the on-disk structures that creates arrays and fragments.
+pub mod write;
 
 use crate::error::{Error, Result};
 use crate::pipeline::generic_tile;
