@@ -7,6 +7,7 @@
 //! section fails only the reads that need it.
 
 use super::directory::{FragmentDir, io_error, names};
+use super::rtree::RTree;
 use super::schema::{ArraySchema, Range};
 use super::value;
 use crate::error::{Error, Result};
@@ -445,21 +446,7 @@ impl FragmentMetadata {
             return Ok(v);
         }
         let payload = generic_at(&self.bytes, self.gt.rtree, key, "R-tree")?;
-        let mut r = ByteReader::new(&payload, "R-tree");
-        let _fanout = r.u32()?;
-        let levels = r.u32()?;
-        let mut leaves = Vec::new();
-        for _ in 0..levels {
-            let n = r.u64()?;
-            leaves.clear();
-            for _ in 0..n {
-                let mut mbr = Vec::with_capacity(schema.dimensions.len());
-                for d in &schema.dimensions {
-                    mbr.push(Range::read(&mut r, d.coord_size())?);
-                }
-                leaves.push(mbr);
-            }
-        }
+        let leaves = RTree::parse(&payload, schema)?.into_leaves();
         Ok(self.mbrs.get_or_init(|| leaves))
     }
 

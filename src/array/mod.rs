@@ -20,6 +20,7 @@ pub mod directory;
 pub mod fragment_metadata;
 pub mod metadata;
 pub mod read;
+pub mod rtree;
 pub mod schema;
 pub mod value;
 /// Writing arrays: the code on top of the on-disk structures that creates arrays and fragments.

@@ -58,11 +58,10 @@ enum Kind {
 }
 
 impl Kind {
-    fn of(d: &Dimension) -> Result<Kind> {
+    /// The kind of fixed-size coordinates of `datatype`, if TileDB has such dimensions.
+    fn fixed(datatype: Datatype) -> Option<Kind> {
         use Datatype::*;
-        let kind = match d.datatype {
-            StringAscii if d.is_var() => return Ok(Kind::Str),
-            _ if d.is_var() || d.cell_val_num != 1 => None,
+        match datatype {
             Int8 => Some(Kind::I8),
             Uint8 => Some(Kind::U8),
             Int16 => Some(Kind::I16),
@@ -75,6 +74,14 @@ impl Kind {
             Float64 => Some(Kind::F64),
             t if t.is_datetime() || t.is_time() => Some(Kind::I64),
             _ => None,
+        }
+    }
+
+    fn of(d: &Dimension) -> Result<Kind> {
+        let kind = match d.datatype {
+            Datatype::StringAscii if d.is_var() => return Ok(Kind::Str),
+            _ if d.is_var() || d.cell_val_num != 1 => None,
+            t => Kind::fixed(t),
         };
         kind.ok_or_else(|| {
             Error::Unsupported(format!(
@@ -183,6 +190,16 @@ impl Kind {
             Kind::Str => cmp_signed_bytes(a, b),
             _ => self.order_word(a).cmp(&self.order_word(b)),
         }
+    }
+}
+
+/// Whether the fixed-size coordinate `a` is below `b` on a dimension of `datatype`: C++'s `<`
+/// on the coordinate type (`-0.0` is not below `0.0`), as TileDB's MBRs and non-empty domains
+/// use it. Types TileDB has no dimensions of compare bytewise.
+pub fn coord_less(datatype: Datatype, a: &[u8], b: &[u8]) -> bool {
+    match Kind::fixed(datatype) {
+        Some(k) if a.len() >= k.size() && b.len() >= k.size() => k.cmp(a, b).is_lt(),
+        _ => a < b,
     }
 }
 
@@ -653,24 +670,30 @@ impl<'c, 'a> Order<'c, 'a> {
                 return o;
             }
         }
+        self.cmp_tiles((self.cells, a), (self.cells, b))
+            .then_with(|| self.cmp_coords((self.cells, a), (self.cells, b)))
+    }
+
+    /// The tile order of two cells, each of a batch of this schema.
+    fn cmp_tiles(&self, (x, a): (&Cells<'_>, usize), (y, b): (&Cells<'_>, usize)) -> Ordering {
         for &d in &self.tile_dims {
-            let v = &self.cells.dims[d];
-            let (lo, e) = v.tiling.expect("tile dims have tiling");
-            let o = v
+            let (va, vb) = (&x.dims[d], &y.dims[d]);
+            let (lo, e) = va.tiling.expect("tile dims have tiling");
+            let o = va
                 .kind
-                .tile_index(v.cell(a), lo, e)
-                .cmp(&v.kind.tile_index(v.cell(b), lo, e));
+                .tile_index(va.cell(a), lo, e)
+                .cmp(&vb.kind.tile_index(vb.cell(b), lo, e));
             if o != Ordering::Equal {
                 return o;
             }
         }
-        self.cmp_coords(a, b)
+        Ordering::Equal
     }
 
-    fn cmp_coords(&self, a: usize, b: usize) -> Ordering {
+    /// The cell order (coordinates only) of two cells, each of a batch of this schema.
+    fn cmp_coords(&self, (x, a): (&Cells<'_>, usize), (y, b): (&Cells<'_>, usize)) -> Ordering {
         for &d in &self.cell_dims {
-            let v = &self.cells.dims[d];
-            let o = v.kind.cmp(v.cell(a), v.cell(b));
+            let o = x.dims[d].kind.cmp(x.dims[d].cell(a), y.dims[d].cell(b));
             if o != Ordering::Equal {
                 return o;
             }
@@ -783,10 +806,11 @@ pub fn check_global_order(
             );
             (false, p > h)
         } else {
-            let t = cmp_tiles_across(&prev_order, &order);
+            let (last, first) = ((&prev_cells, 0), (&cells, 0));
+            let t = order.cmp_tiles(last, first);
             (
                 t.is_gt(),
-                t.is_gt() || (t.is_eq() && cmp_coords_across(&prev_order, &order).is_gt()),
+                t.is_gt() || (t.is_eq() && order.cmp_coords(last, first).is_gt()),
             )
         };
         if fail {
@@ -811,7 +835,7 @@ pub fn check_global_order(
         }
     });
     if let Some(i) = bad {
-        let across = !hilbert && order.tile_dims_cmp(i, i + 1).is_gt();
+        let across = !hilbert && order.cmp_tiles((&cells, i), (&cells, i + 1)).is_gt();
         return Err(Error::invalid(format!(
             "Write failed; Coordinates {} succeed {} in the {what} order{}",
             cells.describe(i),
@@ -824,51 +848,6 @@ pub fn check_global_order(
         )));
     }
     Ok(())
-}
-
-impl Order<'_, '_> {
-    fn tile_dims_cmp(&self, a: usize, b: usize) -> Ordering {
-        for &d in &self.tile_dims {
-            let v = &self.cells.dims[d];
-            let (lo, e) = v.tiling.expect("tile dims have tiling");
-            let o = v
-                .kind
-                .tile_index(v.cell(a), lo, e)
-                .cmp(&v.kind.tile_index(v.cell(b), lo, e));
-            if o != Ordering::Equal {
-                return o;
-            }
-        }
-        Ordering::Equal
-    }
-}
-
-/// The tile order of cell 0 of `a` against cell 0 of `b`.
-fn cmp_tiles_across(a: &Order<'_, '_>, b: &Order<'_, '_>) -> Ordering {
-    for &d in &a.tile_dims {
-        let (va, vb) = (&a.cells.dims[d], &b.cells.dims[d]);
-        let (lo, e) = va.tiling.expect("tile dims have tiling");
-        let o = va
-            .kind
-            .tile_index(va.cell(0), lo, e)
-            .cmp(&vb.kind.tile_index(vb.cell(0), lo, e));
-        if o != Ordering::Equal {
-            return o;
-        }
-    }
-    Ordering::Equal
-}
-
-/// The cell order of cell 0 of `a` against cell 0 of `b`.
-fn cmp_coords_across(a: &Order<'_, '_>, b: &Order<'_, '_>) -> Ordering {
-    for &d in &a.cell_dims {
-        let (va, vb) = (&a.cells.dims[d], &b.cells.dims[d]);
-        let o = va.kind.cmp(va.cell(0), vb.cell(0));
-        if o != Ordering::Equal {
-            return o;
-        }
-    }
-    Ordering::Equal
 }
 
 #[cfg(test)]
