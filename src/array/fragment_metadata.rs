@@ -446,8 +446,7 @@ impl FragmentMetadata {
             return Ok(v);
         }
         let payload = generic_at(&self.bytes, self.gt.rtree, key, "R-tree")?;
-        let mut tree = RTree::parse(&payload, &schema.dimensions)?;
-        let leaves = tree.levels.pop().unwrap_or_default();
+        let leaves = RTree::parse(&payload, schema)?.into_leaves();
         Ok(self.mbrs.get_or_init(|| leaves))
     }
 
@@ -655,7 +654,7 @@ fn percent_encode(name: &str) -> String {
 
 /// A new fragment's metadata as the writer collects it: everything `__fragment_metadata.tdb`
 /// holds (docs/ARRAY.md §4.2–§4.4), per slot (§4.1) where TileDB keeps a list per field.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct NewFragmentMetadata {
     /// Name of the schema file in `__schema/` the fragment was written with.
     pub schema_name: String,
@@ -705,6 +704,11 @@ impl NewFragmentMetadata {
     /// Empty lists for `num` slots.
     pub fn with_slots(num: usize) -> NewFragmentMetadata {
         NewFragmentMetadata {
+            schema_name: String::new(),
+            dense: false,
+            non_empty_domain: Vec::new(),
+            sparse_tile_num: 0,
+            last_tile_cell_num: 0,
             file_sizes: vec![0; num],
             file_var_sizes: vec![0; num],
             file_validity_sizes: vec![0; num],
@@ -714,8 +718,11 @@ impl NewFragmentMetadata {
             sums: vec![Vec::new(); num],
             null_counts: vec![Vec::new(); num],
             summaries: vec![FieldSummary::default(); num],
-            rtree: RTree::empty(),
-            ..NewFragmentMetadata::default()
+            processed_conditions: Vec::new(),
+            rtree: RTree {
+                fanout: rtree::FANOUT,
+                levels: Vec::new(),
+            },
         }
     }
 
@@ -823,7 +830,7 @@ impl NewFragmentMetadata {
         out.push(u8::from(self.dense));
         out.push(0); // null_non_empty_domain
         for r in &self.non_empty_domain {
-            rtree::write_range(r, out);
+            rtree::write_range(out, r);
         }
         out.extend_from_slice(&self.sparse_tile_num.to_le_bytes());
         out.extend_from_slice(&self.last_tile_cell_num.to_le_bytes());

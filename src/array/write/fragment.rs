@@ -8,7 +8,7 @@ use super::dense::RawTile;
 use super::tile_metadata::{self, SummaryField, TileMetadata};
 use crate::array::directory::{io_error, names};
 use crate::array::fragment_metadata::{ListKind, NewFragmentMetadata, TileMinMax};
-use crate::array::rtree::{Mbr, RTree};
+use crate::array::rtree::{self, Mbr, RTree};
 use crate::array::schema::{ArraySchema, Range};
 use crate::engine::tile::Tile;
 use crate::error::{Error, Result};
@@ -148,8 +148,6 @@ pub(crate) struct FilteredTile {
     pub cell_num: u64,
     /// Its metadata.
     pub meta: TileMetadata,
-    /// Its MBR (sparse dimensions only): the range of its coordinates.
-    pub mbr: Option<Range>,
 }
 
 /// Filters one raw tile of `field` (TileDB's `WriterBase::filter_tile`).
@@ -190,7 +188,6 @@ pub(crate) fn filter(
         validity,
         cell_num,
         meta: raw.meta,
-        mbr: None,
     })
 }
 
@@ -303,8 +300,9 @@ impl FragmentWriter {
     }
 
     /// Appends the next tile of every field (`tiles[i]` is field `i`'s), recording offsets,
-    /// sizes and tile metadata as TileDB's `WriterBase::write_tiles` does.
-    pub(crate) fn append(&mut self, tiles: Vec<FilteredTile>) -> Result<()> {
+    /// sizes and tile metadata as TileDB's `WriterBase::write_tiles` does, and (sparse) the
+    /// tile's MBR.
+    pub(crate) fn append(&mut self, tiles: Vec<FilteredTile>, mbr: Option<Mbr>) -> Result<()> {
         if tiles.len() != self.fields.len() {
             return Err(Error::Internal(format!(
                 "{} tiles for {} fields",
@@ -313,7 +311,6 @@ impl FragmentWriter {
             )));
         }
         let cell_num = tiles[0].cell_num;
-        let mut mbr = Vec::new();
         for (i, t) in tiles.into_iter().enumerate() {
             if t.cell_num != cell_num {
                 return Err(Error::Internal(format!(
@@ -334,12 +331,10 @@ impl FragmentWriter {
                 self.meta.lists[ListKind::TileValidityOffsets as usize][slot].push(off);
             }
             self.record_metadata(i, &t.meta, cell_num);
-            if let Some(r) = t.mbr {
-                mbr.push(r);
-            }
         }
         if !self.dense {
-            self.mbrs.push(mbr);
+            self.mbrs
+                .push(mbr.ok_or_else(|| Error::Internal("a sparse tile without MBR".into()))?);
         }
         self.tile_cells.push(cell_num);
         Ok(())
@@ -402,23 +397,13 @@ impl FragmentWriter {
         } else {
             last
         };
-        let dims = &schema.dimensions;
         self.meta.non_empty_domain = match non_empty_domain {
             Some(n) => n,
-            None => {
-                let mut it = self.mbrs.iter();
-                let mut ned = it
-                    .next()
-                    .cloned()
-                    .ok_or_else(|| Error::invalid("a sparse fragment without cells"))?;
-                for m in it {
-                    crate::array::rtree::expand(&mut ned, m, dims);
-                }
-                ned
-            }
+            None => rtree::union(schema, &self.mbrs)
+                .ok_or_else(|| Error::invalid("a sparse fragment without cells"))?,
         };
         if !self.dense {
-            self.meta.rtree = RTree::build(std::mem::take(&mut self.mbrs), dims);
+            self.meta.rtree = RTree::build(schema, std::mem::take(&mut self.mbrs))?;
         }
         // Every slot lists every tile (zeros where a kind does not apply).
         let n = tile_num as usize;

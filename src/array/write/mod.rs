@@ -28,9 +28,11 @@
 
 pub mod dense;
 pub mod fragment;
+pub mod global_order;
 pub mod tile_metadata;
 
 use crate::array::directory::{self, ArrayDirectory};
+use crate::array::rtree::{self, Mbr};
 use crate::array::schema::{ArraySchema, Layout, Range};
 use crate::array::value;
 use crate::engine::threads;
@@ -38,6 +40,7 @@ use crate::error::{Error, Result};
 use crate::pipeline::generic_tile;
 use dense::{BoxCells, DenseTiler, RawTile};
 use fragment::{FieldInfo, FilteredTile, FragmentWriter, SharedPipelines};
+use global_order::DimCoords;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -547,10 +550,12 @@ impl Writer {
     }
 
     /// Builds, filters and appends `tile_count` tiles of every field, `build(t, f)` making
-    /// tile `t` of field `f` (raw tile, cells, MBR range), a batch at a time.
-    fn write_tiles<B>(&mut self, tile_count: u64, build: B) -> Result<()>
+    /// tile `t` of field `f` (raw tile and cells) and `mbr(t)` its MBR (sparse), a batch at a
+    /// time.
+    fn write_tiles<B, M>(&mut self, tile_count: u64, build: B, mbr: M) -> Result<()>
     where
-        B: Fn(u64, usize) -> Result<(RawTile, u64, Option<Range>)> + Sync,
+        B: Fn(u64, usize) -> Result<(RawTile, u64)> + Sync,
+        M: Fn(u64) -> Result<Option<Mbr>>,
     {
         self.ensure_fragment()?;
         let threads = threads::effective_threads(self.threads);
@@ -571,10 +576,8 @@ impl Writer {
             };
             let job = |j: u64| -> Result<FilteredTile> {
                 let (t, f) = (t0 + j / nf, (j % nf) as usize);
-                let (raw, cell_num, mbr) = build(t, f)?;
-                let mut ft = fragment::filter(&fields[f], shared, raw, cell_num)?;
-                ft.mbr = mbr;
-                Ok(ft)
+                let (raw, cell_num) = build(t, f)?;
+                fragment::filter(&fields[f], shared, raw, cell_num)
             };
             let done: Vec<Result<FilteredTile>> = if wide {
                 (0..jobs).map(job).collect()
@@ -583,10 +586,10 @@ impl Writer {
             };
             let mut it = done.into_iter();
             let frag = self.fragment.as_mut().expect("created above");
-            for _ in 0..n {
+            for t in t0..t0 + n {
                 let tiles: Vec<FilteredTile> =
                     (&mut it).take(nf as usize).collect::<Result<_>>()?;
-                frag.append(tiles)?;
+                frag.append(tiles, mbr(t)?)?;
             }
             t0 += n;
         }
@@ -611,17 +614,21 @@ impl Writer {
         let inputs = std::mem::take(&mut self.inputs);
         let fields = self.fields.clone();
         let per_tile = tiler.cells_per_tile();
-        let r = self.write_tiles(tiler.tile_num(), |t, f| {
-            let field = &fields[f];
-            let input = &inputs[f];
-            let cells = BoxCells {
-                data: input.data.as_deref().unwrap_or(&[]),
-                offsets: input.offsets.as_deref(),
-                validity: input.validity.as_deref(),
-                cell_size: field.cell_size,
-            };
-            Ok((tiler.tile(t, &cells, field.generator()), per_tile, None))
-        });
+        let r = self.write_tiles(
+            tiler.tile_num(),
+            |t, f| {
+                let field = &fields[f];
+                let input = &inputs[f];
+                let cells = BoxCells {
+                    data: input.data.as_deref().unwrap_or(&[]),
+                    offsets: input.offsets.as_deref(),
+                    validity: input.validity.as_deref(),
+                    cell_size: field.cell_size,
+                };
+                Ok((tiler.tile(t, &cells, field.generator()), per_tile))
+            },
+            |_| Ok(None),
+        );
         self.inputs = vec![Input::default(); fields.len()];
         r?;
         self.cells_written = cells;
@@ -655,6 +662,7 @@ impl Writer {
             }
         }
         let per_tile = self.global_tile_cells()?;
+        let schema = self.schema.clone();
         let inputs = std::mem::take(&mut self.inputs);
         let fields = self.fields.clone();
         let r = (|| -> Result<()> {
@@ -671,24 +679,29 @@ impl Writer {
                     let pending = std::mem::take(&mut self.pending);
                     self.pending = vec![Pending::default(); fields.len()];
                     self.pending_cells = 0;
-                    self.write_tiles(1, |_, f| {
-                        Ok(slice_tile(
-                            &fields[f],
-                            &pending[f].as_input(),
-                            0,
-                            per_tile,
-                            dense,
-                        ))
-                    })?;
+                    let p: Vec<Input> = pending.iter().map(Pending::as_input).collect();
+                    self.write_tiles(
+                        1,
+                        |_, f| Ok(slice_tile(&fields[f], &p[f], 0, per_tile)),
+                        |_| self_mbr(&schema, &fields, &p, 0, per_tile),
+                    )?;
                     self.cells_written += per_tile;
                 }
             }
             let whole = (cells - start) / per_tile;
             if whole > 0 {
-                self.write_tiles(whole, |t, f| {
-                    let first = start + t * per_tile;
-                    Ok(slice_tile(&fields[f], &inputs[f], first, per_tile, dense))
-                })?;
+                self.write_tiles(
+                    whole,
+                    |t, f| {
+                        Ok(slice_tile(
+                            &fields[f],
+                            &inputs[f],
+                            start + t * per_tile,
+                            per_tile,
+                        ))
+                    },
+                    |t| self_mbr(&schema, &fields, &inputs, start + t * per_tile, per_tile),
+                )?;
                 self.cells_written += whole * per_tile;
             }
             let rest = start + whole * per_tile;
@@ -741,10 +754,14 @@ impl Writer {
                 )));
             }
             let pending = std::mem::take(&mut self.pending);
+            let p: Vec<Input> = pending.iter().map(Pending::as_input).collect();
             let n = self.pending_cells;
-            self.write_tiles(1, |_, f| {
-                Ok(slice_tile(&fields[f], &pending[f].as_input(), 0, n, false))
-            })?;
+            let schema = self.schema.clone();
+            self.write_tiles(
+                1,
+                |_, f| Ok(slice_tile(&fields[f], &p[f], 0, n)),
+                |_| self_mbr(&schema, &fields, &p, 0, n),
+            )?;
             self.cells_written += n;
         }
         let ned = if dense {
@@ -819,15 +836,9 @@ fn append_cells(p: &mut Pending, input: &Input, f: &FieldInfo, first: u64, n: u6
     }
 }
 
-/// The tile of cells `first..first + n` of an input (global order: every cell written), its
-/// metadata over all its cells, and (sparse dimensions) its MBR range.
-fn slice_tile(
-    f: &FieldInfo,
-    input: &Input,
-    first: u64,
-    n: u64,
-    dense: bool,
-) -> (RawTile, u64, Option<Range>) {
+/// The tile of cells `first..first + n` of an input (global order: every cell written) and
+/// its metadata over all its cells.
+fn slice_tile(f: &FieldInfo, input: &Input, first: u64, n: u64) -> (RawTile, u64) {
     let data = input.data.as_deref().unwrap_or(&[]);
     let (a, b) = (first as usize, (first + n) as usize);
     let (tile_data, offsets) = match &input.offsets {
@@ -853,7 +864,6 @@ fn slice_tile(
     let mut g = f.generator();
     g.process(&view, 0, n);
     let meta = g.finish();
-    let mbr = (f.is_dim && !dense).then(|| coordinate_range(f, &tile_data, offsets.as_deref()));
     (
         RawTile {
             data: tile_data,
@@ -862,40 +872,32 @@ fn slice_tile(
             meta,
         },
         n,
-        mbr,
     )
 }
 
-/// The range of a tile's coordinates on one dimension (TileDB's `compute_mbr`).
-fn coordinate_range(f: &FieldInfo, data: &[u8], offsets: Option<&[u64]>) -> Range {
-    match offsets {
-        Some(o) => {
-            let mut lo = var_cell(data, o, 0);
-            let mut hi = lo;
-            for c in 1..o.len() {
-                let v = var_cell(data, o, c);
-                if v < lo {
-                    lo = v;
-                }
-                if hi < v {
-                    hi = v;
-                }
-            }
-            Range::Var(lo.to_vec(), hi.to_vec())
-        }
-        None => {
-            let n = f.cell_size;
-            let mut lo = &data[..n];
-            let mut hi = lo;
-            for v in data.chunks(n).skip(1) {
-                if value::compare(f.datatype, v, lo).is_lt() {
-                    lo = v;
-                }
-                if value::compare(f.datatype, hi, v).is_lt() {
-                    hi = v;
-                }
-            }
-            Range::Fixed(lo.to_vec(), hi.to_vec())
-        }
+/// The MBR of cells `first..first + n` of the inputs (sparse: the dimensions follow the
+/// attributes in `fields`); `None` for dense fragments.
+fn self_mbr(
+    schema: &ArraySchema,
+    fields: &[FieldInfo],
+    inputs: &[Input],
+    first: u64,
+    n: u64,
+) -> Result<Option<Mbr>> {
+    if schema.is_dense() {
+        return Ok(None);
     }
+    let coords: Vec<DimCoords<'_>> = fields
+        .iter()
+        .zip(inputs)
+        .filter(|(f, _)| f.is_dim)
+        .map(|(f, i)| {
+            let data = i.data.as_deref().unwrap_or(&[]);
+            match (&i.offsets, f.var) {
+                (Some(o), true) => DimCoords::Var { offsets: o, data },
+                _ => DimCoords::Fixed(data),
+            }
+        })
+        .collect();
+    rtree::tile_mbr(schema, &coords, first as usize..(first + n) as usize).map(Some)
 }
