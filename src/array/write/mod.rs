@@ -96,6 +96,8 @@ pub struct Writer {
     fragment: Option<FragmentWriter>,
     pending: Vec<Pending>,
     pending_cells: u64,
+    /// Sparse global order: the previous batch's last cell (bytes, var-size) per dimension.
+    last_cell: Option<Vec<(Vec<u8>, bool)>>,
     cells_written: u64,
     submits: u64,
     failed: Option<String>,
@@ -171,6 +173,7 @@ impl Writer {
             fragment: None,
             pending: vec![Pending::default(); n],
             pending_cells: 0,
+            last_cell: None,
             cells_written: 0,
             submits: 0,
             failed: None,
@@ -365,15 +368,21 @@ impl Writer {
                 self.write_global(cells)
             }
             (false, WriteLayout::GlobalOrder) => {
-                self.check_sparse_coordinates(cells)?;
+                self.check_sparse_batch(cells)?;
                 self.submits += 1;
                 self.write_global(cells)
             }
-            (false, _) => Err(Error::Unsupported(
-                "unordered sparse writes need the global-order sort (not yet in this build); \
-                 give the cells in global order"
-                    .into(),
-            )),
+            (false, _) => {
+                if self.submits > 0 {
+                    return Err(Error::invalid(
+                        "an unordered sparse write is one batch (TileDB sorts it whole); stream \
+                         batches in global order instead, or write another fragment",
+                    ));
+                }
+                self.sort_sparse_batch()?;
+                self.submits += 1;
+                self.write_global(cells)
+            }
             (true, WriteLayout::Unordered) => unreachable!("refused by set_layout"),
         }
     }
@@ -506,33 +515,85 @@ impl Writer {
         Ok(())
     }
 
-    /// Checks sparse coordinates: inside the domain (TileDB's `check_coord_oob`).
-    fn check_sparse_coordinates(&self, cells: u64) -> Result<()> {
+    /// The batch's coordinates, one buffer per dimension.
+    fn coords(&self) -> Vec<DimCoords<'_>> {
         let a = self.schema.attributes.len();
-        for (j, d) in self.schema.dimensions.iter().enumerate() {
-            let Some(size) = d.coord_size() else {
-                continue;
-            };
-            let Some((lo, hi)) = &d.domain else {
-                continue;
-            };
-            let data = self.inputs[a + j].data.as_deref().unwrap_or(&[]);
-            for c in 0..cells as usize {
-                let v = &data[c * size..(c + 1) * size];
-                if value::compare(d.datatype, v, lo).is_lt()
-                    || value::compare(d.datatype, v, hi).is_gt()
-                {
-                    return Err(Error::invalid(format!(
-                        "coordinate {} of cell {c} is outside the domain of dimension {} \
-                         [{}, {}]",
-                        value::format_value(d.datatype, v),
-                        d.name,
-                        value::format_value(d.datatype, lo),
-                        value::format_value(d.datatype, hi)
-                    )));
+        self.fields[a..]
+            .iter()
+            .zip(&self.inputs[a..])
+            .map(|(f, i)| {
+                let data = i.data.as_deref().unwrap_or(&[]);
+                match (&i.offsets, f.var) {
+                    (Some(o), true) => DimCoords::Var { offsets: o, data },
+                    _ => DimCoords::Fixed(data),
                 }
-            }
+            })
+            .collect()
+    }
+
+    /// A global-order sparse batch: coordinates inside the domain, sorted, after the last cell
+    /// of the previous batch, and without duplicates unless the schema allows them (TileDB
+    /// checks duplicates within a batch; a duplicate of the previous batch's last cell is
+    /// refused here too, as it would make the fragment hold two equal cells).
+    fn check_sparse_batch(&mut self, cells: u64) -> Result<()> {
+        if cells == 0 {
+            return Ok(());
         }
+        let coords = self.coords();
+        global_order::check_domain(&self.schema, &coords)?;
+        let prev: Option<Vec<DimCoords<'_>>> = self.last_cell.as_ref().map(|l| {
+            l.iter()
+                .map(|c| match c {
+                    (data, true) => DimCoords::Var {
+                        offsets: &[0],
+                        data,
+                    },
+                    (data, false) => DimCoords::Fixed(data),
+                })
+                .collect()
+        });
+        global_order::check_global_order(&self.schema, &coords, prev.as_deref())?;
+        let identity: Vec<u64> = (0..cells).collect();
+        global_order::check_duplicates(&self.schema, &coords, &identity)?;
+        let a = self.schema.attributes.len();
+        let dims = &self.fields[a..];
+        let first: Vec<Vec<u8>> = coords
+            .iter()
+            .zip(dims)
+            .map(|(c, f)| cell_bytes(c, 0, f.cell_size))
+            .collect();
+        if !self.schema.allows_dups
+            && let Some(l) = &self.last_cell
+            && l.iter().zip(&first).all(|((a, _), b)| a == b)
+        {
+            return Err(Error::invalid(
+                "Duplicate coordinates: the batch's first cell repeats the previous batch's \
+                 last cell",
+            ));
+        }
+        let last = (cells - 1) as usize;
+        let last_cell = coords
+            .iter()
+            .zip(dims)
+            .map(|(c, f)| (cell_bytes(c, last, f.cell_size), f.var))
+            .collect();
+        self.last_cell = Some(last_cell);
+        Ok(())
+    }
+
+    /// An unordered sparse batch: sorted into TileDB's global order (after the domain check),
+    /// duplicates refused unless allowed, every field's cells permuted alike.
+    fn sort_sparse_batch(&mut self) -> Result<()> {
+        let coords = self.coords();
+        let order = global_order::global_order(&self.schema, &coords)?;
+        global_order::check_duplicates(&self.schema, &coords, &order)?;
+        let permuted: Vec<Input> = self
+            .fields
+            .par_iter()
+            .zip(&self.inputs)
+            .map(|(f, input)| permute(f, input, &order))
+            .collect();
+        self.inputs = permuted;
         Ok(())
     }
 
@@ -807,6 +868,48 @@ impl Pending {
             offsets: Some(self.offsets.clone()),
             validity: Some(self.validity.clone()),
         }
+    }
+}
+
+/// The bytes of cell `c` of one dimension's coordinates.
+fn cell_bytes(c: &DimCoords<'_>, i: usize, cell_size: usize) -> Vec<u8> {
+    match *c {
+        DimCoords::Var { offsets, data } => var_cell(data, offsets, i).to_vec(),
+        DimCoords::Fixed(data) => data[i * cell_size..(i + 1) * cell_size].to_vec(),
+    }
+}
+
+/// An input's cells in `order` (entry k: the input cell that comes k-th).
+fn permute(f: &FieldInfo, input: &Input, order: &[u64]) -> Input {
+    let data = input.data.as_deref().unwrap_or(&[]);
+    let (data, offsets) = match &input.offsets {
+        Some(o) if f.var => {
+            let mut d = Vec::with_capacity(data.len());
+            let mut offs = Vec::with_capacity(o.len());
+            for &c in order {
+                offs.push(d.len() as u64);
+                d.extend_from_slice(var_cell(data, o, c as usize));
+            }
+            (d, Some(offs))
+        }
+        _ => {
+            let n = f.cell_size;
+            let mut d = Vec::with_capacity(data.len());
+            for &c in order {
+                let c = c as usize;
+                d.extend_from_slice(&data[c * n..(c + 1) * n]);
+            }
+            (d, None)
+        }
+    };
+    let validity = input
+        .validity
+        .as_ref()
+        .map(|v| order.iter().map(|&c| v[c as usize]).collect());
+    Input {
+        data: Some(data),
+        offsets,
+        validity,
     }
 }
 
