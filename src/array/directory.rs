@@ -518,6 +518,23 @@ impl ArrayDirectory {
         Ok(out)
     }
 
+    /// Folders in `__fragments/` that no commit marker or consolidated commit names: what a
+    /// writer leaves when it stops before its commit. Every reader (TileDB's and this one)
+    /// ignores them.
+    pub fn uncommitted_fragments(&self) -> Result<Vec<String>> {
+        let committed: HashSet<&str> = self
+            .candidates
+            .iter()
+            .filter_map(|c| c.strip_prefix(names::FRAGMENTS_DIR))
+            .map(|c| c.trim_start_matches('/'))
+            .collect();
+        Ok(list(&self.root.join(names::FRAGMENTS_DIR))?
+            .into_iter()
+            .filter(|(n, is_dir, _)| *is_dir && !committed.contains(n.as_str()))
+            .map(|(n, _, _)| n)
+            .collect())
+    }
+
     /// The `__meta` files visible for `[start, end]` (full overlap, minus vacuumed ones), sorted
     /// by t1 as TileDB applies them.
     pub fn metadata_files(&self, start: u64, end: u64) -> Result<Vec<PathBuf>> {
