@@ -296,6 +296,14 @@ impl Writer {
         Ok(())
     }
 
+    /// [`Writer::set_data`] without a copy: the writer takes `data`.
+    pub fn set_data_owned(&mut self, field: &str, data: Vec<u8>) -> Result<()> {
+        self.check_usable()?;
+        let i = self.field_index(field)?;
+        self.inputs[i].data = Some(data);
+        Ok(())
+    }
+
     /// Sets the byte offset of each cell in the data of var-size `field` (one per cell, no
     /// extra element).
     pub fn set_offsets(&mut self, field: &str, offsets: &[u64]) -> Result<()> {

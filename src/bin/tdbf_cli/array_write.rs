@@ -185,25 +185,32 @@ pub fn run(args: &WriteArgs, out: &mut impl std::io::Write) -> CliResult<()> {
         }
     };
     let total = fields.first().map_or(0, cells_of);
+    let sizes: Vec<usize> = fields
+        .iter()
+        .map(|f| f.1.len() / (cells_of(f).max(1) as usize))
+        .collect();
     let step = args.batch_cells.unwrap_or(total).max(1);
     let mut start = 0;
-    while start < total || start == 0 {
+    loop {
         let end = (start + step).min(total);
-        for f in &fields {
+        let (a, b) = (start as usize, end as usize);
+        let whole = a == 0 && b as u64 == total;
+        for (f, size) in fields.iter_mut().zip(&sizes) {
             let (name, data, offsets, validity) = f;
-            let (a, b) = (start as usize, end as usize);
             match offsets {
                 Some(o) => {
                     let lo = o.get(a).copied().unwrap_or(data.len() as u64) as usize;
                     let hi = o.get(b).map_or(data.len(), |x| *x as usize);
                     let rebased: Vec<u64> = o[a..b].iter().map(|x| x - lo as u64).collect();
-                    w.set_data(name, &data[lo..hi])?;
+                    if whole && lo == 0 {
+                        w.set_data_owned(name, std::mem::take(data))?;
+                    } else {
+                        w.set_data(name, &data[lo..hi])?;
+                    }
                     w.set_offsets(name, &rebased)?;
                 }
-                None => {
-                    let n = data.len() / (cells_of(f).max(1) as usize);
-                    w.set_data(name, &data[a * n..b * n])?;
-                }
+                None if whole => w.set_data_owned(name, std::mem::take(data))?,
+                None => w.set_data(name, &data[a * size..b * size])?,
             }
             if let Some(v) = validity {
                 w.set_validity(name, &v[a..b])?;
@@ -211,7 +218,7 @@ pub fn run(args: &WriteArgs, out: &mut impl std::io::Write) -> CliResult<()> {
         }
         w.submit()?;
         start = end;
-        if total == 0 {
+        if start >= total {
             break;
         }
     }
