@@ -477,12 +477,12 @@ impl FragmentWriter {
             };
         }
         let cells = self.tile_cells.clone();
-        for slot in 0..self.slot_num {
+        for (slot, field) in summary_fields.iter().enumerate() {
             let written = slot == a || self.fields.iter().any(|f| f.slot == slot);
             let sm = std::mem::take(&mut self.slot_meta[slot]);
             if written {
                 self.meta.summaries[slot] = tile_metadata::fragment_summary(
-                    &summary_fields[slot],
+                    field,
                     &sm.mins,
                     &sm.maxs,
                     &sm.sums,

@@ -80,6 +80,14 @@ fn load(path: &str) -> CliResult<Vec<u8>> {
     Ok(bytes[start + len..].to_vec())
 }
 
+/// One field's cells as read from the files.
+struct FieldFiles {
+    name: String,
+    data: Vec<u8>,
+    offsets: Option<Vec<u64>>,
+    validity: Option<Vec<u8>>,
+}
+
 fn split(arg: &str, what: &str) -> CliResult<(String, String)> {
     arg.split_once('=')
         .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -133,8 +141,19 @@ pub fn run(args: &WriteArgs, out: &mut impl std::io::Write) -> CliResult<()> {
     let mut fields = Vec::new();
     for f in &args.fields {
         let (name, file) = split(f, "field")?;
-        fields.push((name, load(&file)?, None::<Vec<u64>>, None::<Vec<u8>>));
+        fields.push(FieldFiles {
+            data: load(&file)?,
+            name,
+            offsets: None,
+            validity: None,
+        });
     }
+    let find = |fields: &mut Vec<FieldFiles>, name: &str, what: &str| -> CliResult<usize> {
+        fields
+            .iter()
+            .position(|f| f.name == name)
+            .ok_or_else(|| Failure::new(format!("--{what} {name}: no --field {name}")))
+    };
     for o in &args.offsets {
         let (name, file) = split(o, "offsets")?;
         let bytes = load(&file)?;
@@ -143,52 +162,42 @@ pub fn run(args: &WriteArgs, out: &mut impl std::io::Write) -> CliResult<()> {
                 "--offsets {name}: not whole u64 offsets"
             )));
         }
-        let offs = bytes
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
-            .collect();
-        let slot = fields
-            .iter_mut()
-            .find(|f| f.0 == name)
-            .ok_or_else(|| Failure::new(format!("--offsets {name}: no --field {name}")))?;
-        slot.2 = Some(offs);
+        let i = find(&mut fields, &name, "offsets")?;
+        fields[i].offsets = Some(
+            bytes
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
+                .collect(),
+        );
     }
     for v in &args.validity {
         let (name, file) = split(v, "validity")?;
-        let bytes = load(&file)?;
-        let slot = fields
-            .iter_mut()
-            .find(|f| f.0 == name)
-            .ok_or_else(|| Failure::new(format!("--validity {name}: no --field {name}")))?;
-        slot.3 = Some(bytes);
+        let i = find(&mut fields, &name, "validity")?;
+        fields[i].validity = Some(load(&file)?);
     }
+    // Bytes per fixed-size cell of each field (the schema's; var-size fields count offsets).
     let schema = w.schema().clone();
-    let cells_of = |f: &(String, Vec<u8>, Option<Vec<u64>>, Option<Vec<u8>>)| -> u64 {
-        match &f.2 {
-            Some(o) => o.len() as u64,
-            None => {
-                let size = schema
-                    .attributes
+    let cell_size = |name: &str| -> usize {
+        schema
+            .attributes
+            .iter()
+            .find(|a| a.name == name)
+            .and_then(|a| a.cell_size())
+            .or_else(|| {
+                schema
+                    .dimensions
                     .iter()
-                    .find(|a| a.name == f.0)
-                    .and_then(|a| a.cell_size())
-                    .or_else(|| {
-                        schema
-                            .dimensions
-                            .iter()
-                            .find(|d| d.name == f.0)
-                            .and_then(|d| d.coord_size())
-                    })
-                    .unwrap_or(1);
-                (f.1.len() / size.max(1)) as u64
-            }
-        }
+                    .find(|d| d.name == name)
+                    .and_then(|d| d.coord_size())
+            })
+            .unwrap_or(1)
+            .max(1)
     };
-    let total = fields.first().map_or(0, cells_of);
-    let sizes: Vec<usize> = fields
-        .iter()
-        .map(|f| f.1.len() / (cells_of(f).max(1) as usize))
-        .collect();
+    let sizes: Vec<usize> = fields.iter().map(|f| cell_size(&f.name)).collect();
+    let total = fields.first().map_or(0, |f| match &f.offsets {
+        Some(o) => o.len() as u64,
+        None => (f.data.len() / sizes[0]) as u64,
+    });
     let step = args.batch_cells.unwrap_or(total).max(1);
     let mut start = 0;
     loop {
@@ -196,23 +205,23 @@ pub fn run(args: &WriteArgs, out: &mut impl std::io::Write) -> CliResult<()> {
         let (a, b) = (start as usize, end as usize);
         let whole = a == 0 && b as u64 == total;
         for (f, size) in fields.iter_mut().zip(&sizes) {
-            let (name, data, offsets, validity) = f;
-            match offsets {
+            let name = f.name.as_str();
+            match &f.offsets {
                 Some(o) => {
-                    let lo = o.get(a).copied().unwrap_or(data.len() as u64) as usize;
-                    let hi = o.get(b).map_or(data.len(), |x| *x as usize);
+                    let lo = o.get(a).copied().unwrap_or(f.data.len() as u64) as usize;
+                    let hi = o.get(b).map_or(f.data.len(), |x| *x as usize);
                     let rebased: Vec<u64> = o[a..b].iter().map(|x| x - lo as u64).collect();
                     if whole && lo == 0 {
-                        w.set_data_owned(name, std::mem::take(data))?;
+                        w.set_data_owned(name, std::mem::take(&mut f.data))?;
                     } else {
-                        w.set_data(name, &data[lo..hi])?;
+                        w.set_data(name, &f.data[lo..hi])?;
                     }
                     w.set_offsets(name, &rebased)?;
                 }
-                None if whole => w.set_data_owned(name, std::mem::take(data))?,
-                None => w.set_data(name, &data[a * size..b * size])?,
+                None if whole => w.set_data_owned(name, std::mem::take(&mut f.data))?,
+                None => w.set_data(name, &f.data[a * size..b * size])?,
             }
-            if let Some(v) = validity {
+            if let Some(v) = &f.validity {
                 w.set_validity(name, &v[a..b])?;
             }
         }
