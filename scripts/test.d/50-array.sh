@@ -1,4 +1,4 @@
-# step: array reader (src/array, src/ffi/array.rs, tdbf array): TileDB-Py differential suite (C API through ctypes), tdbf array info/cat/verify, and the array benchmark in quick mode (checks our reads equal TileDB-Py's)
+# step: array reader and writer (src/array, src/ffi/array.rs, tdbf array): TileDB-Py differential suite (C API through ctypes), tdbf array info/cat/verify, the writer's differential suite (tdbf array write against TileDB-Py: fragment files byte for byte, reads, aggregates, consolidation), and the array benchmark in quick mode (checks our reads equal TileDB-Py's)
 set -euo pipefail
 cd "$TDBF_ROOT"
 # The suite needs TileDB-Py 0.36.1 (libtiledb 2.30) and numpy, which test-all.sh installs into
@@ -6,9 +6,14 @@ cd "$TDBF_ROOT"
 if ! python -c "import tiledb, numpy" 2>/dev/null; then
   python -m pip install -q --disable-pip-version-check -r tests/compat/requirements.txt
 fi
+# The writer suite decrypts encrypted fragments to compare them (AES-GCM IVs are random).
+if ! python -c "import cryptography" 2>/dev/null; then
+  python -m pip install -q --disable-pip-version-check -r tests/compat/requirements-encryption.txt
+fi
 lib="$TDBF_ROOT/target/release/libtdbfilter.so"
 if [ -f "$TDBF_PREFIX/lib/libtdbfilter.so" ]; then
   lib="$TDBF_PREFIX/lib/libtdbfilter.so"
 fi
 python tests/array/run_array_tests.py --lib "$lib" --tdbf "$TDBF_ROOT/target/release/tdbf"
+python tests/array/run_writer_tests.py --tdbf "$TDBF_ROOT/target/release/tdbf"
 python bench/compare_arrays.py --quick --workdir "$TDBF_ROOT/build/bench-arrays-quick" --lib "$lib"
