@@ -1,4 +1,4 @@
-# step: array reader and writer (src/array, src/ffi/array.rs, tdbf array): TileDB-Py differential suite (C API through ctypes), tdbf array info/cat/verify, the writer's differential suite (tdbf array write against TileDB-Py: fragment files byte for byte, reads, aggregates, consolidation), and the array benchmark in quick mode (checks our reads equal TileDB-Py's)
+# step: array reader and writer (src/array, src/ffi/array.rs, tdbf array): TileDB-Py differential suite (C API through ctypes), tdbf array info/cat/verify, the sparse-write order and R-tree against TileDB's, the writer's differential suite (tdbf array write against TileDB-Py: fragment files byte for byte, reads, aggregates, consolidation), and the array benchmark in quick mode (checks our reads equal TileDB-Py's)
 set -euo pipefail
 cd "$TDBF_ROOT"
 # The suite needs TileDB-Py 0.36.1 (libtiledb 2.30) and numpy, which test-all.sh installs into
@@ -15,5 +15,10 @@ if [ -f "$TDBF_PREFIX/lib/libtdbfilter.so" ]; then
   lib="$TDBF_PREFIX/lib/libtdbfilter.so"
 fi
 python tests/array/run_array_tests.py --lib "$lib" --tdbf "$TDBF_ROOT/target/release/tdbf"
+# Sparse writes: global order (row/col/Hilbert, strings), duplicate and domain errors, R-tree
+# bytes, against TileDB-Py on random arrays (drives tests/array/global_order_oracle.rs).
+python tests/array/run_global_order_tests.py --cases 400
+# Writes (tdbf array write) against TileDB-Py's: fragment files byte for byte, reads,
+# aggregates, verify, consolidation.
 python tests/array/run_writer_tests.py --tdbf "$TDBF_ROOT/target/release/tdbf"
 python bench/compare_arrays.py --quick --workdir "$TDBF_ROOT/build/bench-arrays-quick" --lib "$lib"

@@ -718,17 +718,162 @@ impl<'c, 'a> Order<'c, 'a> {
 /// The permutation that puts the cells into TileDB's global order: entry `k` is the input
 /// index of the `k`-th cell in the order. Checks the coordinates first ([`check_domain`]).
 /// Equal coordinates keep their input order (TileDB's order among duplicates is unspecified).
+///
+/// Where the order of fixed-size dimensions fits 128 bits (tile indices and coordinates
+/// relative to the domain's low bound, or the Hilbert value and coordinates), cells are sorted
+/// by one packed integer key; otherwise (string dimensions, wide domains) by comparing cells.
 pub fn global_order(schema: &ArraySchema, coords: &[DimCoords<'_>]) -> Result<Vec<u64>> {
     let cells = Cells::new(schema, coords)?;
     check_cells_domain(&cells)?;
     let order = Order::new(&cells)?;
-    let mut perm: Vec<u64> = (0..cells.n as u64).collect();
+    Ok(match order.packed_key() {
+        Some(parts) if parts.width <= 64 && cells.n <= u32::MAX as usize => {
+            sort_packed::<u64>(&order, &parts)
+        }
+        Some(parts) if parts.width <= 128 && cells.n <= u32::MAX as usize => {
+            sort_packed::<u128>(&order, &parts)
+        }
+        _ => sort_compared(&order),
+    })
+}
+
+/// Sorts by comparing cells (any schema).
+fn sort_compared(order: &Order<'_, '_>) -> Vec<u64> {
+    let mut perm: Vec<u64> = (0..order.cells.n as u64).collect();
     perm.par_sort_by(|&a, &b| {
         order
             .cmp(a as usize, b as usize)
             .then_with(|| order.cmp_bytes(a as usize, b as usize))
     });
-    Ok(perm)
+    perm
+}
+
+/// A part of a packed sort key.
+#[derive(Clone, Copy, Debug)]
+enum Part {
+    /// The Hilbert value.
+    Hilbert,
+    /// The space-tile index on a dimension.
+    Tile(usize),
+    /// The coordinate on a dimension, as its order word minus the domain low's.
+    Coord(usize, u64),
+}
+
+/// The parts of a packed key, most significant first, with their widths in bits.
+struct PackedKey {
+    parts: Vec<(Part, u32)>,
+    width: u32,
+}
+
+/// Bits needed for values up to `max`.
+fn bits_for(max: u64) -> u32 {
+    64 - max.leading_zeros()
+}
+
+impl Order<'_, '_> {
+    /// The packed key of this order, when every dimension is fixed-size.
+    fn packed_key(&self) -> Option<PackedKey> {
+        let dims = &self.cells.dims;
+        if dims.iter().any(|v| v.kind == Kind::Str) {
+            return None;
+        }
+        let mut parts = Vec::new();
+        if self.hilbert.is_some() {
+            parts.push((
+                Part::Hilbert,
+                hilbert_bits(dims.len()).ok()? * dims.len() as u32,
+            ));
+        }
+        for &d in &self.tile_dims {
+            let v = &dims[d];
+            let (lo, e) = v.tiling?;
+            let (_, hi) = v.dim.domain.as_ref()?;
+            if v.kind.is_float() && (v.kind.float(hi) - v.kind.float(lo)) / v.kind.float(e) >= 9e18
+            {
+                // Real tile indices past 2^63 do not convert monotonically (C++ leaves them
+                // undefined): compare cells instead.
+                return None;
+            }
+            parts.push((Part::Tile(d), bits_for(v.kind.tile_index(hi, lo, e))));
+        }
+        for &d in &self.cell_dims {
+            let v = &dims[d];
+            let (lo, hi) = v.dim.domain.as_ref()?;
+            let base = v.kind.order_word(lo);
+            parts.push((
+                Part::Coord(d, base),
+                bits_for(v.kind.order_word(hi).wrapping_sub(base)),
+            ));
+        }
+        let width = parts.iter().map(|(_, w)| w).sum();
+        Some(PackedKey { parts, width })
+    }
+
+    /// The packed key of cell `i`.
+    fn key<K: SortKey>(&self, parts: &PackedKey, i: usize) -> K {
+        let mut k = K::from(0);
+        for &(p, w) in &parts.parts {
+            let v = match p {
+                Part::Hilbert => self.hilbert.as_ref().expect("Hilbert order")[i],
+                Part::Tile(d) => {
+                    let v = &self.cells.dims[d];
+                    let (lo, e) = v.tiling.expect("tile dims have tiling");
+                    v.kind.tile_index(v.cell(i), lo, e)
+                }
+                Part::Coord(d, base) => {
+                    let v = &self.cells.dims[d];
+                    v.kind.order_word(v.cell(i)).wrapping_sub(base)
+                }
+            };
+            k = k.shl(w) | K::from(v);
+        }
+        k
+    }
+}
+
+/// Integers packed keys are built in.
+trait SortKey: Copy + Ord + Send + Sync + From<u64> + std::ops::BitOr<Output = Self> {
+    /// `self << bits` (0 when `bits` is the whole width).
+    fn shl(self, bits: u32) -> Self;
+}
+
+impl SortKey for u64 {
+    fn shl(self, bits: u32) -> u64 {
+        self.checked_shl(bits).unwrap_or(0)
+    }
+}
+
+impl SortKey for u128 {
+    fn shl(self, bits: u32) -> u128 {
+        self.checked_shl(bits).unwrap_or(0)
+    }
+}
+
+/// Sorts by packed keys (ties by input index); cells equal in the order but not in their
+/// bytes (`-0.0`, `0.0`) then by their bytes.
+fn sort_packed<K: SortKey>(order: &Order<'_, '_>, parts: &PackedKey) -> Vec<u64> {
+    let mut keyed: Vec<(K, u32)> = (0..order.cells.n)
+        .into_par_iter()
+        .map(|i| (order.key::<K>(parts, i), i as u32))
+        .collect();
+    keyed.par_sort_unstable();
+    let has_floats = order.cells.dims.iter().any(|v| v.kind.is_float());
+    let mut perm: Vec<u64> = keyed.iter().map(|&(_, i)| i as u64).collect();
+    if has_floats {
+        let mut start = 0;
+        while start < keyed.len() {
+            let mut end = start + 1;
+            while end < keyed.len() && keyed[end].0 == keyed[start].0 {
+                end += 1;
+            }
+            if end - start > 1 {
+                perm[start..end]
+                    .sort_by(|&a, &b| order.cmp_bytes(a as usize, b as usize).then(a.cmp(&b)));
+            }
+            start = end;
+        }
+    }
+    perm
 }
 
 /// Refuses duplicate coordinates when the schema does not allow them: `order` is the cells'
@@ -1140,6 +1285,112 @@ pub(crate) mod tests {
         )
         .unwrap_err();
         assert!(e.message().contains("below the previous offset"), "{e}");
+    }
+
+    #[test]
+    fn packed_keys_sort_like_the_comparator() {
+        let mut rng = crate::codecs::test_data::Rng(0x9E37_79B9_7F4A_7C15);
+        let layouts = [Layout::RowMajor, Layout::ColMajor, Layout::Hilbert];
+        let mut packed = 0;
+        for case in 0..300 {
+            let ndim = 1 + rng.below(3) as usize;
+            let mut dims = Vec::new();
+            let mut cols: Vec<Vec<u8>> = Vec::new();
+            let n = 1 + rng.below(200) as usize;
+            for j in 0..ndim {
+                let name = format!("d{j}");
+                let ext = |r: &mut crate::codecs::test_data::Rng, v: Vec<u8>| {
+                    (r.below(4) > 0).then_some(v)
+                };
+                match rng.below(4) {
+                    0 => {
+                        let lo = -(rng.below(1000) as i64);
+                        let hi = lo + rng.below(2000) as i64;
+                        let extent = 1 + rng.below(50) as i64;
+                        let e = ext(&mut rng, extent.to_le_bytes().to_vec());
+                        dims.push(dim(
+                            &name,
+                            Datatype::Int64,
+                            &lo.to_le_bytes(),
+                            &hi.to_le_bytes(),
+                            e.as_deref(),
+                        ));
+                        let span = (hi - lo + 1) as u64;
+                        cols.push(
+                            (0..n)
+                                .flat_map(|_| (lo + rng.below(span) as i64).to_le_bytes())
+                                .collect(),
+                        );
+                    }
+                    1 => {
+                        let e = ext(&mut rng, 7u16.to_le_bytes().to_vec());
+                        dims.push(dim(
+                            &name,
+                            Datatype::Uint16,
+                            &3u16.to_le_bytes(),
+                            &u16::MAX.to_le_bytes(),
+                            e.as_deref(),
+                        ));
+                        cols.push(
+                            (0..n)
+                                .flat_map(|_| (3 + rng.below(65533) as u16).to_le_bytes())
+                                .collect(),
+                        );
+                    }
+                    2 => {
+                        let e = ext(&mut rng, 0.25f64.to_le_bytes().to_vec());
+                        dims.push(dim(
+                            &name,
+                            Datatype::Float64,
+                            &(-2f64).to_le_bytes(),
+                            &2f64.to_le_bytes(),
+                            e.as_deref(),
+                        ));
+                        let vals = [-0.0, 0.0, 1.5, -2.0, 2.0, 0.125];
+                        cols.push(
+                            (0..n)
+                                .flat_map(|_| {
+                                    let v = if rng.below(2) == 0 {
+                                        vals[rng.below(6) as usize]
+                                    } else {
+                                        (rng.below(4001) as f64 - 2000.0) / 1000.0
+                                    };
+                                    v.to_le_bytes()
+                                })
+                                .collect(),
+                        );
+                    }
+                    _ => {
+                        let e = ext(&mut rng, 1.5f32.to_le_bytes().to_vec());
+                        dims.push(dim(
+                            &name,
+                            Datatype::Float32,
+                            &(-10f32).to_le_bytes(),
+                            &10f32.to_le_bytes(),
+                            e.as_deref(),
+                        ));
+                        cols.push(
+                            (0..n)
+                                .flat_map(|_| ((rng.below(81) as f32 - 40.0) / 4.0).to_le_bytes())
+                                .collect(),
+                        );
+                    }
+                }
+            }
+            let tile_order = layouts[rng.below(2) as usize];
+            let cell_order = layouts[rng.below(3) as usize];
+            let s = schema(dims, tile_order, cell_order);
+            let coords: Vec<DimCoords<'_>> = cols.iter().map(|c| DimCoords::Fixed(c)).collect();
+            let cells = Cells::new(&s, &coords).unwrap();
+            let order = Order::new(&cells).unwrap();
+            let want = sort_compared(&order);
+            let got = global_order(&s, &coords).unwrap();
+            assert_eq!(got, want, "case {case}");
+            if order.packed_key().is_some_and(|k| k.width <= 128) {
+                packed += 1;
+            }
+        }
+        assert!(packed > 150, "{packed} cases took the packed path");
     }
 
     #[test]
