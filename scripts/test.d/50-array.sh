@@ -1,4 +1,4 @@
-# step: array reader and creation (src/array, src/ffi/array.rs, tdbf array): TileDB-Py differential suites (reads through the tdbfilter Python package; tdbf array create against TileDB-Py's schemas), tdbf array info/cat/verify, and the array benchmark in quick mode (checks our reads equal TileDB-Py's)
+# step: array reader and writer (src/array, src/ffi/array.rs, tdbf array): TileDB-Py differential suites (reads through the tdbfilter Python package; tdbf array create against TileDB-Py's schemas; the sparse-write order and R-tree; tdbf array write against TileDB-Py: fragment files byte for byte, reads, aggregates, consolidation), tdbf array info/cat/verify, and the array benchmark in quick mode (checks our reads equal TileDB-Py's)
 set -euo pipefail
 cd "$TDBF_ROOT"
 # The suites need TileDB-Py 0.36.1 (libtiledb 2.30), numpy and cryptography (encrypted schema
@@ -10,6 +10,10 @@ if ! python -c "import tiledb, numpy, cryptography" 2>/dev/null; then
 fi
 # The suite reads through the shipped Python package: this checkout's.
 python -m pip install -q --disable-pip-version-check ./bindings/python
+# The writer suite decrypts encrypted fragments to compare them (AES-GCM IVs are random).
+if ! python -c "import cryptography" 2>/dev/null; then
+  python -m pip install -q --disable-pip-version-check -r tests/compat/requirements-encryption.txt
+fi
 lib="$TDBF_ROOT/target/release/libtdbfilter.so"
 if [ -f "$TDBF_PREFIX/lib/libtdbfilter.so" ]; then
   lib="$TDBF_PREFIX/lib/libtdbfilter.so"
@@ -18,4 +22,10 @@ python tests/array/run_array_tests.py --lib "$lib" --tdbf "$TDBF_ROOT/target/rel
 # Array creation: schemas TileDB-Py creates, cloned through tdbf array info --json / create,
 # byte-identical schema payloads; hand-written JSON; TileDB's refusals with its reasons.
 python tests/array/run_create_tests.py --tdbf "$TDBF_ROOT/target/release/tdbf"
+# Sparse writes: global order (row/col/Hilbert, strings), duplicate and domain errors, R-tree
+# bytes, against TileDB-Py on random arrays (drives tests/array/global_order_oracle.rs).
+python tests/array/run_global_order_tests.py --cases 400
+# Writes (tdbf array write) against TileDB-Py's: fragment files byte for byte, reads,
+# aggregates, verify, consolidation.
+python tests/array/run_writer_tests.py --tdbf "$TDBF_ROOT/target/release/tdbf"
 python bench/compare_arrays.py --quick --workdir "$TDBF_ROOT/build/bench-arrays-quick" --lib "$lib"

@@ -28,6 +28,55 @@ pub mod names {
     pub const LABELS_DIR: &str = "__labels";
     /// A fragment's metadata file.
     pub const FRAGMENT_METADATA_FILE: &str = "__fragment_metadata.tdb";
+    /// The extension of a fragment's commit marker in `__commits/` (`<fragment>.wrt`).
+    pub const WRITE_COMMIT_EXTENSION: &str = "wrt";
+
+    /// A new timestamped name `__<t1>_<t2>_<label>_<version>` (TileDB's
+    /// `generate_timestamped_name`), for a fragment of format `version`; `t1 = t2 = 0` means
+    /// now, as in TileDB.
+    pub fn new_timestamped_name(t1: u64, t2: u64, version: u32) -> String {
+        let (label, now) = random_label();
+        let (t1, t2) = if t1 == 0 && t2 == 0 {
+            (now, now)
+        } else {
+            (t1, t2)
+        };
+        format!("__{t1}_{t2}_{label}_{version}")
+    }
+
+    /// The commit marker of fragment `name` (`<name>.wrt`), inside `__commits/`.
+    pub fn commit_file_name(name: &str) -> String {
+        format!("{name}.{WRITE_COMMIT_EXTENSION}")
+    }
+
+    /// TileDB's random label (`RandomLabelGenerator::generate`) and the millisecond it was
+    /// made: 32 lowercase hex digits, a per-millisecond counter (random start below 2^31,
+    /// then +1 per label in the same millisecond, so labels of one process sort in creation
+    /// order) and 96 random bits.
+    pub fn random_label() -> (String, u64) {
+        use aes_gcm::aead::OsRng;
+        use aes_gcm::aead::rand_core::RngCore;
+        use std::sync::Mutex;
+        static STATE: Mutex<(u64, u32)> = Mutex::new((0, 0));
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let counter = {
+            let mut st = STATE.lock().unwrap_or_else(|p| p.into_inner());
+            if st.0 != now || st.1 == u32::MAX {
+                *st = (now, OsRng.next_u32() & 0x7FFF_FFFF);
+            } else {
+                st.1 += 1;
+            }
+            st.1
+        };
+        let label = format!(
+            "{counter:08x}{:08x}{:016x}",
+            OsRng.next_u32(),
+            OsRng.next_u64()
+        );
+        (label, now)
+    }
 }
 
 /// The parsed name of a fragment, schema, metadata or commit file (TileDB's `FragmentID`):
@@ -469,6 +518,23 @@ impl ArrayDirectory {
         Ok(out)
     }
 
+    /// Folders in `__fragments/` that no commit marker or consolidated commit names: what a
+    /// writer leaves when it stops before its commit. Every reader (TileDB's and this one)
+    /// ignores them.
+    pub fn uncommitted_fragments(&self) -> Result<Vec<String>> {
+        let committed: HashSet<&str> = self
+            .candidates
+            .iter()
+            .filter_map(|c| c.strip_prefix(names::FRAGMENTS_DIR))
+            .map(|c| c.trim_start_matches('/'))
+            .collect();
+        Ok(list(&self.root.join(names::FRAGMENTS_DIR))?
+            .into_iter()
+            .filter(|(n, is_dir, _)| *is_dir && !committed.contains(n.as_str()))
+            .map(|(n, _, _)| n)
+            .collect())
+    }
+
     /// The `__meta` files visible for `[start, end]` (full overlap, minus vacuumed ones), sorted
     /// by t1 as TileDB applies them.
     pub fn metadata_files(&self, start: u64, end: u64) -> Result<Vec<PathBuf>> {
@@ -559,6 +625,20 @@ mod tests {
             vacuum_entry("/__meta/__1_2_x", names::META_DIR),
             "__meta/__1_2_x"
         );
+    }
+
+    #[test]
+    fn new_names_parse_back() {
+        let a = names::new_timestamped_name(5, 7, 22);
+        let n = TimestampedName::parse(&a).unwrap();
+        assert_eq!((n.t1, n.t2, n.name_version), (5, 7, 22));
+        assert_eq!(a.len(), "__5_7__22".len() + 32);
+        let b = names::new_timestamped_name(5, 7, 22);
+        // Labels of one millisecond count up; across milliseconds they restart.
+        assert_ne!(a, b);
+        let now = TimestampedName::parse(&names::new_timestamped_name(0, 0, 22)).unwrap();
+        assert!(now.t1 > 1_600_000_000_000 && now.t1 == now.t2);
+        assert_eq!(names::commit_file_name(&a), format!("{a}.wrt"));
     }
 
     #[test]

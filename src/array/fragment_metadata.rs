@@ -7,6 +7,7 @@
 //! section fails only the reads that need it.
 
 use super::directory::{FragmentDir, io_error, names};
+use super::rtree::{self, RTree};
 use super::schema::{ArraySchema, Range};
 use super::value;
 use crate::error::{Error, Result};
@@ -445,21 +446,7 @@ impl FragmentMetadata {
             return Ok(v);
         }
         let payload = generic_at(&self.bytes, self.gt.rtree, key, "R-tree")?;
-        let mut r = ByteReader::new(&payload, "R-tree");
-        let _fanout = r.u32()?;
-        let levels = r.u32()?;
-        let mut leaves = Vec::new();
-        for _ in 0..levels {
-            let n = r.u64()?;
-            leaves.clear();
-            for _ in 0..n {
-                let mut mbr = Vec::with_capacity(schema.dimensions.len());
-                for d in &schema.dimensions {
-                    mbr.push(Range::read(&mut r, d.coord_size())?);
-                }
-                leaves.push(mbr);
-            }
-        }
+        let leaves = RTree::parse(&payload, schema)?.into_leaves();
         Ok(self.mbrs.get_or_init(|| leaves))
     }
 
@@ -663,6 +650,206 @@ fn percent_encode(name: &str) -> String {
         out.push_str(enc);
     }
     out
+}
+
+/// A new fragment's metadata as the writer collects it: everything `__fragment_metadata.tdb`
+/// holds (docs/ARRAY.md §4.2–§4.4), per slot (§4.1) where TileDB keeps a list per field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewFragmentMetadata {
+    /// Name of the schema file in `__schema/` the fragment was written with.
+    pub schema_name: String,
+    /// Whether the fragment is dense.
+    pub dense: bool,
+    /// Non-empty domain, one range per dimension.
+    pub non_empty_domain: Vec<Range>,
+    /// Sparse tiles (0 for dense fragments).
+    pub sparse_tile_num: u64,
+    /// Cells in the last sparse tile; dense: cells per tile.
+    pub last_tile_cell_num: u64,
+    /// Bytes of each slot's data file (the offsets file of var-size fields).
+    pub file_sizes: Vec<u64>,
+    /// Bytes of each slot's `_var` file.
+    pub file_var_sizes: Vec<u64>,
+    /// Bytes of each slot's `_validity` file.
+    pub file_validity_sizes: Vec<u64>,
+    /// Per [`ListKind`] but null counts (tile offsets, var offsets, var sizes, validity
+    /// offsets), per slot, one entry per tile.
+    pub lists: [Vec<Vec<u64>>; 4],
+    /// Tile minimums per slot.
+    pub mins: Vec<TileMinMax>,
+    /// Tile maximums per slot.
+    pub maxs: Vec<TileMinMax>,
+    /// Tile sums per slot.
+    pub sums: Vec<Vec<[u8; 8]>>,
+    /// Tile null counts per slot (nullable attributes).
+    pub null_counts: Vec<Vec<u64>>,
+    /// Fragment min/max/sum/null count per slot.
+    pub summaries: Vec<FieldSummary>,
+    /// Delete conditions already applied (consolidation only).
+    pub processed_conditions: Vec<String>,
+    /// The R-tree (empty for dense fragments).
+    pub rtree: RTree,
+}
+
+fn u64_list_payload(v: &[u64]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + 8 * v.len());
+    out.extend_from_slice(&(v.len() as u64).to_le_bytes());
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
+}
+
+impl NewFragmentMetadata {
+    /// Empty lists for `num` slots.
+    pub fn with_slots(num: usize) -> NewFragmentMetadata {
+        NewFragmentMetadata {
+            schema_name: String::new(),
+            dense: false,
+            non_empty_domain: Vec::new(),
+            sparse_tile_num: 0,
+            last_tile_cell_num: 0,
+            file_sizes: vec![0; num],
+            file_var_sizes: vec![0; num],
+            file_validity_sizes: vec![0; num],
+            lists: std::array::from_fn(|_| vec![Vec::new(); num]),
+            mins: vec![TileMinMax::default(); num],
+            maxs: vec![TileMinMax::default(); num],
+            sums: vec![Vec::new(); num],
+            null_counts: vec![Vec::new(); num],
+            summaries: vec![FieldSummary::default(); num],
+            processed_conditions: Vec::new(),
+            rtree: RTree {
+                fanout: rtree::FANOUT,
+                levels: Vec::new(),
+            },
+        }
+    }
+
+    /// The whole metadata file as TileDB 2.30 writes it (`store_v15_or_higher`): the generic
+    /// tiles in §4.2 order (encrypted with `key` when given), the footer in clear, and the
+    /// footer's size.
+    pub fn serialize(&self, key: Option<&[u8]>) -> Result<Vec<u8>> {
+        let num = self.file_sizes.len();
+        let mut out = Vec::new();
+        let mut put = |payload: Vec<u8>| -> Result<u64> {
+            let at = out.len() as u64;
+            out.extend_from_slice(&generic_tile::write_payload(&payload, key)?);
+            Ok(at)
+        };
+        let rtree_offset = put(self.rtree.serialize())?;
+        let mut list_offsets: [Vec<u64>; 4] = Default::default();
+        for (k, lists) in self.lists.iter().enumerate() {
+            for slot in 0..num {
+                let v = lists.get(slot).map_or(&[][..], |v| v.as_slice());
+                list_offsets[k].push(put(u64_list_payload(v))?);
+            }
+        }
+        let min_max = |m: &TileMinMax| {
+            let mut p = Vec::with_capacity(16 + m.fixed.len() + m.var.len());
+            p.extend_from_slice(&(m.fixed.len() as u64).to_le_bytes());
+            p.extend_from_slice(&(m.var.len() as u64).to_le_bytes());
+            p.extend_from_slice(&m.fixed);
+            p.extend_from_slice(&m.var);
+            p
+        };
+        let mut mins = Vec::with_capacity(num);
+        for slot in 0..num {
+            mins.push(put(min_max(&self.mins[slot]))?);
+        }
+        let mut maxs = Vec::with_capacity(num);
+        for slot in 0..num {
+            maxs.push(put(min_max(&self.maxs[slot]))?);
+        }
+        let mut sums = Vec::with_capacity(num);
+        for slot in 0..num {
+            let v = &self.sums[slot];
+            let mut p = Vec::with_capacity(8 + 8 * v.len());
+            p.extend_from_slice(&(v.len() as u64).to_le_bytes());
+            v.iter().for_each(|s| p.extend_from_slice(s));
+            sums.push(put(p)?);
+        }
+        let mut nulls = Vec::with_capacity(num);
+        for slot in 0..num {
+            nulls.push(put(u64_list_payload(&self.null_counts[slot]))?);
+        }
+        let mut summary = Vec::new();
+        for s in &self.summaries {
+            summary.extend_from_slice(&(s.min.len() as u64).to_le_bytes());
+            summary.extend_from_slice(&s.min);
+            summary.extend_from_slice(&(s.max.len() as u64).to_le_bytes());
+            summary.extend_from_slice(&s.max);
+            summary.extend_from_slice(&s.sum);
+            summary.extend_from_slice(&s.null_count.to_le_bytes());
+        }
+        let summary_offset = put(summary)?;
+        let mut conditions = (self.processed_conditions.len() as u64)
+            .to_le_bytes()
+            .to_vec();
+        for c in &self.processed_conditions {
+            conditions.extend_from_slice(&(c.len() as u64).to_le_bytes());
+            conditions.extend_from_slice(c.as_bytes());
+        }
+        let conditions_offset = put(conditions)?;
+        let footer_start = out.len();
+        self.write_footer(
+            &mut out,
+            rtree_offset,
+            &list_offsets,
+            [&mins, &maxs, &sums, &nulls],
+            summary_offset,
+            conditions_offset,
+        )?;
+        let footer_size = (out.len() - footer_start) as u64;
+        out.extend_from_slice(&footer_size.to_le_bytes());
+        Ok(out)
+    }
+
+    /// The footer (`write_footer`, docs/ARRAY.md §4.3).
+    fn write_footer(
+        &self,
+        out: &mut Vec<u8>,
+        rtree_offset: u64,
+        lists: &[Vec<u64>; 4],
+        tile_metadata: [&Vec<u64>; 4],
+        summary_offset: u64,
+        conditions_offset: u64,
+    ) -> Result<()> {
+        if self.schema_name.is_empty() {
+            return Err(Error::invalid(
+                "cannot write a fragment footer without a schema name",
+            ));
+        }
+        let u64s = |out: &mut Vec<u8>, v: &[u64]| {
+            v.iter()
+                .for_each(|x| out.extend_from_slice(&x.to_le_bytes()))
+        };
+        out.extend_from_slice(&MAX_FRAGMENT_VERSION.to_le_bytes());
+        out.extend_from_slice(&(self.schema_name.len() as u64).to_le_bytes());
+        out.extend_from_slice(self.schema_name.as_bytes());
+        out.push(u8::from(self.dense));
+        out.push(0); // null_non_empty_domain
+        for r in &self.non_empty_domain {
+            rtree::write_range(out, r);
+        }
+        out.extend_from_slice(&self.sparse_tile_num.to_le_bytes());
+        out.extend_from_slice(&self.last_tile_cell_num.to_le_bytes());
+        out.push(0); // has_timestamps
+        out.push(0); // has_delete_meta
+        u64s(out, &self.file_sizes);
+        u64s(out, &self.file_var_sizes);
+        u64s(out, &self.file_validity_sizes);
+        out.extend_from_slice(&rtree_offset.to_le_bytes());
+        for l in lists {
+            u64s(out, l);
+        }
+        for l in tile_metadata {
+            u64s(out, l);
+        }
+        out.extend_from_slice(&summary_offset.to_le_bytes());
+        out.extend_from_slice(&conditions_offset.to_le_bytes());
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ pub mod directory;
 pub mod fragment_metadata;
 pub mod metadata;
 pub mod read;
+pub mod rtree;
 pub mod schema;
 mod schema_check;
 pub mod schema_json;
@@ -28,6 +29,7 @@ pub mod value;
 pub mod write;
 
 pub use write::create::create;
+pub use write::{WriteLayout, Writer};
 
 use crate::error::{Error, Result};
 use crate::pipeline::generic_tile;

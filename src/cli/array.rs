@@ -33,6 +33,9 @@ pub enum ArrayCommand {
     /// Create an array from a schema JSON: what `tdbf array info --json` prints, whole or its
     /// `schema` member (README "Creating arrays"). TileDB's rules apply, with its reasons.
     Create(CreateArgs),
+    /// Write one fragment from files of cells (dense: a box; sparse: cells in global order)
+    /// and print its name.
+    Write(crate::array_write::WriteArgs),
 }
 
 /// Options every array subcommand takes.
@@ -158,6 +161,7 @@ pub fn run(args: &ArrayArgs) -> CliResult<()> {
         ArrayCommand::Cat(a) => cat(a, &mut out)?,
         ArrayCommand::Verify(a) => verify_cmd(a, &mut out)?,
         ArrayCommand::Create(a) => create(a)?,
+        ArrayCommand::Write(a) => crate::array_write::run(a, &mut out)?,
     }
     out.flush().map_err(Failure::stdout)
 }

@@ -5,7 +5,7 @@
 //! * `tdbf inspect FILE` walks a TileDB data file tile by tile (FORMAT.md §4.1).
 //! * `tdbf filter` / `tdbf unfilter` convert between raw cells and filtered tiles.
 //! * `tdbf array info|cat|verify` reads TileDB array folders (schema, fragments, cells) and
-//!   checks every tile of them.
+//!   checks every tile of them; `tdbf array write` writes a fragment.
 //! * `tdbf bench` measures a pipeline's filter and unfilter throughput on the tiles of a file
 //!   (or memcpy of the same tiles, as a baseline).
 //! * `tdbf advise` ranks TileDB's pipelines for a file of cells by ratio, speed or both.
@@ -22,6 +22,7 @@
 mod common;
 mod advise;
 mod array;
+mod array_write;
 mod bench;
 mod bench_codec;
 mod convert;

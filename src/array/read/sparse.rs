@@ -8,6 +8,7 @@
 use super::tiles::{DecodedTile, TileField, TileReader};
 use crate::array::fragment_metadata::ListKind;
 use crate::array::schema::{ArraySchema, Layout, Range};
+use crate::array::write::global_order::{coords_to_hilbert, hilbert_bits, map_to_uint64};
 use crate::array::{Array, FieldData, FieldRef, Fragment, value};
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
@@ -130,90 +131,18 @@ impl GlobalOrder {
     }
 }
 
-/// TileDB's Hilbert value of a cell (Skilling's transform, `63 / dim_num` bits per dimension).
-fn hilbert_values(schema: &ArraySchema, dims: &[DecodedTile], cells: usize) -> Vec<u64> {
-    let n = schema.dimensions.len();
-    let bits = 63 / n as u32;
-    let max_bucket = (1u64 << bits) - 1;
+/// TileDB's Hilbert value of each cell (the writer's mapping, `array::write::global_order`).
+fn hilbert_values(schema: &ArraySchema, dims: &[DecodedTile], cells: usize) -> Result<Vec<u64>> {
+    let bits = hilbert_bits(schema.dimensions.len())?;
+    let mut x = vec![0u64; dims.len()];
     (0..cells)
         .map(|c| {
-            let mut x: Vec<u64> = schema
-                .dimensions
-                .iter()
-                .zip(dims)
-                .map(|(d, t)| {
-                    let size = d.coord_size().unwrap_or(0);
-                    let v = t.cell(c, size);
-                    if d.is_var() {
-                        let mut ret = 0u64;
-                        for i in 0..8 {
-                            ret <<= 8;
-                            if let Some(&b) = v.get(i) {
-                                ret |= b as i8 as i64 as u64;
-                            }
-                        }
-                        ret >> (64 - bits)
-                    } else {
-                        let (lo, hi) = d.domain.as_ref().expect("fixed dims have domains");
-                        let lo = value::as_f64(d.datatype, lo).unwrap_or(0.0);
-                        let hi = value::as_f64(d.datatype, hi).unwrap_or(0.0);
-                        let v = value::as_f64(d.datatype, v).unwrap_or(0.0);
-                        (((v - lo) / (hi - lo)) * max_bucket as f64) as u64
-                    }
-                })
-                .collect();
-            coords_to_hilbert(&mut x, bits)
+            for ((d, t), v) in schema.dimensions.iter().zip(dims).zip(x.iter_mut()) {
+                *v = map_to_uint64(d, t.cell(c, d.coord_size().unwrap_or(0)), bits)?;
+            }
+            Ok(coords_to_hilbert(&mut x, bits))
         })
         .collect()
-}
-
-fn coords_to_hilbert(x: &mut [u64], b: u32) -> u64 {
-    let n = x.len();
-    // Inverse undo.
-    let mut q = 1u64 << (b - 1);
-    while q > 1 {
-        let p = q - 1;
-        if x[0] & q != 0 {
-            x[0] ^= p;
-        }
-        for i in 1..n {
-            if x[i] & q != 0 {
-                x[0] ^= p;
-            } else {
-                let t = (x[0] ^ x[i]) & p;
-                x[0] ^= t;
-                x[i] ^= t;
-            }
-        }
-        q >>= 1;
-    }
-    // Gray encode.
-    for i in 1..n {
-        x[i] ^= x[i - 1];
-    }
-    let mut t = x[n - 1];
-    let mut i = 1u32;
-    while i < b {
-        x[n - 1] ^= x[n - 1] >> i;
-        i <<= 1;
-    }
-    t ^= x[n - 1];
-    for v in x[..n - 1].iter_mut().rev() {
-        *v ^= t;
-    }
-    let mut ret = 0u64;
-    let mut h = 1u64;
-    let mut c = 1u64;
-    for _ in 0..b {
-        for i in (0..n).rev() {
-            if x[i] & c != 0 {
-                ret |= h;
-            }
-            h <<= 1;
-        }
-        c <<= 1;
-    }
-    ret
 }
 
 /// Whether cell coordinates `coords` (one slice per dimension) lie in `subarray`.
@@ -425,7 +354,8 @@ fn load_coords(array: &Array, fi: usize, t: u64) -> Result<CoordTile> {
     let timestamps = u64s(TileField::Timestamps)?;
     let delete_timestamps = u64s(TileField::DeleteTimestamps)?;
     let hilbert = (schema.cell_order == Layout::Hilbert)
-        .then(|| hilbert_values(schema, &dims, dims.first().map_or(0, |d| d.cells) as usize));
+        .then(|| hilbert_values(schema, &dims, dims.first().map_or(0, |d| d.cells) as usize))
+        .transpose()?;
     Ok(CoordTile {
         frag: fi,
         tile: t,

@@ -61,6 +61,29 @@ pub fn verify(array: &Array, broken: Vec<(String, Error)>) -> Report {
     for frag in array.fragments() {
         verify_fragment(array, frag, &mut report);
     }
+    let leftovers = crate::array::directory::ArrayDirectory::open(&array.root().to_string_lossy())
+        .and_then(|d| d.uncommitted_fragments());
+    match leftovers {
+        Ok(names) => {
+            for fragment in names {
+                report.damages.push(Damage {
+                    fragment,
+                    field: crate::array::directory::names::FRAGMENTS_DIR.into(),
+                    tile: None,
+                    error: Error::corrupt(
+                        "uncommitted fragment folder (no commit marker: a writer stopped before \
+                         committing); every reader ignores it, it can be removed",
+                    ),
+                });
+            }
+        }
+        Err(e) => report.damages.push(Damage {
+            fragment: String::new(),
+            field: crate::array::directory::names::FRAGMENTS_DIR.into(),
+            tile: None,
+            error: e,
+        }),
+    }
     report
 }
 
@@ -203,7 +226,19 @@ fn check_tile_metadata(
     } else {
         (Vec::new(), Vec::new())
     };
-    let nulls = if reader.nullable {
+    // TileDB's null counts are cell counts only for fields with min/max metadata; for the
+    // others it counts the whole tile per written range, or nothing (write/tile_metadata.rs).
+    let counted = crate::array::write::tile_metadata::has_min_max(
+        dt,
+        false,
+        reader.cell_size.is_none(),
+        if reader.cell_size.is_none() {
+            crate::array::schema::VAR_NUM
+        } else {
+            (reader.cell_size.unwrap_or(0) / dt.size().max(1)) as u32
+        },
+    );
+    let nulls = if reader.nullable && counted {
         frag.meta
             .list(slot, ListKind::TileNullCounts, key)
             .map(|v| v.to_vec())

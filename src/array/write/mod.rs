@@ -1,4 +1,1015 @@
 //! Writing arrays: the code that writes on top of the on-disk structures of `array/`
-//! (docs/ARRAY.md §7).
+//! (docs/ARRAY.md §7). [`Writer`] writes one fragment into an existing array of format
+//! version 22 exactly as TileDB 2.30 writes it: the same data tiles, the same
+//! `__fragment_metadata.tdb`, committed last.
+//!
+//! ```no_run
+//! use tdbfilter::array::{Writer, WriteLayout};
+//! # fn main() -> tdbfilter::Result<()> {
+//! let mut w = Writer::open("my_dense_array".as_ref(), None, Some(5))?;
+//! w.set_layout(WriteLayout::RowMajor)?;
+//! // Rows 0..=1, columns 0..=2 of an int32 domain.
+//! let bounds: Vec<u8> = [0i32, 1, 0, 2].iter().flat_map(|v| v.to_le_bytes()).collect();
+//! w.set_subarray(&bounds)?;
+//! let a: Vec<u8> = (0..6).flat_map(|v: i32| v.to_le_bytes()).collect();
+//! w.set_data("a", &a)?;
+//! w.submit()?;
+//! let fragment = w.finalize()?;
+//! # Ok(()) }
+//! ```
+//!
+//! Dense writes: a box (`set_subarray`, default the whole domain) of cells in row- or
+//! col-major order, one batch, re-tiled into whole space tiles; or, in global order, whole
+//! tiles of a tile-aligned box in tile order, streamed over any number of batches. Sparse
+//! writes: cells in global order over any number of batches, cut into tiles of `capacity`
+//! cells with one MBR each. Peak memory is the current batch plus a few tiles per thread:
+//! tiles are filtered in parallel and appended to their files as soon as a batch of them is
+//! done.
 
 pub mod create;
+pub mod dense;
+pub mod fragment;
+pub mod global_order;
+pub mod tile_metadata;
+
+use crate::array::directory::{self, ArrayDirectory};
+use crate::array::rtree::{self, Mbr};
+use crate::array::schema::{ArraySchema, Layout, Range};
+use crate::array::value;
+use crate::engine::threads;
+use crate::error::{Error, Result};
+use crate::pipeline::generic_tile;
+use dense::{BoxCells, DenseTiler, RawTile};
+use fragment::{FieldInfo, FilteredTile, FragmentWriter, SharedPipelines};
+use global_order::DimCoords;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tile_metadata::TileCells;
+use zeroize::Zeroizing;
+
+/// The order of the cells given to a [`Writer`] (TileDB's query layouts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteLayout {
+    /// Dense: the box's cells in row-major order (the last dimension fastest).
+    RowMajor,
+    /// Dense: the box's cells in col-major order (the first dimension fastest).
+    ColMajor,
+    /// The array's global order: dense, whole tiles of a tile-aligned box in tile order;
+    /// sparse, cells sorted by tile and cell order. Several batches stream into one fragment.
+    GlobalOrder,
+    /// Sparse: coordinates in any order.
+    Unordered,
+}
+
+/// One field's buffers of the current batch.
+#[derive(Clone, Debug, Default)]
+struct Input {
+    data: Option<Vec<u8>>,
+    offsets: Option<Vec<u64>>,
+    validity: Option<Vec<u8>>,
+}
+
+/// A field's cells not yet in a whole tile (global-order streaming).
+#[derive(Clone, Debug, Default)]
+struct Pending {
+    data: Vec<u8>,
+    offsets: Vec<u64>,
+    validity: Vec<u8>,
+}
+
+/// Writes one fragment into an array (see the module documentation).
+pub struct Writer {
+    root: PathBuf,
+    schema: Arc<ArraySchema>,
+    key: Option<Zeroizing<Vec<u8>>>,
+    timestamp: u64,
+    layout: WriteLayout,
+    subarray: Option<Vec<(i128, i128)>>,
+    threads: usize,
+    /// Fields written: every attribute, then (sparse) every dimension.
+    fields: Vec<FieldInfo>,
+    /// The same with pipelines using every thread, for batches of fewer tiles than threads.
+    wide_fields: Vec<FieldInfo>,
+    shared: SharedPipelines,
+    wide_shared: SharedPipelines,
+    inputs: Vec<Input>,
+    fragment: Option<FragmentWriter>,
+    pending: Vec<Pending>,
+    pending_cells: u64,
+    /// Sparse global order: the previous batch's last cell (bytes, var-size) per dimension.
+    last_cell: Option<Vec<(Vec<u8>, bool)>>,
+    cells_written: u64,
+    submits: u64,
+    failed: Option<String>,
+}
+
+/// Milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer")
+            .field("root", &self.root)
+            .field("timestamp", &self.timestamp)
+            .field("layout", &self.layout)
+            .finish()
+    }
+}
+
+impl Writer {
+    /// Opens the array at `path` for writing one fragment at `timestamp` (milliseconds;
+    /// `None` or 0: now, as TileDB). The fragment is written with the array's latest schema
+    /// at that timestamp; `key` is the AES-256-GCM key of an encrypted array.
+    pub fn open(path: &Path, key: Option<&[u8]>, timestamp: Option<u64>) -> Result<Writer> {
+        let uri = path
+            .to_str()
+            .ok_or_else(|| Error::invalid(format!("{}: not a UTF-8 path", path.display())))?;
+        let dir = ArrayDirectory::open(uri)?;
+        let timestamp = match timestamp {
+            None | Some(0) => now_ms(),
+            Some(t) => t,
+        };
+        if let Some(k) = key {
+            crate::engine::encryption_key::EncryptionKey::new(k)?;
+        }
+        let file = dir.latest_schema(timestamp);
+        let bytes = directory::read_file(&file.path)?;
+        let (_, tile, _) = generic_tile::read(&bytes, key)
+            .map_err(|e| e.context(format!("array schema {}", file.name)))?;
+        let schema = Arc::new(ArraySchema::parse(tile.data(), &file.name)?);
+        let version = crate::array::fragment_metadata::MAX_FRAGMENT_VERSION;
+        if schema.version != version || file.timestamps.is_none() {
+            return Err(Error::Unsupported(format!(
+                "the array's schema {} has format version {}: TileDB 2.30 writes fragments of \
+                 that version into it, this writer writes version {version} only",
+                file.name, schema.version
+            )));
+        }
+        let dense = schema.is_dense();
+        let threads = 0;
+        let (fields, shared) = fragment::fields_of(&schema, dense, key, 1)?;
+        let (wide_fields, wide_shared) = fragment::fields_of(&schema, dense, key, threads)?;
+        let n = fields.len();
+        Ok(Writer {
+            root: dir.root().to_path_buf(),
+            key: key.map(|k| Zeroizing::new(k.to_vec())),
+            timestamp,
+            layout: if dense {
+                WriteLayout::RowMajor
+            } else {
+                WriteLayout::Unordered
+            },
+            subarray: None,
+            threads,
+            fields,
+            wide_fields,
+            shared,
+            wide_shared,
+            inputs: vec![Input::default(); n],
+            fragment: None,
+            pending: vec![Pending::default(); n],
+            pending_cells: 0,
+            last_cell: None,
+            cells_written: 0,
+            submits: 0,
+            failed: None,
+            schema,
+        })
+    }
+
+    /// The schema the fragment is written with.
+    pub fn schema(&self) -> &ArraySchema {
+        &self.schema
+    }
+
+    /// The fragment's timestamp (ms).
+    pub fn timestamp(&self) -> u64 {
+        self.timestamp
+    }
+
+    /// Threads filtering tiles (0, the default: every core).
+    pub fn set_threads(&mut self, threads: usize) -> Result<()> {
+        let key = self.key.as_ref().map(|k| k.as_slice());
+        let dense = self.schema.is_dense();
+        let (wide_fields, wide_shared) = fragment::fields_of(&self.schema, dense, key, threads)?;
+        self.wide_fields = wide_fields;
+        self.wide_shared = wide_shared;
+        self.threads = threads;
+        Ok(())
+    }
+
+    /// Sets the order of the cells (default: row-major for dense arrays, unordered for sparse
+    /// ones), before the first batch.
+    pub fn set_layout(&mut self, layout: WriteLayout) -> Result<()> {
+        self.check_usable()?;
+        if self.submits > 0 {
+            return Err(Error::invalid(
+                "the layout cannot change after a batch was submitted",
+            ));
+        }
+        let dense = self.schema.is_dense();
+        match (dense, layout) {
+            (true, WriteLayout::Unordered) => {
+                return Err(Error::invalid(
+                    "unordered writes are only possible for sparse arrays (TileDB 2.30 refuses \
+                     them on dense arrays)",
+                ));
+            }
+            (false, WriteLayout::RowMajor | WriteLayout::ColMajor) => {
+                return Err(Error::invalid(
+                    "sparse writes take the unordered or global-order layout",
+                ));
+            }
+            _ => {}
+        }
+        self.layout = layout;
+        Ok(())
+    }
+
+    /// Sets the dense box: `[lo, hi]` per dimension, packed in the dimensions' types
+    /// (default: the whole domain). Refused for sparse arrays, as TileDB does.
+    pub fn set_subarray(&mut self, subarray: &[u8]) -> Result<()> {
+        self.check_usable()?;
+        if !self.schema.is_dense() {
+            return Err(Error::invalid(
+                "a subarray is not supported in sparse writes (the coordinates place the cells)",
+            ));
+        }
+        if self.submits > 0 {
+            return Err(Error::invalid(
+                "the subarray cannot change after a batch was submitted",
+            ));
+        }
+        let mut ranges = Vec::new();
+        let mut at = 0;
+        for d in &self.schema.dimensions {
+            let n = d.datatype.size();
+            let b = subarray.get(at..at + 2 * n).ok_or_else(|| {
+                Error::invalid(format!(
+                    "the subarray has {} bytes; {} dimensions of these types need {}",
+                    subarray.len(),
+                    self.schema.dimensions.len(),
+                    self.schema
+                        .dimensions
+                        .iter()
+                        .map(|d| 2 * d.datatype.size())
+                        .sum::<usize>()
+                ))
+            })?;
+            ranges.push(Range::Fixed(b[..n].to_vec(), b[n..].to_vec()));
+            at += 2 * n;
+        }
+        if at != subarray.len() {
+            return Err(Error::invalid(format!(
+                "the subarray has {} bytes, {at} expected",
+                subarray.len()
+            )));
+        }
+        self.subarray = Some(dense::box_bounds(&self.schema, &ranges)?);
+        Ok(())
+    }
+
+    fn field_index(&self, field: &str) -> Result<usize> {
+        if let Some(i) = self.fields.iter().position(|f| f.name == field) {
+            return Ok(i);
+        }
+        if self.schema.dimension_index(field).is_some() {
+            return Err(Error::invalid(format!(
+                "'{field}' is a dimension: dense writes take a subarray, not coordinates"
+            )));
+        }
+        Err(Error::invalid(format!(
+            "the array has no attribute or dimension '{field}'"
+        )))
+    }
+
+    /// Sets the cell values of `field` for the next batch: fixed-size cells, or the
+    /// concatenated values of var-size cells.
+    pub fn set_data(&mut self, field: &str, data: &[u8]) -> Result<()> {
+        self.check_usable()?;
+        let i = self.field_index(field)?;
+        self.inputs[i].data = Some(data.to_vec());
+        Ok(())
+    }
+
+    /// [`Writer::set_data`] without a copy: the writer takes `data`.
+    pub fn set_data_owned(&mut self, field: &str, data: Vec<u8>) -> Result<()> {
+        self.check_usable()?;
+        let i = self.field_index(field)?;
+        self.inputs[i].data = Some(data);
+        Ok(())
+    }
+
+    /// Sets the byte offset of each cell in the data of var-size `field` (one per cell, no
+    /// extra element).
+    pub fn set_offsets(&mut self, field: &str, offsets: &[u64]) -> Result<()> {
+        self.check_usable()?;
+        let i = self.field_index(field)?;
+        if !self.fields[i].var {
+            return Err(Error::invalid(format!(
+                "field {field} has fixed-size cells: it takes no offsets"
+            )));
+        }
+        self.inputs[i].offsets = Some(offsets.to_vec());
+        Ok(())
+    }
+
+    /// Sets the validity of nullable `field` (one byte per cell, 0 null).
+    pub fn set_validity(&mut self, field: &str, validity: &[u8]) -> Result<()> {
+        self.check_usable()?;
+        let i = self.field_index(field)?;
+        if !self.fields[i].nullable {
+            return Err(Error::invalid(format!(
+                "field {field} is not nullable: it takes no validity"
+            )));
+        }
+        self.inputs[i].validity = Some(validity.to_vec());
+        Ok(())
+    }
+
+    fn check_usable(&self) -> Result<()> {
+        match &self.failed {
+            Some(why) => Err(Error::invalid(format!(
+                "the writer failed earlier ({why}); nothing was committed"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes the batch set since the last submit. Dense row- and col-major writes take one
+    /// batch (the whole box); global-order and sparse writes take any number. On error the
+    /// fragment is abandoned: nothing is committed and later calls fail.
+    pub fn submit(&mut self) -> Result<()> {
+        self.check_usable()?;
+        let r = self.submit_inner();
+        for input in &mut self.inputs {
+            *input = Input::default();
+        }
+        if let Err(e) = &r {
+            self.failed = Some(e.message().to_string());
+            self.fragment = None;
+        }
+        r
+    }
+
+    fn submit_inner(&mut self) -> Result<()> {
+        let dense = self.schema.is_dense();
+        let cells = self.batch_cells()?;
+        self.check_attribute_order()?;
+        match (dense, self.layout) {
+            (true, WriteLayout::RowMajor | WriteLayout::ColMajor) => {
+                if self.submits > 0 {
+                    return Err(Error::invalid(
+                        "a row- or col-major dense write is one batch (one box); stream whole \
+                         tiles in global order instead, or write another fragment",
+                    ));
+                }
+                self.submits += 1;
+                self.write_dense_box(cells)
+            }
+            (true, WriteLayout::GlobalOrder) => {
+                self.submits += 1;
+                self.write_global(cells)
+            }
+            (false, WriteLayout::GlobalOrder) => {
+                self.check_sparse_batch(cells)?;
+                self.submits += 1;
+                self.write_global(cells)
+            }
+            (false, _) => {
+                if self.submits > 0 {
+                    return Err(Error::invalid(
+                        "an unordered sparse write is one batch (TileDB sorts it whole); stream \
+                         batches in global order instead, or write another fragment",
+                    ));
+                }
+                self.sort_sparse_batch()?;
+                self.submits += 1;
+                self.write_global(cells)
+            }
+            (true, WriteLayout::Unordered) => unreachable!("refused by set_layout"),
+        }
+    }
+
+    /// The box of a dense write (the whole domain when none was set).
+    fn dense_box(&self) -> Result<Vec<(i128, i128)>> {
+        match &self.subarray {
+            Some(b) => Ok(b.clone()),
+            None => {
+                let ranges: Vec<Range> = self
+                    .schema
+                    .dimensions
+                    .iter()
+                    .map(|d| {
+                        let (lo, hi) = d.domain.clone().ok_or_else(|| {
+                            Error::invalid(format!("dimension {} has no domain", d.name))
+                        })?;
+                        Ok(Range::Fixed(lo, hi))
+                    })
+                    .collect::<Result<_>>()?;
+                dense::box_bounds(&self.schema, &ranges)
+            }
+        }
+    }
+
+    /// Checks the batch's buffers against each other and the fields; returns its cell count.
+    fn batch_cells(&self) -> Result<u64> {
+        let mut cells: Option<(u64, &str)> = None;
+        for (f, input) in self.fields.iter().zip(&self.inputs) {
+            let name = f.name.as_str();
+            let data = input.data.as_ref().ok_or_else(|| {
+                Error::invalid(format!(
+                    "field {name} has no data: every attribute{} must be written",
+                    if self.schema.is_dense() {
+                        ""
+                    } else {
+                        " and dimension"
+                    }
+                ))
+            })?;
+            let n = if f.var {
+                let o = input.offsets.as_ref().ok_or_else(|| {
+                    Error::invalid(format!("var-size field {name} has no offsets"))
+                })?;
+                for (i, w) in o.windows(2).enumerate() {
+                    if w[1] < w[0] {
+                        return Err(Error::invalid(format!(
+                            "field {name}: offset {} ({}) is below offset {i} ({})",
+                            i + 1,
+                            w[1],
+                            w[0]
+                        )));
+                    }
+                }
+                if let Some(&last) = o.last()
+                    && last > data.len() as u64
+                {
+                    return Err(Error::invalid(format!(
+                        "field {name}: the last offset ({last}) is past the {} bytes of data",
+                        data.len()
+                    )));
+                }
+                o.len() as u64
+            } else {
+                if data.len() % f.cell_size != 0 {
+                    return Err(Error::invalid(format!(
+                        "field {name}: {} bytes is not a whole number of {}-byte cells",
+                        data.len(),
+                        f.cell_size
+                    )));
+                }
+                (data.len() / f.cell_size) as u64
+            };
+            match (&input.validity, f.nullable) {
+                (Some(v), true) if v.len() as u64 != n => {
+                    return Err(Error::invalid(format!(
+                        "field {name}: {} validity bytes for {n} cells",
+                        v.len()
+                    )));
+                }
+                (None, true) => {
+                    return Err(Error::invalid(format!(
+                        "nullable field {name} has no validity"
+                    )));
+                }
+                _ => {}
+            }
+            match cells {
+                Some((c, other)) if c != n => {
+                    return Err(Error::invalid(format!(
+                        "field {name} has {n} cells, field {other} {c}"
+                    )));
+                }
+                _ => cells = Some((n, name)),
+            }
+        }
+        Ok(cells.map_or(0, |c| c.0))
+    }
+
+    /// TileDB's `check_attr_order`: the cells of an attribute declared increasing or
+    /// decreasing must be in that order.
+    fn check_attribute_order(&self) -> Result<()> {
+        for (i, a) in self.schema.attributes.iter().enumerate() {
+            if a.order == 0 {
+                continue;
+            }
+            let input = &self.inputs[i];
+            let data = input.data.as_deref().unwrap_or(&[]);
+            let cells: Vec<&[u8]> = match &input.offsets {
+                Some(o) => (0..o.len())
+                    .map(|c| {
+                        let end = o.get(c + 1).map_or(data.len(), |e| *e as usize);
+                        &data[o[c] as usize..end]
+                    })
+                    .collect(),
+                None => data.chunks(self.fields[i].cell_size).collect(),
+            };
+            let increasing = a.order == 1;
+            let sorted = cells.windows(2).all(|w| {
+                let o = value::compare(a.datatype, w[0], w[1]);
+                if increasing { o.is_le() } else { o.is_ge() }
+            });
+            if !sorted {
+                return Err(Error::invalid(format!(
+                    "the data for attribute '{}' is not in the expected order",
+                    a.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The batch's coordinates, one buffer per dimension.
+    fn coords(&self) -> Vec<DimCoords<'_>> {
+        let a = self.schema.attributes.len();
+        self.fields[a..]
+            .iter()
+            .zip(&self.inputs[a..])
+            .map(|(f, i)| {
+                let data = i.data.as_deref().unwrap_or(&[]);
+                match (&i.offsets, f.var) {
+                    (Some(o), true) => DimCoords::Var { offsets: o, data },
+                    _ => DimCoords::Fixed(data),
+                }
+            })
+            .collect()
+    }
+
+    /// A global-order sparse batch: coordinates inside the domain, sorted, after the last cell
+    /// of the previous batch, and without duplicates unless the schema allows them (TileDB
+    /// checks duplicates within a batch; a duplicate of the previous batch's last cell is
+    /// refused here too, as it would make the fragment hold two equal cells).
+    fn check_sparse_batch(&mut self, cells: u64) -> Result<()> {
+        if cells == 0 {
+            return Ok(());
+        }
+        let coords = self.coords();
+        global_order::check_domain(&self.schema, &coords)?;
+        let prev: Option<Vec<DimCoords<'_>>> = self.last_cell.as_ref().map(|l| {
+            l.iter()
+                .map(|c| match c {
+                    (data, true) => DimCoords::Var {
+                        offsets: &[0],
+                        data,
+                    },
+                    (data, false) => DimCoords::Fixed(data),
+                })
+                .collect()
+        });
+        global_order::check_global_order(&self.schema, &coords, prev.as_deref())?;
+        let identity: Vec<u64> = (0..cells).collect();
+        global_order::check_duplicates(&self.schema, &coords, &identity)?;
+        let a = self.schema.attributes.len();
+        let dims = &self.fields[a..];
+        let first: Vec<Vec<u8>> = coords
+            .iter()
+            .zip(dims)
+            .map(|(c, f)| cell_bytes(c, 0, f.cell_size))
+            .collect();
+        if !self.schema.allows_dups
+            && let Some(l) = &self.last_cell
+            && l.iter().zip(&first).all(|((a, _), b)| a == b)
+        {
+            return Err(Error::invalid(
+                "Duplicate coordinates: the batch's first cell repeats the previous batch's \
+                 last cell",
+            ));
+        }
+        let last = (cells - 1) as usize;
+        let last_cell = coords
+            .iter()
+            .zip(dims)
+            .map(|(c, f)| (cell_bytes(c, last, f.cell_size), f.var))
+            .collect();
+        self.last_cell = Some(last_cell);
+        Ok(())
+    }
+
+    /// An unordered sparse batch: sorted into TileDB's global order (after the domain check),
+    /// duplicates refused unless allowed, every field's cells permuted alike.
+    fn sort_sparse_batch(&mut self) -> Result<()> {
+        let coords = self.coords();
+        let order = global_order::global_order(&self.schema, &coords)?;
+        global_order::check_duplicates(&self.schema, &coords, &order)?;
+        let permuted: Vec<Input> = self
+            .fields
+            .par_iter()
+            .zip(&self.inputs)
+            .map(|(f, input)| permute(f, input, &order))
+            .collect();
+        self.inputs = permuted;
+        Ok(())
+    }
+
+    fn ensure_fragment(&mut self) -> Result<()> {
+        if self.fragment.is_none() {
+            self.fragment = Some(FragmentWriter::create(
+                &self.root,
+                &self.schema,
+                self.fields.clone(),
+                self.schema.is_dense(),
+                self.timestamp,
+            )?);
+        }
+        Ok(())
+    }
+
+    /// Builds, filters and appends `tile_count` tiles of every field, `build(t, f)` making
+    /// tile `t` of field `f` (raw tile and cells) and `mbr(t)` its MBR (sparse), a batch at a
+    /// time.
+    fn write_tiles<B, M>(&mut self, tile_count: u64, build: B, mbr: M) -> Result<()>
+    where
+        B: Fn(u64, usize) -> Result<(RawTile, u64)> + Sync,
+        M: Fn(u64) -> Result<Option<Mbr>>,
+    {
+        self.ensure_fragment()?;
+        let threads = threads::effective_threads(self.threads);
+        let nf = self.fields.len() as u64;
+        // A batch keeps every thread busy with a few tiles; fewer jobs than threads use the
+        // threads inside each tile instead.
+        let per_batch = ((2 * threads as u64).div_ceil(nf)).max(1);
+        let pool = threads::pool(threads)?;
+        let mut t0 = 0;
+        while t0 < tile_count {
+            let n = per_batch.min(tile_count - t0);
+            let jobs = n * nf;
+            let wide = jobs < threads as u64;
+            let (fields, shared) = if wide {
+                (&self.wide_fields, &self.wide_shared)
+            } else {
+                (&self.fields, &self.shared)
+            };
+            let job = |j: u64| -> Result<FilteredTile> {
+                let (t, f) = (t0 + j / nf, (j % nf) as usize);
+                let (raw, cell_num) = build(t, f)?;
+                fragment::filter(&fields[f], shared, raw, cell_num)
+            };
+            let done: Vec<Result<FilteredTile>> = if wide {
+                (0..jobs).map(job).collect()
+            } else {
+                pool.install(|| (0..jobs).into_par_iter().map(job).collect())
+            };
+            let mut it = done.into_iter();
+            let frag = self.fragment.as_mut().expect("created above");
+            for t in t0..t0 + n {
+                let tiles: Vec<FilteredTile> =
+                    (&mut it).take(nf as usize).collect::<Result<_>>()?;
+                frag.append(tiles, mbr(t)?)?;
+            }
+            t0 += n;
+        }
+        Ok(())
+    }
+
+    /// A dense row- or col-major write of one box.
+    fn write_dense_box(&mut self, cells: u64) -> Result<()> {
+        let bounds = self.dense_box()?;
+        let layout = if self.layout == WriteLayout::ColMajor {
+            Layout::ColMajor
+        } else {
+            Layout::RowMajor
+        };
+        let tiler = DenseTiler::new(&self.schema, &bounds, layout)?;
+        if cells != tiler.cell_num() {
+            return Err(Error::invalid(format!(
+                "the batch has {cells} cells, the box {} ",
+                tiler.cell_num()
+            )));
+        }
+        let inputs = std::mem::take(&mut self.inputs);
+        let fields = self.fields.clone();
+        let per_tile = tiler.cells_per_tile();
+        let r = self.write_tiles(
+            tiler.tile_num(),
+            |t, f| {
+                let field = &fields[f];
+                let input = &inputs[f];
+                let cells = BoxCells {
+                    data: input.data.as_deref().unwrap_or(&[]),
+                    offsets: input.offsets.as_deref(),
+                    validity: input.validity.as_deref(),
+                    cell_size: field.cell_size,
+                };
+                Ok((tiler.tile(t, &cells, field.generator()), per_tile))
+            },
+            |_| Ok(None),
+        );
+        self.inputs = vec![Input::default(); fields.len()];
+        r?;
+        self.cells_written = cells;
+        Ok(())
+    }
+
+    /// Cells per tile of global-order writes: dense, a space tile; sparse, the capacity.
+    fn global_tile_cells(&self) -> Result<u64> {
+        if self.schema.is_dense() {
+            self.schema.cells_per_tile()
+        } else if self.schema.capacity == 0 {
+            Err(Error::invalid("the schema's capacity is 0"))
+        } else {
+            Ok(self.schema.capacity)
+        }
+    }
+
+    /// A global-order batch: the cells left over from earlier batches and these ones, cut
+    /// into whole tiles; what does not fill a tile waits for the next batch or finalize.
+    fn write_global(&mut self, cells: u64) -> Result<()> {
+        let dense = self.schema.is_dense();
+        if dense {
+            let bounds = self.dense_box()?;
+            self.check_tile_aligned(&bounds)?;
+            let tiler = DenseTiler::new(&self.schema, &bounds, Layout::RowMajor)?;
+            if self.cells_written + self.pending_cells + cells > tiler.cell_num() {
+                return Err(Error::invalid(format!(
+                    "the batches hold more cells than the box's {}",
+                    tiler.cell_num()
+                )));
+            }
+        }
+        let per_tile = self.global_tile_cells()?;
+        let schema = self.schema.clone();
+        let inputs = std::mem::take(&mut self.inputs);
+        let fields = self.fields.clone();
+        let r = (|| -> Result<()> {
+            // Fill the pending tile first.
+            let mut start = 0u64;
+            if self.pending_cells > 0 {
+                let take = (per_tile - self.pending_cells).min(cells);
+                for (f, input) in inputs.iter().enumerate() {
+                    append_cells(&mut self.pending[f], input, &fields[f], 0, take);
+                }
+                self.pending_cells += take;
+                start = take;
+                if self.pending_cells == per_tile {
+                    let pending = std::mem::take(&mut self.pending);
+                    self.pending = vec![Pending::default(); fields.len()];
+                    self.pending_cells = 0;
+                    let p: Vec<Input> = pending.iter().map(Pending::as_input).collect();
+                    self.write_tiles(
+                        1,
+                        |_, f| Ok(slice_tile(&fields[f], &p[f], 0, per_tile)),
+                        |_| self_mbr(&schema, &fields, &p, 0, per_tile),
+                    )?;
+                    self.cells_written += per_tile;
+                }
+            }
+            let whole = (cells - start) / per_tile;
+            if whole > 0 {
+                self.write_tiles(
+                    whole,
+                    |t, f| {
+                        Ok(slice_tile(
+                            &fields[f],
+                            &inputs[f],
+                            start + t * per_tile,
+                            per_tile,
+                        ))
+                    },
+                    |t| self_mbr(&schema, &fields, &inputs, start + t * per_tile, per_tile),
+                )?;
+                self.cells_written += whole * per_tile;
+            }
+            let rest = start + whole * per_tile;
+            if rest < cells {
+                for (f, input) in inputs.iter().enumerate() {
+                    append_cells(&mut self.pending[f], input, &fields[f], rest, cells - rest);
+                }
+                self.pending_cells += cells - rest;
+            }
+            Ok(())
+        })();
+        self.inputs = vec![Input::default(); fields.len()];
+        r
+    }
+
+    /// TileDB's `check_subarray`: a dense global-order box must coincide with tile bounds.
+    fn check_tile_aligned(&self, bounds: &[(i128, i128)]) -> Result<()> {
+        for (d, &(lo, hi)) in self.schema.dimensions.iter().zip(bounds) {
+            let (dlo, ext) = crate::array::fragment_metadata::dense_grid(d)?;
+            let dlo = value::as_i128(d.datatype, dlo)?;
+            let ext = value::as_u64_extent(d.datatype, ext)? as i128;
+            if (lo - dlo) % ext != 0 || (hi - dlo + 1) % ext != 0 {
+                return Err(Error::invalid(format!(
+                    "in global writes for dense arrays the subarray must coincide with the tile \
+                     bounds: dimension {} [{lo}, {hi}] does not (extent {ext})",
+                    d.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes what is left, the fragment metadata, and commits (see [`FragmentWriter`]).
+    /// Returns the fragment's name. On error nothing is committed.
+    pub fn finalize(mut self) -> Result<String> {
+        self.check_usable()?;
+        if self.submits == 0 {
+            return Err(Error::invalid(
+                "nothing was submitted: no fragment to commit",
+            ));
+        }
+        let dense = self.schema.is_dense();
+        let fields = self.fields.clone();
+        if self.pending_cells > 0 {
+            if dense {
+                return Err(Error::invalid(format!(
+                    "the global-order batches end inside a tile ({} cells of {} left over)",
+                    self.pending_cells,
+                    self.schema.cells_per_tile()?
+                )));
+            }
+            let pending = std::mem::take(&mut self.pending);
+            let p: Vec<Input> = pending.iter().map(Pending::as_input).collect();
+            let n = self.pending_cells;
+            let schema = self.schema.clone();
+            self.write_tiles(
+                1,
+                |_, f| Ok(slice_tile(&fields[f], &p[f], 0, n)),
+                |_| self_mbr(&schema, &fields, &p, 0, n),
+            )?;
+            self.cells_written += n;
+        }
+        let ned = if dense {
+            let bounds = self.dense_box()?;
+            let tiler = DenseTiler::new(&self.schema, &bounds, Layout::RowMajor)?;
+            if self.cells_written != tiler.cell_num() {
+                return Err(Error::invalid(format!(
+                    "{} cells were written, the box has {}",
+                    self.cells_written,
+                    tiler.cell_num()
+                )));
+            }
+            Some(
+                self.schema
+                    .dimensions
+                    .iter()
+                    .zip(&bounds)
+                    .map(|(d, &(lo, hi))| {
+                        Range::Fixed(
+                            value::from_i128(d.datatype, lo),
+                            value::from_i128(d.datatype, hi),
+                        )
+                    })
+                    .collect(),
+            )
+        } else {
+            None
+        };
+        let frag = self
+            .fragment
+            .take()
+            .ok_or_else(|| Error::invalid("no cells were written: no fragment to commit"))?;
+        let key = self.key.as_ref().map(|k| k.as_slice());
+        frag.commit(&self.schema, ned, key)
+            .map_err(|e| e.context("committing the fragment"))
+    }
+}
+
+impl Pending {
+    fn as_input(&self) -> Input {
+        Input {
+            data: Some(self.data.clone()),
+            offsets: Some(self.offsets.clone()),
+            validity: Some(self.validity.clone()),
+        }
+    }
+}
+
+/// The bytes of cell `c` of one dimension's coordinates.
+fn cell_bytes(c: &DimCoords<'_>, i: usize, cell_size: usize) -> Vec<u8> {
+    match *c {
+        DimCoords::Var { offsets, data } => var_cell(data, offsets, i).to_vec(),
+        DimCoords::Fixed(data) => data[i * cell_size..(i + 1) * cell_size].to_vec(),
+    }
+}
+
+/// An input's cells in `order` (entry k: the input cell that comes k-th).
+fn permute(f: &FieldInfo, input: &Input, order: &[u64]) -> Input {
+    let data = input.data.as_deref().unwrap_or(&[]);
+    let (data, offsets) = match &input.offsets {
+        Some(o) if f.var => {
+            let mut d = Vec::with_capacity(data.len());
+            let mut offs = Vec::with_capacity(o.len());
+            for &c in order {
+                offs.push(d.len() as u64);
+                d.extend_from_slice(var_cell(data, o, c as usize));
+            }
+            (d, Some(offs))
+        }
+        _ => {
+            let n = f.cell_size;
+            let mut d = Vec::with_capacity(data.len());
+            for &c in order {
+                let c = c as usize;
+                d.extend_from_slice(&data[c * n..(c + 1) * n]);
+            }
+            (d, None)
+        }
+    };
+    let validity = input
+        .validity
+        .as_ref()
+        .map(|v| order.iter().map(|&c| v[c as usize]).collect());
+    Input {
+        data: Some(data),
+        offsets,
+        validity,
+    }
+}
+
+/// The bytes of var-size cell `c` of an input.
+fn var_cell<'a>(data: &'a [u8], offsets: &[u64], c: usize) -> &'a [u8] {
+    let end = offsets.get(c + 1).map_or(data.len(), |e| *e as usize);
+    &data[offsets[c] as usize..end]
+}
+
+/// Appends cells `first..first + n` of `input` to a pending tile.
+fn append_cells(p: &mut Pending, input: &Input, f: &FieldInfo, first: u64, n: u64) {
+    let data = input.data.as_deref().unwrap_or(&[]);
+    let (a, b) = (first as usize, (first + n) as usize);
+    match &input.offsets {
+        Some(o) if f.var => {
+            for c in a..b {
+                p.offsets.push(p.data.len() as u64);
+                p.data.extend_from_slice(var_cell(data, o, c));
+            }
+        }
+        _ => p
+            .data
+            .extend_from_slice(&data[a * f.cell_size..b * f.cell_size]),
+    }
+    if let Some(v) = &input.validity {
+        p.validity.extend_from_slice(&v[a..b]);
+    }
+}
+
+/// The tile of cells `first..first + n` of an input (global order: every cell written) and
+/// its metadata over all its cells.
+fn slice_tile(f: &FieldInfo, input: &Input, first: u64, n: u64) -> (RawTile, u64) {
+    let data = input.data.as_deref().unwrap_or(&[]);
+    let (a, b) = (first as usize, (first + n) as usize);
+    let (tile_data, offsets) = match &input.offsets {
+        Some(o) if f.var => {
+            let start = o.get(a).map_or(0, |x| *x);
+            let end = o.get(b).map_or(data.len() as u64, |x| *x);
+            let offs: Vec<u64> = o[a..b].iter().map(|x| x - start).collect();
+            (data[start as usize..end as usize].to_vec(), Some(offs))
+        }
+        _ => (data[a * f.cell_size..b * f.cell_size].to_vec(), None),
+    };
+    let validity = if f.nullable {
+        input.validity.as_ref().map(|v| v[a..b].to_vec())
+    } else {
+        None
+    };
+    let view = TileCells {
+        data: &tile_data,
+        offsets: offsets.as_deref(),
+        validity: validity.as_deref(),
+        cell_num: n,
+    };
+    let mut g = f.generator();
+    g.process(&view, 0, n);
+    let meta = g.finish();
+    (
+        RawTile {
+            data: tile_data,
+            offsets,
+            validity,
+            meta,
+        },
+        n,
+    )
+}
+
+/// The MBR of cells `first..first + n` of the inputs (sparse: the dimensions follow the
+/// attributes in `fields`); `None` for dense fragments.
+fn self_mbr(
+    schema: &ArraySchema,
+    fields: &[FieldInfo],
+    inputs: &[Input],
+    first: u64,
+    n: u64,
+) -> Result<Option<Mbr>> {
+    if schema.is_dense() {
+        return Ok(None);
+    }
+    let coords: Vec<DimCoords<'_>> = fields
+        .iter()
+        .zip(inputs)
+        .filter(|(f, _)| f.is_dim)
+        .map(|(f, i)| {
+            let data = i.data.as_deref().unwrap_or(&[]);
+            match (&i.offsets, f.var) {
+                (Some(o), true) => DimCoords::Var { offsets: o, data },
+                _ => DimCoords::Fixed(data),
+            }
+        })
+        .collect();
+    rtree::tile_mbr(schema, &coords, first as usize..(first + n) as usize).map(Some)
+}

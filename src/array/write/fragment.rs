@@ -1,0 +1,511 @@
+//! One fragment being written (docs/ARRAY.md §7): its folder under `__fragments/`, the data
+//! files its tiles are appended to as soon as they are filtered, the per-tile metadata, and
+//! the commit: data files and `__fragment_metadata.tdb` written and synced first, then the
+//! empty `__commits/<name>.wrt` (the atomic commit). Until then the folder is invisible to
+//! every reader; a writer that fails or is dropped removes it.
+
+use super::dense::RawTile;
+use super::tile_metadata::{self, SummaryField, TileMetadata};
+use crate::array::directory::{io_error, names};
+use crate::array::fragment_metadata::{ListKind, NewFragmentMetadata, TileMinMax};
+use crate::array::rtree::{self, Mbr, RTree};
+use crate::array::schema::{ArraySchema, Range};
+use crate::engine::tile::Tile;
+use crate::error::{Error, Result};
+use crate::format::datatype::Datatype;
+use crate::pipeline::Pipeline;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A field written into the fragment: an attribute or (sparse) a dimension.
+#[derive(Clone, Debug)]
+pub(crate) struct FieldInfo {
+    /// Name in the schema.
+    pub name: String,
+    /// Slot in the fragment metadata (docs/ARRAY.md §4.1).
+    pub slot: usize,
+    /// File stem (`a<i>` or `d<j>`).
+    pub stem: String,
+    /// Value type.
+    pub datatype: Datatype,
+    /// Values per cell (`VAR_NUM` for var-size).
+    pub cell_val_num: u32,
+    /// Var-size cells.
+    pub var: bool,
+    /// Nullable.
+    pub nullable: bool,
+    /// A dimension.
+    pub is_dim: bool,
+    /// Bytes per fixed-size cell (one value for var-size fields).
+    pub cell_size: usize,
+    /// The field's data pipeline (with the array's key).
+    pub filters: Pipeline,
+}
+
+impl FieldInfo {
+    /// A new metadata generator for one tile of this field.
+    pub fn generator(&self) -> tile_metadata::TileMetadataGenerator {
+        tile_metadata::TileMetadataGenerator::new(
+            self.datatype,
+            self.is_dim,
+            self.var,
+            self.cell_size,
+            self.cell_val_num,
+        )
+    }
+
+    fn has_min_max(&self) -> bool {
+        tile_metadata::has_min_max(self.datatype, self.is_dim, self.var, self.cell_val_num)
+    }
+
+    fn has_sum(&self) -> bool {
+        !self.var && tile_metadata::has_sum(self.datatype, self.var, self.cell_val_num)
+    }
+}
+
+/// The pipelines every field shares (with the array's key).
+#[derive(Clone, Debug)]
+pub(crate) struct SharedPipelines {
+    /// Var-size offsets.
+    pub offsets: Pipeline,
+    /// Validity.
+    pub validity: Pipeline,
+}
+
+/// The fields a fragment of `schema` writes: every attribute, and for sparse fragments every
+/// dimension; pipelines get `key` and `threads`.
+pub(crate) fn fields_of(
+    schema: &ArraySchema,
+    dense: bool,
+    key: Option<&[u8]>,
+    threads: usize,
+) -> Result<(Vec<FieldInfo>, SharedPipelines)> {
+    let prep = |p: &Pipeline| -> Result<Pipeline> {
+        let mut p = p.clone();
+        if let Some(k) = key {
+            p.set_encryption_key(k)?;
+        }
+        p.set_threads(threads);
+        Ok(p)
+    };
+    let a = schema.attributes.len();
+    let mut fields = Vec::new();
+    for (i, at) in schema.attributes.iter().enumerate() {
+        fields.push(FieldInfo {
+            name: at.name.clone(),
+            slot: i,
+            stem: format!("a{i}"),
+            datatype: at.datatype,
+            cell_val_num: at.cell_val_num,
+            var: at.is_var(),
+            nullable: at.nullable,
+            is_dim: false,
+            cell_size: at.cell_size().unwrap_or(at.datatype.size()),
+            filters: prep(&at.filters)?,
+        });
+    }
+    if !dense {
+        for (j, d) in schema.dimensions.iter().enumerate() {
+            fields.push(FieldInfo {
+                name: d.name.clone(),
+                slot: a + 1 + j,
+                stem: format!("d{j}"),
+                datatype: d.datatype,
+                cell_val_num: d.cell_val_num,
+                var: d.is_var(),
+                nullable: false,
+                is_dim: true,
+                cell_size: d.coord_size().unwrap_or(d.datatype.size()),
+                filters: prep(&d.filters)?,
+            });
+        }
+    }
+    for f in &fields {
+        f.filters
+            .check_types(f.datatype, f.var)
+            .map_err(|e| e.context(format!("field {}", f.name)))?;
+    }
+    Ok((
+        fields,
+        SharedPipelines {
+            offsets: prep(&schema.offsets_filters)?,
+            validity: prep(&schema.validity_filters)?,
+        },
+    ))
+}
+
+/// A tile of one field, filtered and ready to append.
+#[derive(Debug)]
+pub(crate) struct FilteredTile {
+    /// The fixed-size tile, or the offsets tile of a var-size field.
+    pub fixed: Vec<u8>,
+    /// The var-size data tile and its unfiltered size.
+    pub var: Option<(Vec<u8>, u64)>,
+    /// The validity tile.
+    pub validity: Option<Vec<u8>>,
+    /// Cells in the tile.
+    pub cell_num: u64,
+    /// Its metadata.
+    pub meta: TileMetadata,
+}
+
+/// Filters one raw tile of `field` (TileDB's `WriterBase::filter_tile`).
+pub(crate) fn filter(
+    field: &FieldInfo,
+    shared: &SharedPipelines,
+    raw: RawTile,
+    cell_num: u64,
+) -> Result<FilteredTile> {
+    let ctx = |e: Error| e.context(format!("field {}", field.name));
+    let validity = match &raw.validity {
+        Some(v) => Some(
+            shared
+                .validity
+                .filter_tile(&Tile::new(Datatype::Uint8, 1, v.clone()).map_err(ctx)?)
+                .map_err(|e| ctx(e.context("validity tile")))?,
+        ),
+        None => None,
+    };
+    let (fixed, var) = match raw.offsets {
+        Some(offsets) => {
+            let size = raw.data.len() as u64;
+            let tile = Tile::new_var(field.datatype, offsets, raw.data).map_err(ctx)?;
+            let (o, d) = field
+                .filters
+                .filter_var(&shared.offsets, &tile)
+                .map_err(ctx)?;
+            (o, Some((d, size)))
+        }
+        None => {
+            let tile = Tile::new(field.datatype, field.cell_size as u64, raw.data).map_err(ctx)?;
+            (field.filters.filter_tile(&tile).map_err(ctx)?, None)
+        }
+    };
+    Ok(FilteredTile {
+        fixed,
+        var,
+        validity,
+        cell_num,
+        meta: raw.meta,
+    })
+}
+
+/// Per-slot tile metadata as it accumulates.
+#[derive(Clone, Debug, Default)]
+struct SlotMeta {
+    mins: TileMinMax,
+    maxs: TileMinMax,
+    sums: Vec<[u8; 8]>,
+    null_counts: Vec<u64>,
+}
+
+/// A fragment being written.
+pub(crate) struct FragmentWriter {
+    root: PathBuf,
+    dir: PathBuf,
+    name: String,
+    dense: bool,
+    slot_num: usize,
+    fields: Vec<FieldInfo>,
+    files: Vec<[Option<File>; 3]>,
+    meta: NewFragmentMetadata,
+    slot_meta: Vec<SlotMeta>,
+    tile_cells: Vec<u64>,
+    mbrs: Vec<Mbr>,
+    done: bool,
+}
+
+/// Creates `path` and syncs its parent, or accepts it when it exists.
+fn create_dir(path: &Path) -> Result<()> {
+    match std::fs::create_dir(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => Ok(()),
+        Err(e) => Err(io_error(path, e)),
+    }
+}
+
+/// Syncs a folder (its entries).
+fn sync_dir(path: &Path) -> Result<()> {
+    File::open(path)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| io_error(path, e))
+}
+
+impl FragmentWriter {
+    /// Creates the folder of a new fragment of the array at `root` named for `timestamp`.
+    pub(crate) fn create(
+        root: &Path,
+        schema: &ArraySchema,
+        fields: Vec<FieldInfo>,
+        dense: bool,
+        timestamp: u64,
+    ) -> Result<FragmentWriter> {
+        let fragments = root.join(names::FRAGMENTS_DIR);
+        create_dir(&fragments)?;
+        let name = names::new_timestamped_name(
+            timestamp,
+            timestamp,
+            crate::array::fragment_metadata::MAX_FRAGMENT_VERSION,
+        );
+        let dir = fragments.join(&name);
+        std::fs::create_dir(&dir).map_err(|e| io_error(&dir, e))?;
+        let slot_num = schema.attributes.len() + 1 + schema.dimensions.len();
+        let mut meta = NewFragmentMetadata::with_slots(slot_num);
+        meta.schema_name = schema.name.clone();
+        meta.dense = dense;
+        Ok(FragmentWriter {
+            root: root.to_path_buf(),
+            dir,
+            name,
+            dense,
+            slot_num,
+            files: fields.iter().map(|_| [None, None, None]).collect(),
+            fields,
+            meta,
+            slot_meta: vec![SlotMeta::default(); slot_num],
+            tile_cells: Vec::new(),
+            mbrs: Vec::new(),
+            done: false,
+        })
+    }
+
+    /// Tiles appended so far (of every field).
+    pub(crate) fn tile_num(&self) -> u64 {
+        self.tile_cells.len() as u64
+    }
+
+    fn append_bytes(&mut self, field: usize, kind: usize, bytes: &[u8]) -> Result<u64> {
+        let f = &self.fields[field];
+        let path = self.dir.join(match kind {
+            0 => format!("{}.tdb", f.stem),
+            1 => format!("{}_var.tdb", f.stem),
+            _ => format!("{}_validity.tdb", f.stem),
+        });
+        if self.files[field][kind].is_none() {
+            let file = File::create(&path).map_err(|e| io_error(&path, e))?;
+            self.files[field][kind] = Some(file);
+        }
+        let file = self.files[field][kind].as_mut().expect("opened above");
+        file.write_all(bytes).map_err(|e| io_error(&path, e))?;
+        let slot = f.slot;
+        let size = match kind {
+            0 => &mut self.meta.file_sizes[slot],
+            1 => &mut self.meta.file_var_sizes[slot],
+            _ => &mut self.meta.file_validity_sizes[slot],
+        };
+        let at = *size;
+        *size += bytes.len() as u64;
+        Ok(at)
+    }
+
+    /// Appends the next tile of every field (`tiles[i]` is field `i`'s), recording offsets,
+    /// sizes and tile metadata as TileDB's `WriterBase::write_tiles` does, and (sparse) the
+    /// tile's MBR.
+    pub(crate) fn append(&mut self, tiles: Vec<FilteredTile>, mbr: Option<Mbr>) -> Result<()> {
+        if tiles.len() != self.fields.len() {
+            return Err(Error::Internal(format!(
+                "{} tiles for {} fields",
+                tiles.len(),
+                self.fields.len()
+            )));
+        }
+        let cell_num = tiles[0].cell_num;
+        for (i, t) in tiles.into_iter().enumerate() {
+            if t.cell_num != cell_num {
+                return Err(Error::Internal(format!(
+                    "field {} has a tile of {} cells, the others {cell_num}",
+                    self.fields[i].name, t.cell_num
+                )));
+            }
+            let slot = self.fields[i].slot;
+            let off = self.append_bytes(i, 0, &t.fixed)?;
+            self.meta.lists[ListKind::TileOffsets as usize][slot].push(off);
+            if let Some((var, size)) = &t.var {
+                let off = self.append_bytes(i, 1, var)?;
+                self.meta.lists[ListKind::TileVarOffsets as usize][slot].push(off);
+                self.meta.lists[ListKind::TileVarSizes as usize][slot].push(*size);
+            }
+            if let Some(v) = &t.validity {
+                let off = self.append_bytes(i, 2, v)?;
+                self.meta.lists[ListKind::TileValidityOffsets as usize][slot].push(off);
+            }
+            self.record_metadata(i, &t.meta, cell_num);
+        }
+        if !self.dense {
+            self.mbrs
+                .push(mbr.ok_or_else(|| Error::Internal("a sparse tile without MBR".into()))?);
+        }
+        self.tile_cells.push(cell_num);
+        Ok(())
+    }
+
+    fn record_metadata(&mut self, field: usize, m: &TileMetadata, cell_num: u64) {
+        let f = &self.fields[field];
+        let (has_min_max, has_sum) = (f.has_min_max(), f.has_sum());
+        let sm = &mut self.slot_meta[f.slot];
+        // TileDB stores the bounds only of tiles that are not all null; the others keep
+        // zeros (fixed) or an empty string (var).
+        let stored = m.null_count != cell_num;
+        if has_min_max {
+            if f.var {
+                for (b, v) in [(&mut sm.mins, &m.min), (&mut sm.maxs, &m.max)] {
+                    b.fixed
+                        .extend_from_slice(&(b.var.len() as u64).to_le_bytes());
+                    if stored {
+                        b.var.extend_from_slice(v);
+                    }
+                }
+            } else {
+                for (b, v) in [(&mut sm.mins, &m.min), (&mut sm.maxs, &m.max)] {
+                    if stored {
+                        b.fixed.extend_from_slice(v);
+                    } else {
+                        b.fixed.extend(std::iter::repeat_n(0u8, f.cell_size));
+                    }
+                }
+            }
+        }
+        if has_sum {
+            sm.sums.push(m.sum);
+        }
+        if f.nullable {
+            sm.null_counts.push(m.null_count);
+        }
+    }
+
+    /// Writes the metadata and commits: syncs the data files, writes and syncs
+    /// `__fragment_metadata.tdb` and the folder, then creates `__commits/<name>.wrt` and syncs
+    /// it. `non_empty_domain` is the dense box (sparse fragments use the union of the MBRs).
+    /// Returns the fragment's name.
+    pub(crate) fn commit(
+        mut self,
+        schema: &ArraySchema,
+        non_empty_domain: Option<Vec<Range>>,
+        key: Option<&[u8]>,
+    ) -> Result<String> {
+        let tile_num = self.tile_num();
+        let cells_per_tile = if self.dense {
+            schema.cells_per_tile()?
+        } else {
+            schema.capacity
+        };
+        let last = self.tile_cells.last().copied().unwrap_or(0);
+        self.meta.sparse_tile_num = if self.dense { 0 } else { tile_num };
+        self.meta.last_tile_cell_num = if self.dense || last == 0 {
+            cells_per_tile
+        } else {
+            last
+        };
+        self.meta.non_empty_domain = match non_empty_domain {
+            Some(n) => n,
+            None => rtree::union(schema, &self.mbrs)
+                .ok_or_else(|| Error::invalid("a sparse fragment without cells"))?,
+        };
+        if !self.dense {
+            self.meta.rtree = RTree::build(schema, std::mem::take(&mut self.mbrs))?;
+        }
+        // Every slot lists every tile (zeros where a kind does not apply).
+        let n = tile_num as usize;
+        for lists in self.meta.lists.iter_mut() {
+            for l in lists.iter_mut() {
+                l.resize(n, 0);
+            }
+        }
+        self.fill_slot_metadata(schema, tile_num);
+        for file in self.files.iter().flatten().flatten() {
+            file.sync_all()
+                .map_err(|e| io_error(&self.dir, e).context("syncing a data file"))?;
+        }
+        let bytes = self.meta.serialize(key)?;
+        let path = self.dir.join(names::FRAGMENT_METADATA_FILE);
+        let mut f = File::create(&path).map_err(|e| io_error(&path, e))?;
+        f.write_all(&bytes).map_err(|e| io_error(&path, e))?;
+        f.sync_all().map_err(|e| io_error(&path, e))?;
+        sync_dir(&self.dir)?;
+        sync_dir(&self.root.join(names::FRAGMENTS_DIR))?;
+        let commits = self.root.join(names::COMMITS_DIR);
+        create_dir(&commits)?;
+        let marker = commits.join(names::commit_file_name(&self.name));
+        File::create(&marker)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| io_error(&marker, e))?;
+        sync_dir(&commits)?;
+        self.done = true;
+        Ok(std::mem::take(&mut self.name))
+    }
+
+    /// The tile min/max/sum/null-count lists of every slot and the fragment summaries, with
+    /// TileDB's shapes (`FragmentMetadata::set_num_tiles`): the legacy coords slot gets
+    /// `tile_num × D × coord size` zero bytes of minimums and maximums and zero sums; dense
+    /// dimensions get nothing.
+    fn fill_slot_metadata(&mut self, schema: &ArraySchema, tile_num: u64) {
+        let a = schema.attributes.len();
+        let dims = &schema.dimensions;
+        let d0 = &dims[0];
+        let dense_array = schema.is_dense();
+        let coords = SummaryField {
+            datatype: d0.datatype,
+            is_dim: false,
+            var: false,
+            cell_val_num: 1,
+            nullable: false,
+            dense_array,
+        };
+        let n = tile_num as usize;
+        let coords_cell = dims.len() * d0.coord_size().unwrap_or(d0.datatype.size());
+        if tile_metadata::has_min_max(d0.datatype, false, false, 1) {
+            let zeros = TileMinMax {
+                fixed: vec![0; n * coords_cell],
+                var: Vec::new(),
+            };
+            self.slot_meta[a].mins = zeros.clone();
+            self.slot_meta[a].maxs = zeros;
+        }
+        if tile_metadata::has_sum(d0.datatype, false, 1) {
+            self.slot_meta[a].sums = vec![[0; 8]; n];
+        }
+        let mut summary_fields = vec![coords; self.slot_num];
+        for f in &self.fields {
+            summary_fields[f.slot] = SummaryField {
+                datatype: f.datatype,
+                is_dim: f.is_dim,
+                var: f.var,
+                cell_val_num: f.cell_val_num,
+                nullable: f.nullable,
+                dense_array,
+            };
+        }
+        let cells = self.tile_cells.clone();
+        for (slot, field) in summary_fields.iter().enumerate() {
+            let written = slot == a || self.fields.iter().any(|f| f.slot == slot);
+            let sm = std::mem::take(&mut self.slot_meta[slot]);
+            if written {
+                self.meta.summaries[slot] = tile_metadata::fragment_summary(
+                    field,
+                    &sm.mins,
+                    &sm.maxs,
+                    &sm.sums,
+                    &sm.null_counts,
+                    tile_num,
+                    |t| cells[t as usize],
+                );
+            }
+            self.meta.mins[slot] = sm.mins;
+            self.meta.maxs[slot] = sm.maxs;
+            self.meta.sums[slot] = sm.sums;
+            self.meta.null_counts[slot] = sm.null_counts;
+        }
+    }
+}
+
+impl Drop for FragmentWriter {
+    /// A fragment that was not committed leaves nothing behind (best effort: what cannot be
+    /// removed stays an uncommitted folder every reader ignores).
+    fn drop(&mut self) {
+        if !self.done {
+            self.files.clear();
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
