@@ -118,7 +118,7 @@ static inline uint8_t *roundtrip(const tdb_pipeline_t *p, uint32_t datatype,
   return f;
 }
 
-/* ---- chunk table (FORMAT.md §4.1) ---- */
+/* ---- chunk table (docs/FORMAT.md §4.1) ---- */
 typedef struct {
   uint32_t orig, filtered, md_len;
   size_t md_off, data_off; /* offsets of metadata / data inside the tile */

@@ -393,7 +393,7 @@ static void test_bad_options(void) {
     uint8_t raw[8];
   } v;
 
-  /* filters without options reject every option (FORMAT.md §1.5) */
+  /* filters without options reject every option (docs/FORMAT.md §1.5) */
   const uint32_t no_opt[] = {0, 5, 6, 7, 8};
   for (size_t i = 0; i < sizeof no_opt / sizeof no_opt[0]; i++) {
     for (uint32_t opt = 0; opt <= 9; opt++) {
@@ -722,7 +722,7 @@ static void test_corrupt_tiles(void) {
       sizeof b);
   EXPECT_UNFILTER(bis, b, n, TDB_ERR_CORRUPT_DATA);
 
-  /* GZIP: valid tile of [1,2,3] (FORMAT.md-style), then damaged variants */
+  /* GZIP: valid tile of [1,2,3] (docs/FORMAT.md-style), then damaged variants */
   static const char *gz_ok =
       "0100000000000000 03000000 0b000000 10000000 00000000 01000000 03000000 0b000000 "
       "789c6364620600000d0007";

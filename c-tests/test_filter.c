@@ -1,10 +1,10 @@
 /* Filtering and unfiltering: round trips of every supported filter over
- * several datatypes, sizes and chunkings; exact bytes of FORMAT.md §9.2;
+ * several datatypes, sizes and chunkings; exact bytes of docs/FORMAT.md §9.2;
  * the chunk table (§4.1, §4.3); the shuffles (§5.14, §5.15) checked
  * against reference implementations; tdb_filtered_tile_size. */
 #include "helpers.h"
 
-/* Datatype sizes, FORMAT.md §1.1 (index = datatype value 0..43). */
+/* Datatype sizes, docs/FORMAT.md §1.1 (index = datatype value 0..43). */
 static const uint32_t DT_SIZE[44] = {4, 8, 4, 8, 1, 1, 1, 2, 2, 4, 8, 1, 1, 2, 4,
                                      2, 4, 1, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8,
                                      8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 1, 1, 1, 1};
@@ -233,7 +233,7 @@ static tdb_pipeline_t *make_single(uint32_t type) { return make_pipeline(&type, 
  * a reference model of §4.1/§5.2/§5.14/§5.15 linked against zlib 1.3.x
  * (cross-checked with zlib 1.2.13), zstd 1.5.7 (ZSTD_compressCCtx),
  * lz4 1.10.0 (LZ4_compress_default) and bzip2 1.0.8
- * (BZ2_bzBuffToBuffCompress) -- the versions in TileDB 2.30 (FORMAT.md
+ * (BZ2_bzBuffToBuffCompress) -- the versions in TileDB 2.30 (docs/FORMAT.md
  * §10.1) -- each part compressed by one call with ample output space (for
  * GZIP level 0 the stored-block split depends on that, §5.3). */
 
@@ -584,7 +584,7 @@ static void test_single_filters(void) {
       uint8_t *data = (uint8_t *)xmalloc(tc->size);
       for (int pat = 0; pat < 2; pat++) {
         /* GZIP has a known TileDB capacity defect for incompressible chunks
-         * above 64 KiB (FORMAT.md §5.3); keep random data to <= 64 KiB chunks
+         * above 64 KiB (docs/FORMAT.md §5.3); keep random data to <= 64 KiB chunks
          * for it. */
         if (pat == 0 && type == TDB_FILTER_GZIP && tc->cell > 65536) continue;
         /* Light workload: one data pattern per case, alternating, and tiles of up to two

@@ -1,5 +1,5 @@
 /* The filters beyond compressors, shuffles and checksums, through the public header: exact
- * TileDB 2.30 bytes (FORMAT.md §9.2), their options, round trips on every datatype they accept,
+ * TileDB 2.30 bytes (docs/FORMAT.md §9.2), their options, round trips on every datatype they accept,
  * and the cases where TileDB writes unreadable tiles (tdbfilter writes readable ones or refuses). */
 #include "helpers.h"
 

@@ -1,4 +1,4 @@
-/* Generic tiles (FORMAT.md §6): reading, writing, header fields, TileDB's
+/* Generic tiles (docs/FORMAT.md §6): reading, writing, header fields, TileDB's
  * serialized generic pipelines, encryption and every error path. */
 #include "helpers.h"
 

@@ -1,5 +1,5 @@
 /* Pipeline object: create, add filters, options, count/type, serialization
- * (exact bytes of FORMAT.md §9.1) and deserialization round trips. */
+ * (exact bytes of docs/FORMAT.md §9.1) and deserialization round trips. */
 #include "helpers.h"
 
 #define FORMAT_VERSION 22u
@@ -169,7 +169,7 @@ static void test_all_supported(void) {
 
 static void test_levels(void) {
   tdb_pipeline_t *p = PIPE(TDB_FILTER_ZSTD, TDB_FILTER_BZIP2, TDB_FILTER_GZIP);
-  /* ZSTD: any int32 level is stored as given (FORMAT.md §5.4) */
+  /* ZSTD: any int32 level is stored as given (docs/FORMAT.md §5.4) */
   const int32_t zstd_levels[] = {-100, -7, -1, 0, 1, 3, 19, 22, 100};
   for (size_t i = 0; i < sizeof zstd_levels / sizeof zstd_levels[0]; i++) {
     set_level(p, 0, zstd_levels[i]);
@@ -188,7 +188,7 @@ static void test_levels(void) {
 static void test_reinterpret_option(void) {
   /* COMPRESSION_REINTERPRET_DATATYPE applies to every compression filter in
    * memory (default ANY = 17) but is serialized only for DELTA/DOUBLE_DELTA
-   * (FORMAT.md §1.5, §3.3). */
+   * (docs/FORMAT.md §1.5, §3.3). */
   tdb_pipeline_t *p = PIPE(TDB_FILTER_ZSTD);
   uint8_t v = 0;
   CHECK_OK(tdb_pipeline_option(p, 0, TDB_COMPRESSION_REINTERPRET_DATATYPE, &v, sizeof(v), E));
@@ -272,7 +272,7 @@ static void test_deserialize_vectors(void) {
 }
 
 static void test_compressor_byte_routing(void) {
-  /* FORMAT.md §3.3: for compression filters the compressor byte decides the
+  /* docs/FORMAT.md §3.3: for compression filters the compressor byte decides the
    * filter; type byte 1 (GZIP) with compressor byte 2 (ZSTD) is a ZSTD filter.
    * It re-serializes as a regular ZSTD entry. */
   static const uint8_t in[] = {0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01,

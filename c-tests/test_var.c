@@ -1,6 +1,6 @@
 /* Var-size tiles through the public header: tdb_tile_create_var, tdb_tile_offsets,
  * tdb_pipeline_filter_var / unfilter_var, the RLE/DICTIONARY string path (offsets folded into
- * the data, 8-byte empty offsets tile, FORMAT.md §5.8, §7.1), the var chunking heuristic
+ * the data, 8-byte empty offsets tile, docs/FORMAT.md §5.8, §7.1), the var chunking heuristic
  * (§4.5) and every error path of the var API. */
 #include "helpers.h"
 
@@ -51,7 +51,7 @@ static void var_roundtrip(tdb_pipeline_t *data_p, tdb_pipeline_t *offsets_p, uin
 }
 
 static void test_rle_strings_match_tiledb(void) {
-  /* FORMAT.md §9.2: RLE on var STRING_ASCII ["aa","aa","b","ccc","ccc","ccc"]. */
+  /* docs/FORMAT.md §9.2: RLE on var STRING_ASCII ["aa","aa","b","ccc","ccc","ccc"]. */
   const char *s[] = {"aa", "aa", "b", "ccc", "ccc", "ccc"};
   uint64_t off[6];
   char data[32];
@@ -74,7 +74,7 @@ static void test_rle_strings_match_tiledb(void) {
 }
 
 static void test_dictionary_strings_match_tiledb(void) {
-  /* FORMAT.md §9.2: DICTIONARY on var STRING_ASCII ["aa","aa","b","ccc","ccc","aa"]. */
+  /* docs/FORMAT.md §9.2: DICTIONARY on var STRING_ASCII ["aa","aa","b","ccc","ccc","aa"]. */
   const char *s[] = {"aa", "aa", "b", "ccc", "ccc", "aa"};
   uint64_t off[6];
   char data[32];
@@ -97,7 +97,7 @@ static void test_dictionary_strings_match_tiledb(void) {
 }
 
 static void test_lz4_strings_match_tiledb(void) {
-  /* FORMAT.md §9.2: LZ4 on var STRING_ASCII ["ab","","cde"], offsets through [ZSTD]. */
+  /* docs/FORMAT.md §9.2: LZ4 on var STRING_ASCII ["ab","","cde"], offsets through [ZSTD]. */
   const char *s[] = {"ab", "", "cde"};
   uint64_t off[3];
   char data[8];

@@ -80,7 +80,7 @@ TILE = {
     "chunks_1": u64(1),
     "chunks_2": u64(2),
     "chunk_65536": u32(65536),
-    # The compression filter's part metadata: 0 metadata parts, 1 data part (ARRAY.md §2).
+    # The compression filter's part metadata: 0 metadata parts, 1 data part (docs/ARRAY.md §2).
     "compression_parts": u32(0) + u32(1),
     "zstd_magic": b"\x28\xb5\x2f\xfd",
     "zlib_level1": b"\x78\x01",

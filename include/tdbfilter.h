@@ -1229,7 +1229,7 @@ tdb_status_t tdb_pipeline_set_memory_limit(tdb_pipeline_t *pipeline,
  * to a fragment's version (the suffix of its name) before unfiltering that fragment's tiles:
  * it decides the datatype each filter works on (chained through SCALE_FLOAT, XOR and the
  * delta filters' reinterpret type from version 20, TileDB 2.17; the tile's datatype at every
- * stage before), and the other version-dependent rules of FORMAT.md §2.2.
+ * stage before), and the other version-dependent rules of docs/FORMAT.md §2.2.
  */
 tdb_status_t tdb_pipeline_set_format_version(tdb_pipeline_t *pipeline,
                                              uint32_t format_version,

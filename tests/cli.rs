@@ -277,7 +277,7 @@ fn saved_pipeline_file_unfilters() {
     );
 }
 
-/// inspect lists tiles, chunks (FORMAT.md §4.3 sizes) and unfilter results.
+/// inspect lists tiles, chunks (docs/FORMAT.md §4.3 sizes) and unfilter results.
 #[test]
 fn inspect_lists_tiles_and_chunks() {
     let dir = scratch("inspect");

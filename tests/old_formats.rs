@@ -3,7 +3,7 @@
 //! data file is unfiltered with the attribute's pipeline from the array's schema, at the
 //! fragment's format version, and compared with the cell values the writing TileDB-Py read
 //! back (expected.json.gz). Then the same tiles with the other version's datatype rule, to
-//! show the rule is what makes them right (FORMAT.md §4.8, docs/format-versions.md).
+//! show the rule is what makes them right (docs/FORMAT.md §4.8, docs/format-versions.md).
 
 use flate2::read::GzDecoder;
 use serde_json::Value;
@@ -123,7 +123,7 @@ fn hex(s: &str) -> Vec<u8> {
 
 impl Array {
     /// The schema's validity pipeline: after version, [allows_dups (v5+)], array type, tile
-    /// and cell order, capacity, the coords and offsets pipelines (ARRAY.md §3).
+    /// and cell order, capacity, the coords and offsets pipelines (docs/ARRAY.md §3).
     fn validity_pipeline(&self) -> Pipeline {
         let v = u32_at(&self.schema, 0);
         assert!(
@@ -142,7 +142,7 @@ impl Array {
             .0
     }
 
-    /// The schema's offsets pipeline (the second after the prelude, ARRAY.md §3).
+    /// The schema's offsets pipeline (the second after the prelude, docs/ARRAY.md §3).
     fn offsets_pipeline(&self) -> Pipeline {
         let v = u32_at(&self.schema, 0);
         let at = 4 + usize::from(v >= 5) + 3 + 8;
@@ -235,7 +235,7 @@ fn attribute_tiles_read_with_their_versions_rules() {
                 }
                 // Byte equality needs TileDB's output to be deterministic: no compressor, and
                 // no BIT_WIDTH_REDUCTION on XOR's full-range integers (TileDB leaves the
-                // offset of a window whose range overflows uninitialized, FORMAT.md §8.4).
+                // offset of a window whose range overflows uninitialized, docs/FORMAT.md §8.4).
                 use tdbfilter::Filter;
                 let types = p.stage_datatypes(t);
                 let compressed = p

@@ -1,4 +1,4 @@
-//! The folder of a TileDB array (ARRAY.md §1): which schema files exist, which fragments are
+//! The folder of a TileDB array (docs/ARRAY.md §1): which schema files exist, which fragments are
 //! visible for a timestamp range, which array-metadata files count, exactly as TileDB 2.30's
 //! `ArrayDirectory` decides.
 //!

@@ -1,4 +1,4 @@
-//! Fragment metadata (ARRAY.md §4): the footer of `__fragment_metadata.tdb` and the generic
+//! Fragment metadata (docs/ARRAY.md §4): the footer of `__fragment_metadata.tdb` and the generic
 //! tiles it points to (tile offsets, var offsets and sizes, validity offsets, R-tree, tile and
 //! fragment min/max/sum/null counts, processed delete conditions), for fragment format
 //! versions 5 to 22 (TileDB 2.0 to 2.30).

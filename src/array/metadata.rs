@@ -1,4 +1,4 @@
-//! Array metadata (`__meta`, ARRAY.md §6): key → typed values, from the visible files applied
+//! Array metadata (`__meta`, docs/ARRAY.md §6): key → typed values, from the visible files applied
 //! in timestamp order (a later entry replaces an earlier one, a deletion removes it).
 
 use crate::error::{Error, Result};

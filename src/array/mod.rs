@@ -1,4 +1,4 @@
-//! Reading TileDB array folders without libtiledb (ARRAY.md): the folder's visibility rules,
+//! Reading TileDB array folders without libtiledb (docs/ARRAY.md): the folder's visibility rules,
 //! schemas, fragment metadata, and the cells of dense and sparse arrays as TileDB 2.30 returns
 //! them.
 //!

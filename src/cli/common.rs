@@ -77,7 +77,7 @@ pub struct RequiredPipeline {
     /// The pipeline as a spec, e.g. 'bitshuffle,zstd:3' or 'none'.
     #[arg(long = "filters", visible_alias = "pipeline", value_name = "SPEC")]
     pub spec: Option<String>,
-    /// The pipeline as a file of TileDB's serialized pipeline bytes (FORMAT.md §3).
+    /// The pipeline as a file of TileDB's serialized pipeline bytes (docs/FORMAT.md §3).
     #[arg(long, value_name = "PATH")]
     pub pipeline_file: Option<PathBuf>,
 }
@@ -97,7 +97,7 @@ pub struct OptionalPipeline {
     /// Also unfilter every tile with this pipeline spec, e.g. 'bitshuffle,zstd:3'.
     #[arg(long = "pipeline", visible_alias = "filters", value_name = "SPEC")]
     pub spec: Option<String>,
-    /// Also unfilter every tile with the serialized pipeline in this file (FORMAT.md §3).
+    /// Also unfilter every tile with the serialized pipeline in this file (docs/FORMAT.md §3).
     #[arg(long, value_name = "PATH")]
     pub pipeline_file: Option<PathBuf>,
 }

@@ -31,7 +31,7 @@ pub struct FilterArgs {
     /// [default: the whole file is one tile].
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub tile_bytes: Option<u64>,
-    /// Also write the serialized pipeline (TileDB bytes, FORMAT.md §3) to this file.
+    /// Also write the serialized pipeline (TileDB bytes, docs/FORMAT.md §3) to this file.
     #[arg(long, value_name = "PATH")]
     pub save_pipeline: Option<PathBuf>,
     /// Raw cells to filter ('-' for stdin).

@@ -2,7 +2,7 @@
 //! optionally unfilters every tile.
 //!
 //! Two layouts ([`Layout`]): a data file (`a0.tdb`, `d0.tdb`, …), a plain concatenation of
-//! filtered tiles (FORMAT.md §4.1), reported by [`TileReporter`]; and a file of generic tiles
+//! filtered tiles (docs/FORMAT.md §4.1), reported by [`TileReporter`]; and a file of generic tiles
 //! (§6: schemas, fragment metadata, array metadata), reported by [`generic`].
 
 use crate::common::{

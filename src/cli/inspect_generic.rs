@@ -1,4 +1,4 @@
-//! `tdbf inspect` on files of generic tiles (FORMAT.md §6): array schemas (`__schema/*`),
+//! `tdbf inspect` on files of generic tiles (docs/FORMAT.md §6): array schemas (`__schema/*`),
 //! fragment metadata (`__fragment_metadata.tdb`: generic tiles, then a footer), array and
 //! group metadata. Reports every generic tile's header, its pipeline as a spec, its payload
 //! sizes and whether it unfilters, then where the generic tiles stop.

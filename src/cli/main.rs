@@ -2,7 +2,7 @@
 //!
 //! * `tdbf demo` filters generated sample data through a few pipelines and prints sizes,
 //!   ratios and speeds, verifying every round trip.
-//! * `tdbf inspect FILE` walks a TileDB data file tile by tile (FORMAT.md §4.1).
+//! * `tdbf inspect FILE` walks a TileDB data file tile by tile (docs/FORMAT.md §4.1).
 //! * `tdbf filter` / `tdbf unfilter` convert between raw cells and filtered tiles.
 //! * `tdbf array info|cat|verify` reads TileDB array folders (schema, fragments, cells) and
 //!   checks every tile of them; `tdbf array write` writes a fragment.

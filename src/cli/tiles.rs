@@ -1,4 +1,4 @@
-//! Walking a data file: a plain concatenation of filtered tiles (FORMAT.md §4.1).
+//! Walking a data file: a plain concatenation of filtered tiles (docs/FORMAT.md §4.1).
 
 use crate::common::{CliResult, Failure};
 use tdbfilter::format::tile_format;

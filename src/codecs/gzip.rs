@@ -1,4 +1,4 @@
-//! GZIP (1): each part is one zlib stream (RFC 1950) (FORMAT.md §5.3).
+//! GZIP (1): each part is one zlib stream (RFC 1950) (docs/FORMAT.md §5.3).
 //!
 //! Two writers: this crate's zlib-identical deflate (`codecs::deflate`), whose bytes equal
 //! zlib 1.3.1's called as TileDB calls it — one `deflate(Z_FINISH)` — and so TileDB's (the

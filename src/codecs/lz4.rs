@@ -1,6 +1,6 @@
 //! LZ4 (3): each part is one raw LZ4 block (no frame, no size prefix), made by liblz4 1.10.0's
 //! `LZ4_compress_default` and read with `LZ4_decompress_safe`, as TileDB 2.30 does, so the
-//! bytes match (FORMAT.md §5.5). The level is ignored.
+//! bytes match (docs/FORMAT.md §5.5). The level is ignored.
 
 use crate::error::{Error, Result};
 use crate::mem::{OutBuf, codec_out};
@@ -77,7 +77,7 @@ mod tests {
 
     #[test]
     fn matches_tiledb_vector() {
-        // FORMAT.md §9.2: LZ4 of "abcde" is 50 6162636465.
+        // docs/FORMAT.md §9.2: LZ4 of "abcde" is 50 6162636465.
         let mut z = Vec::new();
         compress(b"abcde", &mut z).unwrap();
         assert_eq!(z, [0x50, b'a', b'b', b'c', b'd', b'e']);

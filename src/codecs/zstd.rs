@@ -1,5 +1,5 @@
 //! ZSTD (2): each part is one zstd frame made by `ZSTD_compressCCtx` of libzstd 1.5.7,
-//! the library TileDB 2.30 ships, so the bytes match (FORMAT.md §5.4).
+//! the library TileDB 2.30 ships, so the bytes match (docs/FORMAT.md §5.4).
 
 use crate::error::{Error, Result};
 use crate::mem::{OutBuf, codec_out};

@@ -1,4 +1,4 @@
-//! The parts model of FORMAT.md §4.6: a stream (metadata or data) is an ordered list of
+//! The parts model of docs/FORMAT.md §4.6: a stream (metadata or data) is an ordered list of
 //! byte strings ("parts"). Compressors, checksums and encryption treat each part separately,
 //! so part boundaries decide the output bytes.
 

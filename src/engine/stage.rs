@@ -1,5 +1,5 @@
 //! What one filter stage sees and produces, forward (write) and reverse (read), per chunk
-//! (FORMAT.md §4.6–§4.8). Filters are written against these types only.
+//! (docs/FORMAT.md §4.6–§4.8). Filters are written against these types only.
 
 use crate::engine::parts::{PartList, Parts, ScratchBuf};
 use crate::engine::thread_scratch::CodecContexts;

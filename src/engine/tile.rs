@@ -1,5 +1,5 @@
 //! An unfiltered tile: its datatype, cell size and bytes, and for var-size tiles the cells'
-//! offsets (u64, tile-relative, one per cell, no extra element — FORMAT.md §4.2, §7.1).
+//! offsets (u64, tile-relative, one per cell, no extra element — docs/FORMAT.md §4.2, §7.1).
 
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;

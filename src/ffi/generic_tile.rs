@@ -1,4 +1,4 @@
-//! Generic tiles (FORMAT.md §6): reading and writing TileDB's self-describing tiles
+//! Generic tiles (docs/FORMAT.md §6): reading and writing TileDB's self-describing tiles
 //! (schemas, fragment metadata sections, array metadata), plain or AES-256-GCM encrypted.
 
 use super::constants::tdb_status_t;

@@ -658,7 +658,7 @@ pub unsafe extern "C" fn tdb_pipeline_set_memory_limit(
 /// to a fragment's version (the suffix of its name) before unfiltering that fragment's tiles:
 /// it decides the datatype each filter works on (chained through SCALE_FLOAT, XOR and the
 /// delta filters' reinterpret type from version 20, TileDB 2.17; the tile's datatype at every
-/// stage before), and the other version-dependent rules of FORMAT.md §2.2.
+/// stage before), and the other version-dependent rules of docs/FORMAT.md §2.2.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_pipeline_set_format_version(
     pipeline: *mut tdb_pipeline_t,

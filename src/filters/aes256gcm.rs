@@ -1,5 +1,6 @@
 //! AES-256-GCM (internal filter 11): every metadata and data part encrypted separately with a
-//! fresh random 12-byte IV from the operating system and a 16-byte tag, no AAD (FORMAT.md §5.20).
+//! fresh random 12-byte IV from the operating system and a 16-byte tag, no AAD (docs/FORMAT.md
+//! §5.20).
 //!
 //! Own metadata: `u32 num_md_parts, u32 num_data_parts`, then per part `u32 plaintext_length,
 //! u32 ciphertext_length, u8 iv[12], u8 tag[16]`. Data: one part, the ciphertexts concatenated

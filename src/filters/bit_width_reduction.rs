@@ -1,5 +1,5 @@
 //! BIT_WIDTH_REDUCTION (7): each window of values is stored relative to its minimum in the
-//! narrowest of 8, 16, 32 or 64 bits that holds the window's range (FORMAT.md §5.12).
+//! narrowest of 8, 16, 32 or 64 bits that holds the window's range (docs/FORMAT.md §5.12).
 //!
 //! Applies to INT16…UINT64, and to DATETIME_* / TIME_* (as `i64`) when the tile format
 //! version is at least 20; every other type passes through unchanged.
@@ -410,7 +410,7 @@ mod tests {
 
     #[test]
     fn spec_vector_int32_window_16() {
-        // FORMAT.md §9.2: INT32 [1000,1001,1005,1010,70000,70001], window 16.
+        // docs/FORMAT.md §9.2: INT32 [1000,1001,1005,1010,70000,70001], window 16.
         let data = le(&[1000i32, 1001, 1005, 1010, 70000, 70001], i32::to_le_bytes);
         let f = roundtrip(16, Datatype::Int32, &data);
         assert_eq!(

@@ -1,4 +1,4 @@
-//! BITSHUFFLE (8): blosc2's bit transposition (FORMAT.md §5.14).
+//! BITSHUFFLE (8): blosc2's bit transposition (docs/FORMAT.md §5.14).
 //!
 //! Each data part of length L is cut into sub-parts `L − L mod 8` and `L mod 8` (when
 //! `L mod 8 ≠ 0`; an empty first sub-part is still listed). Own metadata: `u32 count`, then
@@ -147,7 +147,7 @@ pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
 mod tests {
     use super::*;
 
-    /// Bit-by-bit reference of FORMAT.md §5.14's layout.
+    /// Bit-by-bit reference of docs/FORMAT.md §5.14's layout.
     fn reference(t: usize, src: &[u8]) -> Vec<u8> {
         let n = (src.len() / t) & !7;
         let r = n / 8;
@@ -189,7 +189,7 @@ mod tests {
 
     #[test]
     fn tiledb_vector_uint8() {
-        // FORMAT.md §9.2: UINT8 [1..10] → 5566788000000000 090a.
+        // docs/FORMAT.md §9.2: UINT8 [1..10] → 5566788000000000 090a.
         let src: Vec<u8> = (1..=10).collect();
         let mut dst = vec![0u8; 8];
         apply_subpart(

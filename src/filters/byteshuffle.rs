@@ -1,4 +1,4 @@
-//! BYTESHUFFLE (9): blosc2's byte shuffle of each data part (FORMAT.md §5.15).
+//! BYTESHUFFLE (9): blosc2's byte shuffle of each data part (docs/FORMAT.md §5.15).
 //!
 //! Own metadata: `u32 num_parts`, then `u32 length` per data part. Data: each part shuffled
 //! with element size `t = datatype size`: `out[j·n + i] = in[i·t + j]`, the `L mod t` trailing
@@ -126,7 +126,7 @@ mod tests {
 
     #[test]
     fn tiledb_vector_int32() {
-        // FORMAT.md §9.2: INT32 [1..8] shuffles to 01..08 followed by 24 zero bytes.
+        // docs/FORMAT.md §9.2: INT32 [1..8] shuffles to 01..08 followed by 24 zero bytes.
         let src: Vec<u8> = (1..=8i32).flat_map(|v| v.to_le_bytes()).collect();
         let mut dst = vec![0u8; 32];
         shuffle(4, &src, &mut dst);

@@ -1,5 +1,5 @@
 //! CHECKSUM_MD5 (12) and CHECKSUM_SHA256 (13): a digest of every metadata and data part,
-//! data forwarded unchanged (FORMAT.md §5.16).
+//! data forwarded unchanged (docs/FORMAT.md §5.16).
 //!
 //! Own metadata: `u32 num_md_parts, u32 num_data_parts`, then per md part and per data part
 //! `u64 length, digest`, followed by the forwarded input metadata.
@@ -269,7 +269,7 @@ mod tests {
 
     #[test]
     fn md5_matches_tiledb_vector() {
-        // FORMAT.md §9.2: CHECKSUM_MD5 of UINT8 [1,2,3].
+        // docs/FORMAT.md §9.2: CHECKSUM_MD5 of UINT8 [1,2,3].
         let md = run_forward(DigestKind::Md5, &[1, 2, 3]);
         assert_eq!(
             hex(&md),

@@ -1,5 +1,5 @@
 //! The compression-filter framework shared by GZIP, ZSTD, LZ4, BZIP2, RLE, DOUBLE_DELTA and
-//! DELTA (FORMAT.md §5.2).
+//! DELTA (docs/FORMAT.md §5.2).
 //!
 //! Every metadata part and every data part is compressed independently. Own metadata:
 //! `u32 num_md_parts, u32 num_data_parts`, then `u32 uncompressed, u32 compressed` per part.

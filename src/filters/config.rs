@@ -1,4 +1,4 @@
-//! A configured filter: its type and options (FORMAT.md §1.5, §3.3), option get/set with
+//! A configured filter: its type and options (docs/FORMAT.md §1.5, §3.3), option get/set with
 //! TileDB's value types, and the filter data type it hands to the next stage (§4.8).
 
 use crate::error::{Error, Result};

@@ -1,4 +1,4 @@
-//! DELTA (19): TileDB's delta codec for one part (FORMAT.md §5.11).
+//! DELTA (19): TileDB's delta codec for one part (docs/FORMAT.md §5.11).
 //!
 //! Layout of one encoded part, with `s` the element size and `N = len / s`: `u64 N`, `x[0]`
 //! (`s` bytes), then for every later value the low `s` bytes of `x[i] − x[i−1]`, that is the
@@ -159,7 +159,7 @@ mod tests {
 
     #[test]
     fn spec_vector_int16() {
-        // FORMAT.md §9.2: INT16 [5,3,300,-2].
+        // docs/FORMAT.md §9.2: INT16 [5,3,300,-2].
         let src = le(&[5i16, 3, 300, -2], i16::to_le_bytes);
         let out = roundtrip(Datatype::Int16, &src);
         assert_eq!(out, hex("0400000000000000 0500 feff 2901 d2fe"));

@@ -1,4 +1,4 @@
-//! DICTIONARY (14): dictionary encoding of var-size strings (FORMAT.md §5.9, §5.8).
+//! DICTIONARY (14): dictionary encoding of var-size strings (docs/FORMAT.md §5.9, §5.8).
 //!
 //! The distinct strings, in order of first appearance, form the dictionary; the data is one
 //! big-endian id of `id_size = bytesize(n)` bytes per string (`n` = number of strings, not of
@@ -223,7 +223,7 @@ mod tests {
 
     #[test]
     fn vector_from_format_md() {
-        // FORMAT.md §9.2, also written by TileDB 2.30.0 (a0_var.tdb; a0.tdb = 8 zero bytes).
+        // docs/FORMAT.md §9.2, also written by TileDB 2.30.0 (a0_var.tdb; a0.tdb = 8 zero bytes).
         let t = hex("0100000000000000 0d000000 06000000 23000000 \
                      00000000 01000000 0d000000 06000000 30000000 01 01 09000000 \
                      02 6161 01 62 03 636363 | 00 00 01 02 02 00");

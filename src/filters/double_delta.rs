@@ -1,4 +1,4 @@
-//! DOUBLE_DELTA (6): TileDB's double-delta codec for one part (FORMAT.md §5.10).
+//! DOUBLE_DELTA (6): TileDB's double-delta codec for one part (docs/FORMAT.md §5.10).
 //!
 //! Layout of one encoded part, with `s` the element size and `N = floor(len / s)`:
 //! `u8 B, u64 N`, then either the whole part verbatim ("raw", when `B >= 8·s − 1`) or
@@ -481,7 +481,7 @@ mod tests {
 
     #[test]
     fn spec_vector_int64() {
-        // FORMAT.md §9.2: INT64 [10,13,16,20,25,31,30], B = 3.
+        // docs/FORMAT.md §9.2: INT64 [10,13,16,20,25,31,30], B = 3.
         let src = le(&[10i64, 13, 16, 20, 25, 31, 30], i64::to_le_bytes);
         let out = roundtrip(Datatype::Int64, &src);
         assert_eq!(

@@ -1,6 +1,7 @@
 //! One module per filter, each with its forward (write) and reverse (read) code, its
 //! descriptor ([`registry`]) and its tests; `config` holds a configured filter's options.
-//! This module dispatches a configured [`Filter`] through its descriptor.
+//! This module dispatches a configured [`Filter`] through its descriptor. Section numbers (§)
+//! in this folder are those of docs/FORMAT.md.
 
 pub mod aes256gcm;
 pub mod bit_width_reduction;

@@ -1,4 +1,4 @@
-//! NONE (0): forwards metadata and data unchanged (FORMAT.md §5.1).
+//! NONE (0): forwards metadata and data unchanged (docs/FORMAT.md §5.1).
 
 use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow};
 use crate::filters::config::Filter;

@@ -1,6 +1,6 @@
 //! POSITIVE_DELTA (10): each window of non-decreasing values is stored as the differences
 //! between consecutive values, the window's first value kept in the metadata
-//! (FORMAT.md §5.13).
+//! (docs/FORMAT.md §5.13).
 //!
 //! Applies to INT8…UINT64, BOOL, BLOB and GEOM_* (as `u8`), and to DATETIME_* / TIME_* (as
 //! `i64`) when the tile format version is at least 20; every other type passes through.
@@ -305,7 +305,7 @@ mod tests {
 
     #[test]
     fn spec_vector_uint16_window_4() {
-        // FORMAT.md §9.2: UINT16 [5,7,7,9,20], window 4.
+        // docs/FORMAT.md §9.2: UINT16 [5,7,7,9,20], window 4.
         let data = le(&[5u16, 7, 7, 9, 20], u16::to_le_bytes);
         let f = roundtrip(4, Datatype::Uint16, &data);
         assert_eq!(

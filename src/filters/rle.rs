@@ -1,8 +1,8 @@
 //! RLE (4): run-length encoding, in two forms.
 //!
-//! * **Fixed-size path** (FORMAT.md §5.7), used per part by the compression framework: runs of
+//! * **Fixed-size path** (docs/FORMAT.md §5.7), used per part by the compression framework: runs of
 //!   byte-equal values of `v` = the tile's cell size, each `value[v] ‖ u16be run` (1–65535).
-//! * **Var-size string path** (FORMAT.md §5.8, "RLE variant"), used by
+//! * **Var-size string path** (docs/FORMAT.md §5.8, "RLE variant"), used by
 //!   [`super::var_string`]: runs of equal strings, each `run (rl bytes, big-endian) ‖
 //!   length (sl bytes, big-endian) ‖ bytes`, with metadata fields `u8 rl, u8 sl`.
 //!
@@ -149,7 +149,7 @@ fn expand_any(v: usize, src: &[u8], dst: &mut OutBuf<'_>) {
     }
 }
 
-/// Encodes the strings of a var-size tile with string RLE (FORMAT.md §5.8): appends
+/// Encodes the strings of a var-size tile with string RLE (docs/FORMAT.md §5.8): appends
 /// `u8 rl, u8 sl` to `codec_md` and the runs to `out`.
 ///
 /// Consecutive byte-equal strings form a run; `rl` fits the longest run and `sl` the longest
@@ -205,7 +205,7 @@ fn for_each_run<'a>(
     Ok(())
 }
 
-/// Decodes string-RLE runs (FORMAT.md §5.8): reads `u8 rl, u8 sl` from `codec_md`, expands the
+/// Decodes string-RLE runs (docs/FORMAT.md §5.8): reads `u8 rl, u8 sl` from `codec_md`, expands the
 /// runs of `src` into `dst`, which they must fill exactly, and appends each cell's start offset
 /// in `dst` to `offsets`. The runs must hold exactly `n_cells` cells.
 ///
@@ -308,7 +308,7 @@ mod tests {
         b.iter().map(|x| format!("{x:02x}")).collect()
     }
 
-    /// Splits a single-chunk filtered tile (FORMAT.md §4.1) into (original_length, md, data).
+    /// Splits a single-chunk filtered tile (docs/FORMAT.md §4.1) into (original_length, md, data).
     fn split_tile(tile: &[u8]) -> (usize, Vec<u8>, Vec<u8>) {
         assert_eq!(&tile[..8], &1u64.to_le_bytes());
         let u = |i: usize| u32::from_le_bytes(tile[i..i + 4].try_into().unwrap()) as usize;
@@ -366,7 +366,7 @@ mod tests {
 
     #[test]
     fn fixed_vector_int16_matches_tiledb() {
-        // FORMAT.md §9.2 and a real TileDB 2.30 a0.tdb: INT16 [7,7,7,9,9,7].
+        // docs/FORMAT.md §9.2 and a real TileDB 2.30 a0.tdb: INT16 [7,7,7,9,9,7].
         let cells: Vec<u8> = [7i16, 7, 7, 9, 9, 7]
             .iter()
             .flat_map(|v| v.to_le_bytes())
@@ -563,7 +563,7 @@ mod tests {
 
     #[test]
     fn var_string_vector_from_format_md() {
-        // FORMAT.md §9.2 (also written by TileDB 2.30.0, a0_var.tdb; a0.tdb = 8 zero bytes).
+        // docs/FORMAT.md §9.2 (also written by TileDB 2.30.0, a0_var.tdb; a0.tdb = 8 zero bytes).
         let tile = hex("0100000000000000 0e000000 0c000000 16000000 \
                         00000000 01000000 0e000000 0c000000 30000000 01 01 \
                         02 02 6161 01 01 62 03 03 636363");

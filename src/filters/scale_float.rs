@@ -1,4 +1,4 @@
-//! SCALE_FLOAT (15): floats stored as scaled, rounded integers (FORMAT.md §5.17).
+//! SCALE_FLOAT (15): floats stored as scaled, rounded integers (docs/FORMAT.md §5.17).
 //!
 //! The input element is `f32` or `f64`, chosen by the *size* of the filter data type (4 or 8
 //! bytes; a 4- or 8-byte integer type is reinterpreted as float bits). The output element is
@@ -303,7 +303,7 @@ mod tests {
 
     #[test]
     fn format_md_vector() {
-        // FORMAT.md §9.2: SCALE_FLOAT(0.5, 1.0, 1), FLOAT32 [1.0,1.5,2.2,0.0].
+        // docs/FORMAT.md §9.2: SCALE_FLOAT(0.5, 1.0, 1), FLOAT32 [1.0,1.5,2.2,0.0].
         check(&Vector {
             t: Datatype::Float32,
             filter: sf(0.5, 1.0, 1),
@@ -737,7 +737,7 @@ mod tests {
 
     #[test]
     fn whole_tiledb_tile_through_the_pipeline() {
-        // The complete `a0.tdb` tile of FORMAT.md §9.2 (SCALE_FLOAT(0.5, 1.0, 1), FLOAT32
+        // The complete `a0.tdb` tile of docs/FORMAT.md §9.2 (SCALE_FLOAT(0.5, 1.0, 1), FLOAT32
         // [1.0,1.5,2.2,0.0]); TileDB reads back [1.0,1.5,2.0,0.0].
         let tile_hex = "0100000000000000 10000000 04000000 08000000 01000000 04000000 00 01 02 fe";
         let mut p = crate::pipeline::Pipeline::new();

@@ -1,4 +1,4 @@
-//! The var-size string path of RLE and DICTIONARY (FORMAT.md §5.8): the offsets of a var-size
+//! The var-size string path of RLE and DICTIONARY (docs/FORMAT.md §5.8): the offsets of a var-size
 //! STRING_ASCII/UTF8 data tile are folded into the encoded data, and the reader rebuilds them.
 //!
 //! Forward metadata (one part; the input metadata is dropped):

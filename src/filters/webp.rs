@@ -1,5 +1,5 @@
 //! WEBP (18): a 2-D UINT8 tile encoded as a WebP image with libwebp's simple API
-//! (FORMAT.md §5.19).
+//! (docs/FORMAT.md §5.19).
 //!
 //! The tile is an image of `y_extent` rows of `x_extent` bytes; a pixel has 3 (RGB, BGR) or 4
 //! (RGBA, BGRA) bytes, so the image is `x_extent / depth` pixels wide with a row stride of

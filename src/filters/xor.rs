@@ -1,5 +1,5 @@
 //! XOR (16): each element replaced by its XOR with the previous input element
-//! (FORMAT.md §5.18).
+//! (docs/FORMAT.md §5.18).
 //!
 //! The element width `s` is the size of the filter data type (1, 2, 4 or 8 bytes); floats are
 //! processed as their bit patterns. Own metadata: `u32 num_parts`, then `u32 length` per data
@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn format_md_vector_int16() {
-        // FORMAT.md §9.2: XOR, INT16 [1,3,7,15].
+        // docs/FORMAT.md §9.2: XOR, INT16 [1,3,7,15].
         check_tiledb_chunk(
             Datatype::Int16,
             "0100 0300 0700 0f00",
@@ -388,7 +388,7 @@ mod tests {
 
     #[test]
     fn whole_tiledb_tile_through_the_pipeline() {
-        // The complete `a0.tdb` tile of FORMAT.md §9.2 (XOR, INT16 [1,3,7,15]).
+        // The complete `a0.tdb` tile of docs/FORMAT.md §9.2 (XOR, INT16 [1,3,7,15]).
         let tile_hex = "0100000000000000 08000000 08000000 08000000 01000000 08000000 \
                         0100 0200 0400 0800";
         let mut p = crate::pipeline::Pipeline::new();

@@ -1,4 +1,4 @@
-//! How TileDB 2.30 cuts a tile into chunks (FORMAT.md §4.3–§4.5).
+//! How TileDB 2.30 cuts a tile into chunks (docs/FORMAT.md §4.3–§4.5).
 
 use crate::error::{Error, Result};
 use std::ops::Range;

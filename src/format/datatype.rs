@@ -1,4 +1,4 @@
-//! TileDB datatypes (FORMAT.md §1.1), with TileDB's numeric values and sizes.
+//! TileDB datatypes (docs/FORMAT.md §1.1), with TileDB's numeric values and sizes.
 
 use crate::error::{Error, Result};
 

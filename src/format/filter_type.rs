@@ -1,4 +1,4 @@
-//! Filter types (FORMAT.md §1.2), compressor bytes (§1.3) and filter options (§1.5),
+//! Filter types (docs/FORMAT.md §1.2), compressor bytes (§1.3) and filter options (§1.5),
 //! with TileDB's numeric values.
 
 use crate::error::{Error, Result};
@@ -183,7 +183,7 @@ impl std::fmt::Display for FilterType {
     }
 }
 
-/// The compressor byte inside compression-filter options (FORMAT.md §1.3).
+/// The compressor byte inside compression-filter options (docs/FORMAT.md §1.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Compressor {
@@ -256,7 +256,7 @@ impl Compressor {
     }
 }
 
-/// A filter option of TileDB's C API (FORMAT.md §1.5).
+/// A filter option of TileDB's C API (docs/FORMAT.md §1.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum FilterOption {

@@ -1,5 +1,5 @@
 //! The datatype rules that depend on the format version of the data being read
-//! (FORMAT.md §2.2 and §4.8; docs/format-versions.md has the audit against every TileDB
+//! (docs/FORMAT.md §2.2 and §4.8; docs/format-versions.md has the audit against every TileDB
 //! release).
 //!
 //! Two rules changed over TileDB's history without a change in the bytes that describe a tile:

@@ -1,4 +1,4 @@
-//! The filtered tile layout (FORMAT.md §4.1): `u64 num_chunks`, then per chunk
+//! The filtered tile layout (docs/FORMAT.md §4.1): `u64 num_chunks`, then per chunk
 //! `u32 original_length, u32 filtered_length, u32 metadata_length, metadata, data`.
 
 use crate::error::{Error, Result};
@@ -110,7 +110,7 @@ mod tests {
 
     #[test]
     fn parses_tiledb_byteshuffle_vector() {
-        // FORMAT.md §9.2: BYTESHUFFLE of INT32 [1..8].
+        // docs/FORMAT.md §9.2: BYTESHUFFLE of INT32 [1..8].
         let mut bytes = 1u64.to_le_bytes().to_vec();
         write_chunk_header(&mut bytes, 32, 32, 8);
         bytes.extend_from_slice(&[1, 0, 0, 0, 32, 0, 0, 0]);

@@ -1,4 +1,4 @@
-//! AVX-512 (VBMI + GFNI) bit transposition kernels (FORMAT.md §5.14), bit for bit identical
+//! AVX-512 (VBMI + GFNI) bit transposition kernels (docs/FORMAT.md §5.14), bit for bit identical
 //! to [`scalar::bitshuffle_block`] / [`scalar::bitunshuffle_block`], for element sizes 1, 2,
 //! 4 and 8 (other sizes use the scalar code, blocks of fewer than 512 elements the AVX2
 //! kernel).

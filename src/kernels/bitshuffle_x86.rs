@@ -1,4 +1,4 @@
-//! SSE2 and AVX2 bit transposition kernels (FORMAT.md §5.14), bit for bit identical to
+//! SSE2 and AVX2 bit transposition kernels (docs/FORMAT.md §5.14), bit for bit identical to
 //! [`scalar::bitshuffle_block`] / [`scalar::bitunshuffle_block`], for element sizes 1, 2, 4
 //! and 8 (other sizes use the scalar code).
 //!

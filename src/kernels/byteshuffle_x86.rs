@@ -1,4 +1,4 @@
-//! SSE2 and AVX2 byte shuffle kernels (FORMAT.md §5.15), bit for bit identical to
+//! SSE2 and AVX2 byte shuffle kernels (docs/FORMAT.md §5.15), bit for bit identical to
 //! [`scalar::shuffle`] / [`scalar::unshuffle`].
 //!
 //! # Method

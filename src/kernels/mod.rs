@@ -1,7 +1,7 @@
 //! SIMD kernels of the BYTESHUFFLE, BITSHUFFLE and XOR filters, chosen once at run time from
 //! the CPU's features.
 //!
-//! Six kernels — [`shuffle`], [`unshuffle`] (FORMAT.md §5.15), [`bitshuffle_block`],
+//! Six kernels — [`shuffle`], [`unshuffle`] (docs/FORMAT.md §5.15), [`bitshuffle_block`],
 //! [`bitunshuffle_block`] (§5.14), [`xor_encode`] and [`xor_decode`] (§5.18) — exist at each
 //! [`Level`]: portable [`scalar`] code, SSE2, AVX2 (x86 and x86-64) and AVX-512 (x86-64 only;
 //! its byte shuffle and XOR kernels are the AVX2 ones, SSE2's XOR encoding the scalar loop,

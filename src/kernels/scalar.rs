@@ -7,7 +7,7 @@
 use super::Dst;
 use crate::mem::uninit::{as_uninit_mut, write_slice};
 
-/// Byte shuffle (FORMAT.md §5.15): `dst[j·n + i] = src[i·t + j]` with `n = ⌊len/t⌋`, the
+/// Byte shuffle (docs/FORMAT.md §5.15): `dst[j·n + i] = src[i·t + j]` with `n = ⌊len/t⌋`, the
 /// `len mod t` trailing bytes copied. `t ≤ 1` is the identity.
 ///
 /// # Panics
@@ -129,7 +129,7 @@ pub(crate) fn transpose8(mut x: u64) -> u64 {
     x ^ t ^ (t << 28)
 }
 
-/// blosc2_bitshuffle of one block (FORMAT.md §5.14): the first `N` elements (N = ⌊len/t⌋
+/// blosc2_bitshuffle of one block (docs/FORMAT.md §5.14): the first `N` elements (N = ⌊len/t⌋
 /// rounded down to a multiple of 8) are bit-transposed, the remaining bytes copied.
 ///
 /// # Panics
@@ -190,7 +190,8 @@ pub(crate) fn bitunshuffle_block_uninit(t: usize, src: &[u8], dst: &mut Dst) {
     write_slice(&mut dst[n * t..], &src[n * t..]);
 }
 
-/// XOR encoding (FORMAT.md §5.18) of bytes with element width `s`: `dst[i] = src[i] ^ src[i-s]`
+/// XOR encoding (docs/FORMAT.md §5.18) of bytes with element width `s`: `dst[i] = src[i] ^
+/// src[i-s]`
 /// for `i ≥ s`, `dst[i] = src[i]` below. On bytes, XOR of element `j` with element `j-1` is the
 /// XOR of byte `i` with byte `i-s`, whatever the length.
 ///

@@ -1,4 +1,4 @@
-//! SSE2 and AVX2 kernels of the XOR filter (FORMAT.md §5.18), bit for bit identical to
+//! SSE2 and AVX2 kernels of the XOR filter (docs/FORMAT.md §5.18), bit for bit identical to
 //! [`scalar::xor_encode`] / [`scalar::xor_decode`].
 //!
 //! # Method

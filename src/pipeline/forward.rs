@@ -1,5 +1,6 @@
 //! Forward (write) execution: each chunk runs through every stage (§4.6) and is appended to
 //! the filtered tile with its header (§4.1). Chunks are independent and run in parallel.
+//! (§: docs/FORMAT.md.)
 
 use super::ChunkSettings;
 use super::outer_digest;

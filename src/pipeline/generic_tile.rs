@@ -1,4 +1,4 @@
-//! Generic tiles (FORMAT.md §6): a self-describing filtered tile, as TileDB stores array
+//! Generic tiles (docs/FORMAT.md §6): a self-describing filtered tile, as TileDB stores array
 //! schemas, fragment metadata sections, array and group metadata.
 //!
 //! Layout (header format version 22 in TileDB 2.30), little-endian:
@@ -43,7 +43,7 @@ pub const CELL_SIZE: u64 = 1;
 /// The GZIP level of TileDB's generic-tile pipeline.
 pub const COMPRESSION_LEVEL: i32 = 1;
 
-/// TileDB's encryption types (FORMAT.md §1.4), stored as one byte in the header.
+/// TileDB's encryption types (docs/FORMAT.md §1.4), stored as one byte in the header.
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EncryptionType {

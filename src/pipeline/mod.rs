@@ -1,5 +1,6 @@
 //! A filter pipeline: ordered filters plus the settings that drive filtering, and the
-//! tile-level filter/unfilter entry points (chunking, threads, the chunk table).
+//! tile-level filter/unfilter entry points (chunking, threads, the chunk table). Section
+//! numbers (§) in this folder are those of docs/FORMAT.md.
 
 mod forward;
 pub mod generic_tile;

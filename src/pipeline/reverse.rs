@@ -1,6 +1,6 @@
 //! Reverse (read) execution: parse and validate the chunk table, then run every chunk's
 //! stages from last to first, the first stage writing straight into the chunk's window of
-//! the output tile (§4.7). Chunks are independent and run in parallel.
+//! the output tile (§4.7). Chunks are independent and run in parallel. (§: docs/FORMAT.md.)
 
 use super::ChunkSettings;
 use super::forward::OUTER_DIGEST_GROUP;

@@ -1,4 +1,4 @@
-//! Pipeline serialization exactly as TileDB writes it (FORMAT.md §3): `u32 max_chunk_size`,
+//! Pipeline serialization exactly as TileDB writes it (docs/FORMAT.md §3): `u32 max_chunk_size`,
 //! `u32 num_filters`, then per filter `u8 type, u32 options_length, options`.
 
 use super::{Pipeline, check_filter};

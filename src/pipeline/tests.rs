@@ -243,7 +243,7 @@ fn serialization_matches_tiledb_vectors() {
 
 #[test]
 fn deserialization_reads_every_filters_options_and_versions() {
-    // Every filter's options parse and re-serialize to TileDB's bytes (FORMAT.md §9.1).
+    // Every filter's options parse and re-serialize to TileDB's bytes (docs/FORMAT.md §9.1).
     let vectors: &[&str] = &[
         "00000100 01000000 07 04000000 80000000",
         "00000100 01000000 0a 04000000 00040000",

@@ -1,6 +1,6 @@
 """Independent Python model of TileDB 2.30's AES-256-GCM stage and generic tiles.
 
-Written from FORMAT.md §4.1 (filtered tile), §5.2 (compression framework),
+Written from docs/FORMAT.md §4.1 (filtered tile), §5.2 (compression framework),
 §5.3 (zlib), §5.20 (AES-256-GCM) and §6 (generic tiles), with Python's
 `cryptography` (AESGCM, no AAD, 16-byte tag) and `zlib`. No tdbfilter code.
 
@@ -238,12 +238,12 @@ def read_generic_tile(data: bytes, key: bytes | None, offset: int = 0) -> Generi
     pbytes = r.take(fps)
     anomalies = []
     if version != 22:
-        anomalies.append(f"version {version} (FORMAT.md §6: 22)")
+        anomalies.append(f"version {version} (docs/FORMAT.md §6: 22)")
     if dtype != 4 or cell != 1:
-        anomalies.append(f"datatype {dtype} / cell size {cell} (FORMAT.md §6: 4 / 1)")
+        anomalies.append(f"datatype {dtype} / cell size {cell} (docs/FORMAT.md §6: 4 / 1)")
     want_p = GENERIC_PIPELINE_AES if enc == 1 else GENERIC_PIPELINE_PLAIN
     if pbytes != want_p:
-        anomalies.append(f"pipeline {pbytes.hex()} (FORMAT.md §6: {want_p.hex()})")
+        anomalies.append(f"pipeline {pbytes.hex()} (docs/FORMAT.md §6: {want_p.hex()})")
     desc = parse_pipeline(Reader(pbytes), version)
     types = [f.ftype for f in desc.filters]
     if enc == 1:
@@ -257,7 +257,7 @@ def read_generic_tile(data: bytes, key: bytes | None, offset: int = 0) -> Generi
     else:
         raise FormatError(f"encryption type {enc}")
     if desc.filters[0].level != 1:
-        anomalies.append(f"GZIP level {desc.filters[0].level} (FORMAT.md §6: 1)")
+        anomalies.append(f"GZIP level {desc.filters[0].level} (docs/FORMAT.md §6: 1)")
     start = r.pos
     if start + persisted > len(data):
         raise FormatError(f"persisted_size {persisted} runs past the end of the file")
@@ -270,7 +270,7 @@ def read_generic_tile(data: bytes, key: bytes | None, offset: int = 0) -> Generi
     lengths = [c.original_length for c in ft.chunks]
     want_chunks = _fixed_chunks(tile_size)
     if lengths != want_chunks:
-        anomalies.append(f"chunks {lengths}, FORMAT.md §4.3 predicts {want_chunks}")
+        anomalies.append(f"chunks {lengths}, docs/FORMAT.md §4.3 predicts {want_chunks}")
     payload, aes = bytearray(), []
     for ci, c in enumerate(ft.chunks):
         md, body = c.metadata, c.data
@@ -315,7 +315,7 @@ def walk_generic_tiles(data: bytes, key: bytes | None) -> tuple[list, int]:
 
 def check_footer_start(data: bytes, pos: int, schema_name: str) -> str:
     """'' if a version-22 fragment metadata footer starts at `pos` (u32 version, u64 name length,
-    the array schema name), else why not. (TileDB format_spec/fragment.md; not in FORMAT.md.)"""
+    the array schema name), else why not. (docs/ARRAY.md §4.3.)"""
     if pos + 12 > len(data):
         return f"no footer: {len(data) - pos} bytes after the generic tiles"
     version, n = struct.unpack_from("<IQ", data, pos)
@@ -329,7 +329,7 @@ def check_footer_start(data: bytes, pos: int, schema_name: str) -> str:
 def write_generic_tile(payload: bytes, key: bytes | None = None) -> bytes:
     """A generic tile as TileDB 2.30 writes it (§6): [GZIP level 1] (zlib per 64 KiB chunk, §5.2 /
     §5.3), then AES-256-GCM with fresh IVs when `key` is given. Unencrypted output is expected to
-    be TileDB's bytes exactly (Python's zlib = TileDB's zlib 1.3.1 at level 1, FORMAT.md §5.3)."""
+    be TileDB's bytes exactly (Python's zlib = TileDB's zlib 1.3.1 at level 1, docs/FORMAT.md §5.3)."""
     chunks = []
     for orig_len in _fixed_chunks(len(payload)):
         pos = sum(c[0] for c in chunks)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Filter type ids (TileDB numbering, FORMAT.md §1.2).
+# Filter type ids (TileDB numbering, docs/FORMAT.md §1.2).
 GZIP, ZSTD, LZ4, BZIP2, BITSHUFFLE, BYTESHUFFLE, MD5, SHA256 = 1, 2, 3, 5, 8, 9, 12, 13
 
 FILTER_NAMES = {GZIP: "gzip", ZSTD: "zstd", LZ4: "lz4", BZIP2: "bzip2", BITSHUFFLE: "bitshuffle",
@@ -236,12 +236,12 @@ def write_array(root: str, dt: DatatypeCase, shape: str, tc: TileConfig,
 
 
 def gzip_capacity(n: int) -> int:
-    """TileDB 2.30's GZIP output allowance for an n-byte part (FORMAT.md §5.2, sic 16834)."""
+    """TileDB 2.30's GZIP output allowance for an n-byte part (docs/FORMAT.md §5.2, sic 16834)."""
     return n + 6 + 5 * (n // 16834 + 1)
 
 
 def predict_gzip_overflow(dt: DatatypeCase, shape: str, tc: TileConfig, pipelines=PIPELINES) -> dict:
-    """Attributes whose tiles TileDB 2.30 cannot write (GZIP capacity defect, FORMAT.md §5.3).
+    """Attributes whose tiles TileDB 2.30 cannot write (GZIP capacity defect, docs/FORMAT.md §5.3).
 
     Handles pipelines whose GZIP is the last filter, preceded by checksums at
     most (all the matrix has). Returns name -> human-readable reason. Uses

@@ -4,13 +4,13 @@ An `ArraySpec` is plain, picklable data: dimensions, attributes (with
 `filterspec.F` pipelines), the schema's offsets / validity / coords pipelines,
 and the values to write. `create_and_write` turns it into a TileDB array with
 TileDB-Py; `write_isolated` does the same in a child process, for writes that
-TileDB 2.30 is predicted to crash on (FORMAT.md §8.3).
+TileDB 2.30 is predicted to crash on (docs/FORMAT.md §8.3).
 
 A `FieldExpect` describes one attribute or dimension to check: its matrix
 row and column, its datatype and pipeline, and the expected content of each
 of its tiles (`TileExpect`).
 
-Also here: the FORMAT.md §4.5 var-size chunking model and the predictors of
+Also here: the docs/FORMAT.md §4.5 var-size chunking model and the predictors of
 TileDB defects the suites use (empty chunks, the var-string RLE length quirk,
 DOUBLE_DELTA range errors, POSITIVE_DELTA on decreasing data).
 
@@ -265,7 +265,7 @@ def cell_bytes(value, dtype: str) -> bytes:
 
 
 # ---------------------------------------------------------------------------
-# FORMAT.md chunking models
+# docs/FORMAT.md chunking models
 # ---------------------------------------------------------------------------
 
 def var_chunk_sizes(cell_sizes, dt_size: int, chunking: bool = True) -> list[int]:
@@ -327,7 +327,7 @@ def _applies_bwr_pd(f, t: int) -> bool:
 
 def empty_part_defect(fx: FieldExpect, filters) -> tuple[str, str]:
     """(kind, why) for a field with an empty data chunk reaching BWR / PD (crash) or DELTA /
-    DOUBLE_DELTA (unreadable tile), FORMAT.md §4.5, §8.3. kind: "crash", "unreadable" or ""."""
+    DOUBLE_DELTA (unreadable tile), docs/FORMAT.md §4.5, §8.3. kind: "crash", "unreadable" or ""."""
     empties = [i for i, t in enumerate(fx.tiles) if 0 in data_chunk_sizes(fx, filters, t)]
     if not empties:
         return "", ""
@@ -335,10 +335,10 @@ def empty_part_defect(fx: FieldExpect, filters) -> tuple[str, str]:
     for f, t in zip(filters, types):
         if f.type in (fs.BWR, fs.POSITIVE_DELTA) and _applies_bwr_pd(f, t):
             return "crash", (f"tile {empties[0]} has an empty chunk; {fs.SHORT[f.type]} divides by zero on it "
-                             f"(FORMAT.md §5.12/§8.3)")
+                             f"(docs/FORMAT.md §5.12/§8.3)")
         if f.type in (fs.DELTA, fs.DOUBLE_DELTA):
             return "unreadable", (f"tile {empties[0]} has an empty chunk; {fs.SHORT[f.type]} writes "
-                                  f"out-of-bounds values for it (FORMAT.md §5.10/§5.11)")
+                                  f"out-of-bounds values for it (docs/FORMAT.md §5.10/§5.11)")
         if f.type in (fs.MD5, fs.SHA256, fs.NONE):
             return "", ""  # forwards the empty part as zero parts: later filters see no data
     return "", ""
@@ -360,7 +360,7 @@ def predict_defects(fx: FieldExpect, filters) -> bool:
         if bad:
             fx.unreadable = bad
     if fx.var and fx.datatype not in (11, 12) and any(f.type == fs.DICTIONARY for f in filters):
-        fx.unwritable = "DICTIONARY applies to var STRING_ASCII/UTF8 only (FORMAT.md §5.9)"
+        fx.unwritable = "DICTIONARY applies to var STRING_ASCII/UTF8 only (docs/FORMAT.md §5.9)"
     if not fx.unwritable:
         fx.unwritable = dd_defect(fx, filters)
     return isolate
@@ -389,7 +389,7 @@ def rle_string_defect(tile: TileExpect) -> str:
     longest = max(len(r[0]) for r in runs)
     if bytesize(longest) > sl:
         return (f"the last run's {longest}-byte string needs a {bytesize(longest)}-byte length but TileDB "
-                f"sizes lengths from earlier runs only ({sl} byte(s)), FORMAT.md §5.8")
+                f"sizes lengths from earlier runs only ({sl} byte(s)), docs/FORMAT.md §5.8")
     return ""
 
 
@@ -444,7 +444,7 @@ def dd_defect(fx: FieldExpect, filters) -> str:
                     k = len(p) // size
                     if double_delta_overflow(np.frombuffer(p[:k * size], dtype=elem), elem):
                         where = "a checksum metadata part" if p is not chunk else "the data"
-                        return (f"tile {ti}: a delta or double delta of {where} exceeds int64 (FORMAT.md "
+                        return (f"tile {ti}: a delta or double delta of {where} exceeds int64 (docs/FORMAT.md "
                                 f"§5.10: TileDB fails the write)")
         return ""
     return ""

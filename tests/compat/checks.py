@@ -2,10 +2,10 @@
 
 Check letters (one result per attribute and letter):
 
-* ``P`` harness/spec: the schema's pipeline bytes equal the FORMAT.md §3
+* ``P`` harness/spec: the schema's pipeline bytes equal the docs/FORMAT.md §3
   serialization, the data file is the expected number of tiles whose chunk
   sizes follow §4.3, and the Python reference decoder (refdecode.py, written
-  from FORMAT.md) decodes every TileDB tile to the written cells.
+  from docs/FORMAT.md) decodes every TileDB tile to the written cells.
 * ``D`` decode: for every tile, ``tdb_filtered_tile_size`` agrees with the
   Python walk and ``tdb_pipeline_unfilter`` of TileDB's tile gives the cells.
 * ``E`` encode: ``tdb_pipeline_filter`` of the cells equals TileDB's tile.
@@ -110,7 +110,7 @@ class ArrayChecker:
         tile_bytes = self.w.tiles.extent * cell_size
         cells = self.w.cells[attr.name]
 
-        # P: schema and file structure against FORMAT.md.
+        # P: schema and file structure against docs/FORMAT.md.
         problems = []
         if attr.datatype != dt.tiledb_type or attr.cell_val_num != dt.cell_val_num:
             problems.append(f"schema says datatype {attr.datatype} x{attr.cell_val_num}")
@@ -293,10 +293,10 @@ class ArrayChecker:
 
     # -- tiles TileDB cannot write ----------------------------------------------
     def check_unwritable(self, pc, name: str, reason: str):
-        """A tile TileDB 2.30 fails to write (GZIP capacity defect). FORMAT.md §5.3 allows a
+        """A tile TileDB 2.30 fails to write (GZIP capacity defect). docs/FORMAT.md §5.3 allows a
         writer to fail likewise or to succeed; success must give a valid tile."""
         from tdbfilter_ctypes import TdbError
-        why = f"TileDB 2.30 fails to write this (GZIP capacity defect, FORMAT.md §5.3: {reason})"
+        why = f"TileDB 2.30 fails to write this (GZIP capacity defect, docs/FORMAT.md §5.3: {reason})"
         self.add(pc, "P", "pass", why, tiledb_write_failed=True)
         if self.lib is None:
             return
@@ -368,7 +368,7 @@ def run_job(job) -> list[dict]:
         try:
             written = arraygen.write_array(root, dt, job["shape"], tc)
         except Exception as e:
-            # TileDB's GZIP capacity defect (FORMAT.md §5.3) fails the whole write; leave out
+            # TileDB's GZIP capacity defect (docs/FORMAT.md §5.3) fails the whole write; leave out
             # the attributes it predicts and check those tiles on the library alone.
             if "Cannot compress with GZIP" not in str(e):
                 raise

@@ -283,7 +283,7 @@ def _word(rng, alphabet, lo, hi) -> str:
 
 def string_values(kind: str, count: int, rng) -> list[str]:
     """Strings with repeats (runs and a small vocabulary), empty strings included, every string
-    under 256 bytes (so the var-string RLE length quirk of FORMAT.md §5.8 cannot occur)."""
+    under 256 bytes (so the var-string RLE length quirk of docs/FORMAT.md §5.8 cannot occur)."""
     alphabet = ASCII if kind == "ascii" else UTF8
     vocab = [_word(rng, alphabet, 0, 24 if kind == "ascii" else 12) for _ in range(60)] + [""]
     out = []
@@ -299,7 +299,7 @@ def gzip_capacity(n: int) -> int:
 
 def gzip_overflows(tiles: list, cell_size: int, filters) -> bool:
     """Whether TileDB 2.30 would fail writing these tiles through a pipeline whose GZIP sees the
-    raw cells (only checksums before it): the GZIP capacity defect of FORMAT.md §5.3."""
+    raw cells (only checksums before it): the GZIP capacity defect of docs/FORMAT.md §5.3."""
     from tiledb_format import expected_fixed_chunks
     types = [f.type for f in filters]
     if GZIP not in types:
@@ -376,7 +376,7 @@ def build_fixed(dtname: str, shape: str, tiles: str, extra: bool = False) -> Enc
         vals = numeric_values(numpy, shape, n * cvn, rng)
         tl = fixed_tiles(vals.reshape(n, cvn) if cvn > 1 else vals, extent)
         if gzip_overflows(tl, np.dtype(numpy).itemsize * cvn, filters):
-            notes.append(f"{pname}: left out, TileDB cannot write it (GZIP capacity defect, FORMAT.md §5.3)")
+            notes.append(f"{pname}: left out, TileDB cannot write it (GZIP capacity defect, docs/FORMAT.md §5.3)")
             continue
         name = "a_" + "".join(c if c.isalnum() else "_" for c in pname)
         attrs.append(AttrDef(name, attr_dtype, filters=filters))
@@ -460,7 +460,7 @@ EDGE_EMPTY = [("empty_none", "ascii", ()), ("empty_zstd", "ascii", (F(ZSTD),)), 
 
 def build_edge(which: str) -> EncArray:
     """"big": var int64 tiles of two 40 000-byte cells: chunks [80000, 0], an empty trailing chunk
-    (FORMAT.md §4.5). "empty": string tiles whose cells are all empty (one 0-byte chunk), next to
+    (docs/FORMAT.md §4.5). "empty": string tiles whose cells are all empty (one 0-byte chunk), next to
     a tile of ordinary strings."""
     label = f"edge-{which}"
     attrs, fields, data = [], [], {}

@@ -3,7 +3,7 @@
 One `EncRun` per array (encryption_cases.EncArray). Check letters, per field
 (attribute or dimension; its data, offsets and validity tiles):
 
-* ``P`` harness vs FORMAT.md, no library: the schema holds the field's
+* ``P`` harness vs docs/FORMAT.md, no library: the schema holds the field's
   pipeline per §3 and no AES filter anywhere; every TileDB tile has the §5.20
   layout (metadata = the AES own block only: u32 nmd, u32 nd, per part u32
   plain = u32 cipher, iv[12], tag[16]; ciphertexts fill the chunk data) and
@@ -16,7 +16,7 @@ One `EncRun` per array (encryption_cases.EncArray). Check letters, per field
 * ``A`` TileDB's tiles with the AES stage removed in Python decode with the
   library *without* a key to the cells, and equal the library's unencrypted
   filtering of the cells byte for byte (BIT_WIDTH_REDUCTION window offsets
-  TileDB leaves uninitialized, FORMAT.md §8.4, are masked and counted), and
+  TileDB leaves uninitialized, docs/FORMAT.md §8.4, are masked and counted), and
   TileDB's AES part structure (part counts and lengths) equals the library's.
 * ``E`` the library's encrypted tiles: §5.20 layout, Python decryption gives
   exactly the library's unencrypted filtering, same size as TileDB's tile,
@@ -135,7 +135,7 @@ def _expected_chunks(fc: ec.FieldCase, st: Stream, tile: ec.TileExp) -> list[int
 
 def masked_equal(filters, base: int, cell: int, ours: bytes, theirs: bytes):
     """Explain a difference between two unencrypted tiles by TileDB's indeterminate BWR/PD
-    window offsets (FORMAT.md §8.4): the number of masked bytes if the streams up to and
+    window offsets (docs/FORMAT.md §8.4): the number of masked bytes if the streams up to and
     including that stage's output agree once masked, else None."""
     import refdecode_ext as rx
     js = [j for j, f in enumerate(filters) if f.type in (fs.BWR, fs.POSITIVE_DELTA)]
@@ -172,7 +172,7 @@ def masked_equal(filters, base: int, cell: int, ours: bytes, theirs: bytes):
     return total or None
 
 
-PASS_DATA = (fs.NONE, fs.MD5, fs.SHA256)          # forward(data_in) (FORMAT.md §4.6)
+PASS_DATA = (fs.NONE, fs.MD5, fs.SHA256)          # forward(data_in) (docs/FORMAT.md §4.6)
 
 
 def expected_aes_parts(filters, chunk_len: int) -> tuple[int, int]:

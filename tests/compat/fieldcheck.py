@@ -3,7 +3,7 @@
 Works for fixed-size, var-size and nullable attributes and for dimensions of
 sparse arrays; the check letters extend checks.py's:
 
-* ``P`` harness vs FORMAT.md: schema pipeline bytes (field, offsets,
+* ``P`` harness vs docs/FORMAT.md: schema pipeline bytes (field, offsets,
   validity, coords) equal the §3 serialization; tile counts; chunk sizes
   follow §4.3 / §4.4 / §4.5; skipped offsets tiles are the 8-byte marker;
   refdecode_ext.py (no library) decodes every TileDB tile (data, offsets,
@@ -43,7 +43,7 @@ import tiledb_format as tf
 from checks import Result, _cells_diff, diff_text
 
 FORMAT_VERSION = 22
-# TileDB write errors FORMAT.md documents as TileDB defects or input limits (§5.3, §8.3).
+# TileDB write errors docs/FORMAT.md documents as TileDB defects or input limits (§5.3, §8.3).
 KNOWN_WRITE_FAILURES = ("Cannot compress with GZIP", "Cannot compress with DoubleDelta", "delta exceeds range",
                         "delta is not positive",
                         "Dictionary encoding only applies")
@@ -110,7 +110,7 @@ class ArrayRun:
                     asp.create_and_write(main, self.root)
                 except Exception as e:
                     # A documented TileDB write failure the suite did not predict (for example the
-                    # GZIP capacity defect after a transform, FORMAT.md §5.3): find the fields that
+                    # GZIP capacity defect after a transform, docs/FORMAT.md §5.3): find the fields that
                     # fail alone, check those as unwritable, write the others.
                     if not any(m in str(e) for m in KNOWN_WRITE_FAILURES):
                         raise
@@ -254,7 +254,7 @@ class ArrayRun:
             got_chunks = [c.original_length for c in tf.parse_filtered_tile(data_tile).chunks]
             want_chunks = asp.data_chunk_sizes(fx, filters, tile)
             if got_chunks != want_chunks:
-                problems.append(f"tile {i}: data chunks {got_chunks[:8]}, FORMAT.md predicts {want_chunks[:8]}")
+                problems.append(f"tile {i}: data chunks {got_chunks[:8]}, docs/FORMAT.md predicts {want_chunks[:8]}")
             if fx.var:
                 o, n = splits["offsets"][i]
                 ot = blobs["offsets"][o:o + n]

@@ -2,7 +2,7 @@
 
 `F` describes one filter of a pipeline the way a TileDB-Py user writes it
 (type plus the options that filter has). From a tuple of `F` this module
-builds the TileDB-Py FilterList, the FORMAT.md §3 serialization (what the
+builds the TileDB-Py FilterList, the docs/FORMAT.md §3 serialization (what the
 schema must hold), the library pipeline through add_filter/set_option, and a
 short name for the matrices.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-# Filter types (FORMAT.md §1.2).
+# Filter types (docs/FORMAT.md §1.2).
 NONE, GZIP, ZSTD, LZ4, RLE, BZIP2, DOUBLE_DELTA, BWR, BITSHUFFLE, BYTESHUFFLE, POSITIVE_DELTA = range(11)
 MD5, SHA256, DICTIONARY, SCALE_FLOAT, XOR, WEBP, DELTA = 12, 13, 14, 15, 16, 18, 19
 
@@ -27,7 +27,7 @@ SHORT = {NONE: "noop", GZIP: "gzip", ZSTD: "zstd", LZ4: "lz4", RLE: "rle", BZIP2
          POSITIVE_DELTA: "pd", MD5: "md5", SHA256: "sha256", DICTIONARY: "dict",
          SCALE_FLOAT: "scale", XOR: "xor", WEBP: "webp", DELTA: "delta"}
 
-# TileDB datatype ids used as reinterpret types / names (FORMAT.md §1.1).
+# TileDB datatype ids used as reinterpret types / names (docs/FORMAT.md §1.1).
 DT = {"INT32": 0, "INT64": 1, "FLOAT32": 2, "FLOAT64": 3, "CHAR": 4, "INT8": 5, "UINT8": 6,
       "INT16": 7, "UINT16": 8, "UINT32": 9, "UINT64": 10, "STRING_ASCII": 11, "STRING_UTF8": 12,
       "ANY": 17, "DATETIME_DAY": 21, "DATETIME_NS": 27, "BLOB": 40, "BOOL": 41}
@@ -84,7 +84,7 @@ class F:
 
     # -- what TileDB does with it -----------------------------------------------
     def output_datatype(self, t: int) -> int:
-        """FORMAT.md §4.8."""
+        """docs/FORMAT.md §4.8."""
         if self.type in (DELTA, DOUBLE_DELTA) and self.reinterpret not in (None, DT["ANY"]):
             return self.reinterpret
         if self.type == SCALE_FLOAT:
@@ -183,7 +183,7 @@ def pipeline_name(filters) -> str:
 
 
 def serialize(filters, max_chunk_size: int = 65536, webp_extents=(0, 0)) -> bytes:
-    """FORMAT.md §3 bytes of a pipeline of F (format version 22)."""
+    """docs/FORMAT.md §3 bytes of a pipeline of F (format version 22)."""
     out = bytearray(struct.pack("<II", max_chunk_size, len(filters)))
     for f in filters:
         opts = f.options_bytes(webp_extents)
@@ -245,7 +245,7 @@ def stage_types(filters, base: int) -> list[int]:
 
 def accepts(filters, base: int, is_var: bool = False) -> str | None:
     """None if TileDB 2.30 accepts this pipeline on a field of type `base` (check_filter_types,
-    FORMAT.md §4.8), else why not. WEBP's array-level checks are not modelled here."""
+    docs/FORMAT.md §4.8), else why not. WEBP's array-level checks are not modelled here."""
     if is_var and base in (11, 12) and len(filters) > 1:
         for t in (RLE, DICTIONARY):
             if any(f.type == t for f in filters) and filters[0].type != t:

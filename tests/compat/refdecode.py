@@ -1,6 +1,6 @@
-"""Independent Python decoder of filtered tiles (FORMAT.md §4.7 and §5).
+"""Independent Python decoder of filtered tiles (docs/FORMAT.md §4.7 and §5).
 
-Written from FORMAT.md only, so it cross-checks both TileDB's bytes (does
+Written from docs/FORMAT.md only, so it cross-checks both TileDB's bytes (does
 the spec describe them?) and the library's output (does it decode without
 the library?). Supports the filters the compat matrix uses: NONE,
 BYTESHUFFLE, BITSHUFFLE, CHECKSUM_MD5, CHECKSUM_SHA256, GZIP, ZSTD, LZ4,
@@ -165,7 +165,7 @@ def _rev_shuffle(ftype, md: bytes, data: bytes, t: int) -> tuple[bytes, bytes]:
     else:
         want = [total]
     if lengths != want:
-        raise FormatError(f"spec: shuffle part lengths {lengths}, FORMAT.md predicts {want}")
+        raise FormatError(f"spec: shuffle part lengths {lengths}, docs/FORMAT.md predicts {want}")
     out, pos = [], 0
     for n in lengths:
         part = data[pos:pos + n]
@@ -233,7 +233,7 @@ def bitshuffle_subpart(sub: bytes, t: int) -> bytes:
 
 
 def check_spec_vectors() -> list[str]:
-    """Decode FORMAT.md §9.2 vectors this decoder covers; returns error strings."""
+    """Decode docs/FORMAT.md §9.2 vectors this decoder covers; returns error strings."""
     from tiledb_format import parse_pipeline
     cases = [
         ("00000100010000000900000000", 4,

@@ -1,9 +1,9 @@
-"""Independent Python decoder for every TileDB 2.30 tile filter (FORMAT.md §4.7, §5).
+"""Independent Python decoder for every TileDB 2.30 tile filter (docs/FORMAT.md §4.7, §5).
 
 Extends refdecode.py (which covers the shuffles, checksums and GZIP/ZSTD/LZ4/BZIP2)
 with RLE (fixed and var-string path), DICTIONARY, DOUBLE_DELTA, DELTA,
 BIT_WIDTH_REDUCTION, POSITIVE_DELTA, XOR, SCALE_FLOAT and WEBP, written from
-FORMAT.md only. It tracks the filter data type of every stage (§4.8), so the
+docs/FORMAT.md only. It tracks the filter data type of every stage (§4.8), so the
 same code decodes attribute, offsets, validity and coordinate tiles.
 
 Also here:
@@ -475,7 +475,7 @@ def supports(filters) -> tuple[bool, str]:
 
 
 # ---------------------------------------------------------------------------
-# TileDB's indeterminate bytes (FORMAT.md §8.4)
+# TileDB's indeterminate bytes (docs/FORMAT.md §8.4)
 # ---------------------------------------------------------------------------
 
 def indeterminate_ranges(f, t: int, md: bytes, data: bytes) -> list[tuple[int, int]]:
@@ -596,11 +596,11 @@ def webp_decode(riff: bytes, fmt: int) -> bytes:
 
 
 # ---------------------------------------------------------------------------
-# FORMAT.md §9.2 vectors for the filters added here
+# docs/FORMAT.md §9.2 vectors for the filters added here
 # ---------------------------------------------------------------------------
 
 def check_spec_vectors() -> list[str]:
-    """Decode the FORMAT.md §9.2 tiles of this module's filters; returns error strings."""
+    """Decode the docs/FORMAT.md §9.2 tiles of this module's filters; returns error strings."""
     F = fs.F
     cases = [
         ("DOUBLE_DELTA INT64", (F(fs.DOUBLE_DELTA),), 1, 8, False,

@@ -74,7 +74,7 @@ def print_report(results, pipelines, dtypes, header_lines=(), final_line=True):
           "but validates [LZ4, or a tile TileDB cannot write], S = pipeline (de)serialize; x = failed, . = not run)")
     print(matrix(results, pipelines, dtypes, ("D", "E", "S")))
     print()
-    print("Harness checks  (P = schema bytes/chunking/Python reference decode agree with FORMAT.md, "
+    print("Harness checks  (P = schema bytes/chunking/Python reference decode agree with docs/FORMAT.md, "
           "R = TileDB-Py reads our substituted same-size tiles; . = not run)")
     print(matrix(results, pipelines, dtypes, ("P", "R")))
     lz = lz4_summary(results)
@@ -87,7 +87,7 @@ def print_report(results, pipelines, dtypes, header_lines=(), final_line=True):
     if unwritable:
         print()
         print(f"TileDB 2.30 could not write {len(unwritable)} attribute(s) (GZIP capacity defect, "
-              f"FORMAT.md §5.3; shown as 'e'); the library's tiles for them were validated instead:")
+              f"docs/FORMAT.md §5.3; shown as 'e'); the library's tiles for them were validated instead:")
         for r in unwritable:
             print(f"  {r['pipeline']} / {r['dtype']} / {r['shape']} / {r['tiles']}")
     fl = failure_lines(results)

@@ -60,7 +60,7 @@ def print_suites(results):
         print("Library checks  (D decode, E encode byte-identical / e differs for a documented reason and "
               "validated, S serialize)")
         print(_matrix(rs, rows, cols, ("D", "E", "S")))
-        print("Harness checks  (P FORMAT.md model / reference decode / predicted TileDB defects, "
+        print("Harness checks  (P docs/FORMAT.md model / reference decode / predicted TileDB defects, "
               "R TileDB reads our substituted tiles)")
         print(_matrix(rs, rows, cols, ("P", "R")))
     summary(results)
@@ -77,7 +77,7 @@ def summary(results):
     if masked:
         n = sum(r["info"]["masked_bytes"] for r in masked)
         print()
-        print(f"Masked (FORMAT.md §8.4, indeterminate BWR/PD window offsets): {n} byte(s) in "
+        print(f"Masked (docs/FORMAT.md §8.4, indeterminate BWR/PD window offsets): {n} byte(s) in "
               f"{len(masked)} field(s)")
         for r in masked[:12]:
             print(f"  {suite_of(r)}: {r['pipeline']} / {r['dtype']} / {r['shape']} / {r['tiles']}: "

@@ -88,9 +88,9 @@ def self_tests(lib_path):
         out.append(checks.Result("(selftest)", "-", "-", "-", "P", status, detail).to_dict())
 
     errs = refdecode.check_spec_vectors()
-    add("fail" if errs else "pass", "; ".join(errs) or "FORMAT.md §9.2 vectors decode")
+    add("fail" if errs else "pass", "; ".join(errs) or "docs/FORMAT.md §9.2 vectors decode")
     errs = refdecode_ext.check_spec_vectors()
-    add("fail" if errs else "pass", "; ".join(errs) or "FORMAT.md §9.2 vectors of the extended decoder decode")
+    add("fail" if errs else "pass", "; ".join(errs) or "docs/FORMAT.md §9.2 vectors of the extended decoder decode")
     header = os.path.join(REPO, "include", "tdbfilter.h")
     if lib_path and os.path.exists(header):
         probs = check_header(header)

@@ -32,7 +32,7 @@ import encryption_cases as ec  # noqa: E402
 CHECKS = "PDAENR"
 STATUS_CHAR = {"pass": None, "differs": "lower", "fail": "x"}
 LEGEND = {
-    "P": "harness vs FORMAT.md: AES layout of TileDB's tiles, Python decryption, chunking, reference decode",
+    "P": "harness vs docs/FORMAT.md: AES layout of TileDB's tiles, Python decryption, chunking, reference decode",
     "D": "library with the key decodes TileDB's tiles",
     "A": "TileDB's tiles decrypted in Python = library's unencrypted filtering; decode without key",
     "E": "library's encrypted tiles: Python decryption = its unencrypted filtering; sizes; markers",

@@ -3,7 +3,7 @@
 
 Checks the schema/generic-tile parser, the pipeline serializer, the Python
 reference decoder, the GZIP-defect predictor and the read-back path against
-FORMAT.md vectors and arrays written by TileDB-Py. Exit 0 on success.
+docs/FORMAT.md vectors and arrays written by TileDB-Py. Exit 0 on success.
 
     .venv/bin/python tests/compat/selftest.py [LIBRARY]
 
@@ -35,7 +35,7 @@ def expect(cond, what):
         FAILURES.append(what)
 
 
-# FORMAT.md §9.1, serialized pipelines taken from real schemas.
+# docs/FORMAT.md §9.1, serialized pipelines taken from real schemas.
 SPEC_PIPELINES = {
     "empty": ("0000010000000000", []),
     "[BYTESHUFFLE, ZSTD(-1)]": ("00000100 02000000 09 00000000 02 05000000 02 ffffffff", [(9, None), (2, -1)]),
@@ -78,15 +78,15 @@ def test_real_schema(root):
     sdir = os.path.join(uri, "__schema")
     path = [os.path.join(sdir, f) for f in os.listdir(sdir) if os.path.isfile(os.path.join(sdir, f))][0]
     gt, schema = tf.read_schema_file(path)
-    expect(not gt.anomalies, f"generic tile header as in FORMAT.md §6 ({gt.anomalies})")
+    expect(not gt.anomalies, f"generic tile header as in docs/FORMAT.md §6 ({gt.anomalies})")
     expect(gt.pipeline_bytes == tf.GENERIC_TILE_PIPELINE, "generic tile pipeline is [GZIP level 1]")
     expect(schema.version == 22, f"schema format version 22 (got {schema.version})")
     a = {x.name: x for x in schema.attributes}
     expect([x.name for x in schema.attributes] == ["g9", "bz", "x3", "ts"], "attribute order")
     expect(a["g9"].pipeline_bytes.hex() == "000001000100000001050000000109000000",
-           "GZIP(9) attribute gives FORMAT.md §9.1 bytes")
+           "GZIP(9) attribute gives docs/FORMAT.md §9.1 bytes")
     expect(a["bz"].pipeline_bytes.hex() == "00000100020000000900000000020500000002ffffffff",
-           "[BYTESHUFFLE, ZSTD(-1)] attribute gives FORMAT.md §9.1 bytes")
+           "[BYTESHUFFLE, ZSTD(-1)] attribute gives docs/FORMAT.md §9.1 bytes")
     expect(a["x3"].datatype == 0 and a["x3"].cell_val_num == 3, "int32 x3 attribute: INT32, cell_val_num 3")
     expect(a["ts"].datatype == 27 and a["ts"].pipeline_bytes == tf.serialize_pipeline([(2, -8)]),
            "DATETIME_NS attribute with ZSTD(-8): level stored as given")
@@ -97,7 +97,7 @@ def test_real_schema(root):
 
 def test_reference_decoder():
     errs = refdecode.check_spec_vectors()
-    expect(not errs, f"reference decoder decodes FORMAT.md §9.2 vectors ({errs})")
+    expect(not errs, f"reference decoder decodes docs/FORMAT.md §9.2 vectors ({errs})")
 
 
 def test_describe_offset():

@@ -28,7 +28,7 @@ def _expect_fn():
     return selftest.expect
 
 
-# FORMAT.md §9.1 pipelines with options.
+# docs/FORMAT.md §9.1 pipelines with options.
 SPEC_PIPELINES = [
     ("[BIT_WIDTH_REDUCTION(window 128)]", (F(fs.BWR, window=128),), "00000100 01000000 07 04000000 80000000"),
     ("[POSITIVE_DELTA(default)]", (F(fs.POSITIVE_DELTA),), "00000100 01000000 0a 04000000 00040000"),
@@ -67,7 +67,7 @@ def test_chunking(expect):
 
 def test_reference_decoder(expect):
     errs = rx.check_spec_vectors()
-    expect(not errs, f"refdecode_ext decodes the FORMAT.md §9.2 vectors ({errs})")
+    expect(not errs, f"refdecode_ext decodes the docs/FORMAT.md §9.2 vectors ({errs})")
     # DOUBLE_DELTA: raw path, N <= 2, and a wide bit width.
     for vals, elem in (([5], np.int32), ([5, -9], np.int64), ([0, 2**40, -2**40, 3, 7], np.int64),
                        (list(range(0, 256, 3)), np.uint8)):

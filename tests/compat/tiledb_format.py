@@ -1,8 +1,8 @@
 """Independent Python readers for the TileDB 2.30 on-disk structures the harness needs.
 
-* filtered tiles (FORMAT.md §4.1): chunk table walking;
-* serialized filter pipelines (FORMAT.md §3): parsing and serializing;
-* generic tiles (FORMAT.md §6) holding the array schema, decompressed with zlib;
+* filtered tiles (docs/FORMAT.md §4.1): chunk table walking;
+* serialized filter pipelines (docs/FORMAT.md §3): parsing and serializing;
+* generic tiles (docs/FORMAT.md §6) holding the array schema, decompressed with zlib;
 * the array schema (TileDB ``format_spec/array_schema.md`` plus the fields
   the 2.30 code adds) far enough to cut out each attribute's pipeline bytes.
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 
 class FormatError(Exception):
-    """The bytes do not have the structure FORMAT.md / format_spec describe."""
+    """The bytes do not have the structure docs/FORMAT.md / format_spec describe."""
 
 
 class Reader:
@@ -133,7 +133,7 @@ def describe_offset(tile_bytes: bytes, off: int) -> str:
 
 
 def expected_fixed_chunks(tile_size: int, cell_size: int) -> list[int]:
-    """Chunk original lengths for a fixed-size tile, FORMAT.md §4.3."""
+    """Chunk original lengths for a fixed-size tile, docs/FORMAT.md §4.3."""
     cs = min(65536, tile_size)
     cs = (cs // cell_size) * cell_size
     cs = max(cs, cell_size)
@@ -248,7 +248,7 @@ class GenericTile:
     pipeline_bytes: bytes
     tile: FilteredTile
     payload: bytes  # unfiltered content
-    anomalies: list[str] = field(default_factory=list)  # deviations from FORMAT.md §6
+    anomalies: list[str] = field(default_factory=list)  # deviations from docs/FORMAT.md §6
 
 
 def _decompress_framework_chunk(chunk: Chunk, compressor) -> tuple[bytes, bytes]:
@@ -295,7 +295,7 @@ def parse_generic_tile(data: bytes) -> GenericTile:
     pipeline_bytes = r.take(fps)
     anomalies = []
     if version != 22:
-        anomalies.append(f"generic tile version {version} (FORMAT.md §6 says 22)")
+        anomalies.append(f"generic tile version {version} (docs/FORMAT.md §6 says 22)")
     if datatype != 4 or cell_size != 1:
         anomalies.append(f"generic tile datatype {datatype} / cell size {cell_size} (expected 4 / 1)")
     if enc != 0:

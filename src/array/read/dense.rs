@@ -1,4 +1,4 @@
-//! Dense reads (ARRAY.md §5.3): the cells of a box in row-major order. Every visible fragment
+//! Dense reads (docs/ARRAY.md §5.3): the cells of a box in row-major order. Every visible fragment
 //! covers its non-empty domain with complete space tiles (tile order over the fragment's tile
 //! box, cell order inside a tile); for each cell the last fragment whose non-empty domain
 //! covers it wins; cells no fragment covers get the attribute's fill value.

@@ -1,4 +1,4 @@
-//! Sparse reads (ARRAY.md §5.4): the visible cells in global order. Each fragment's cells are
+//! Sparse reads (docs/ARRAY.md §5.4): the visible cells in global order. Each fragment's cells are
 //! in global order already; several fragments are merged (a stable sort of the concatenated
 //! runs), cells outside the subarray or (for consolidated fragments) outside the open time
 //! range are dropped, equal coordinates are de-duplicated when the array does not allow

@@ -1,4 +1,4 @@
-//! Locating and decoding the tiles of one field of one fragment (ARRAY.md §5.1): positioned
+//! Locating and decoding the tiles of one field of one fragment (docs/ARRAY.md §5.1): positioned
 //! reads of the filtered bytes, unfiltered with the latest schema's pipelines at the
 //! fragment's format version (and the array's key), straight into caller buffers where the
 //! layout allows.

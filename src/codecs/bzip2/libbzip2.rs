@@ -1,5 +1,5 @@
 //! BZIP2 (5): each part is one bzip2 stream, block size = level, work factor 30, as
-//! `BZ2_bzBuffToBuffCompress` writes it (FORMAT.md §5.6).
+//! `BZ2_bzBuffToBuffCompress` writes it (docs/FORMAT.md §5.6).
 //!
 //! Writing uses this crate's encoder (`codecs::bzip2::encode`), whose bytes equal
 //! libbzip2 1.0.8's and which sorts blocks with a linear-time suffix sorter; a block it

@@ -2,7 +2,7 @@ use super::*;
 
 const KEY: &[u8; 32] = b"0123456789abcdeF0123456789abcdeF";
 
-/// TileDB's serialized generic-tile pipelines (FORMAT.md §6, §9.1).
+/// TileDB's serialized generic-tile pipelines (docs/FORMAT.md §6, §9.1).
 const PIPELINE_PLAIN: &str = "000001000100000001050000000101000000";
 const PIPELINE_AES: &str = "0000010002000000010500000001010000000b00000000";
 

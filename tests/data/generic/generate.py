@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerates the generic-tile test vectors in this directory (FORMAT.md §6).
+"""Regenerates the generic-tile test vectors in this directory (docs/FORMAT.md §6).
 
 Step 1, with TileDB-Py 0.36.1 (libtiledb 2.30.0):
     .venv/bin/python tests/data/generic/generate.py arrays
@@ -10,7 +10,7 @@ Step 1, with TileDB-Py 0.36.1 (libtiledb 2.30.0):
 Step 2, with any Python that has the `cryptography` package:
     python3 tests/data/generic/generate.py manifest
   decodes every generic tile of those files independently of tdbfilter (zlib for GZIP,
-  AES-GCM for the encryption filter, the layouts of FORMAT.md §4.1, §5.2, §5.20, §6) and
+  AES-GCM for the encryption filter, the layouts of docs/FORMAT.md §4.1, §5.2, §5.20, §6) and
   writes manifest.txt, which the Rust tests compare against.
 
 manifest.txt lines (space separated):
