@@ -511,6 +511,7 @@ impl TileMetadataGenerator {
 
     /// Min/max (or TileDB's whole-tile null count) and sum of a numeric range, typed.
     fn numeric<T: Num>(&mut self, tile: &TileCells<'_>, start: u64, end: u64) {
+        use std::cmp::Ordering::Less;
         let (a, b) = (start as usize, end as usize);
         let cells = tile.data[a * T::SIZE..b * T::SIZE].chunks_exact(T::SIZE);
         let valid = tile.validity.map(|v| &v[a..b]);
@@ -520,10 +521,10 @@ impl TileMetadataGenerator {
             let mut nulls = 0u64;
             let mut visit = |v: T| {
                 // `min = min < v ? min : v`: a NaN (never less) replaces the minimum.
-                if !(min < v) {
+                if min.partial_cmp(&v) != Some(Less) {
                     min = v;
                 }
-                if !(v < max) {
+                if v.partial_cmp(&max) != Some(Less) {
                     max = v;
                 }
             };
