@@ -290,3 +290,29 @@ fn failures_and_dropped_writers_commit_nothing() {
     assert_eq!(entries(&root.join("__commits")), 0);
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+#[test]
+fn verify_names_the_folder_of_a_writer_that_never_committed() {
+    let root = empty_copy("dense", "leftover");
+    let mut w = Writer::open(&root, None, Some(1)).unwrap();
+    dense_fragment_1(&mut w);
+    w.submit().unwrap();
+    let name = w.finalize().unwrap();
+    // What a writer killed before its commit leaves: a complete folder, no commit marker.
+    let orphan = "__9_9_0123456789abcdef0123456789abcdef_22";
+    copy_dir(
+        &root.join("__fragments").join(&name),
+        &root.join("__fragments").join(orphan),
+    );
+    let options = OpenOptions::default();
+    let (array, broken) = Array::open_tolerant(root.to_str().unwrap(), &options).unwrap();
+    assert_eq!(array.fragments().len(), 1, "the reader ignores the folder");
+    let report = tdbfilter::array::read::verify::verify(&array, broken);
+    assert_eq!(report.damages.len(), 1, "{:?}", report.damages);
+    let line = report.damages[0].to_string();
+    assert!(
+        line.starts_with(orphan) && line.contains("uncommitted"),
+        "{line}"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}

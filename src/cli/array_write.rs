@@ -56,36 +56,84 @@ pub struct WriteArgs {
     pub threads: usize,
 }
 
-/// The payload of a .npy file (any dtype, C or Fortran order), or the whole file.
-fn load(path: &str) -> CliResult<Vec<u8>> {
-    let bytes = std::fs::read(path).map_err(|e| Failure::new(format!("{path}: {e}")))?;
-    if !bytes.starts_with(b"\x93NUMPY") {
-        return Ok(bytes);
-    }
-    let bad = || Failure::new(format!("{path}: not a valid .npy file"));
-    let major = *bytes.get(6).ok_or_else(bad)?;
-    let (len, start) = if major == 1 {
-        (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10)
-    } else {
-        let b = bytes.get(8..12).ok_or_else(bad)?;
-        (u32::from_le_bytes(b.try_into().expect("4")) as usize, 12)
-    };
-    let header =
-        std::str::from_utf8(bytes.get(start..start + len).ok_or_else(bad)?).map_err(|_| bad())?;
-    if header.contains("'descr': '>") || header.contains("'descr': '|O") {
-        return Err(Failure::new(format!(
-            "{path}: big-endian and object .npy arrays are not read (write raw bytes)"
-        )));
-    }
-    Ok(bytes[start + len..].to_vec())
+/// The cells of a file: a .npy array's payload (any dtype, C or Fortran order) or the whole
+/// file, read a range at a time.
+struct Source {
+    path: String,
+    file: std::fs::File,
+    /// Where the payload starts (after a .npy header).
+    start: u64,
+    /// Payload bytes.
+    len: u64,
 }
 
-/// One field's cells as read from the files.
+impl Source {
+    fn open(path: &str) -> CliResult<Source> {
+        use std::io::Read;
+        let fail = |e: std::io::Error| Failure::new(format!("{path}: {e}"));
+        let mut file = std::fs::File::open(path).map_err(fail)?;
+        let size = file.metadata().map_err(fail)?.len();
+        let mut head = vec![0u8; size.min(1 << 16) as usize];
+        let n = file.read(&mut head).map_err(fail)?;
+        head.truncate(n);
+        let mut start = 0u64;
+        if head.starts_with(b"\x93NUMPY") {
+            let bad = || Failure::new(format!("{path}: not a valid .npy file"));
+            let (len, at) = if head.get(6) == Some(&1) {
+                (u16::from_le_bytes([head[8], head[9]]) as usize, 10)
+            } else {
+                let b = head.get(8..12).ok_or_else(bad)?;
+                (u32::from_le_bytes(b.try_into().expect("4")) as usize, 12)
+            };
+            let header =
+                std::str::from_utf8(head.get(at..at + len).ok_or_else(bad)?).map_err(|_| bad())?;
+            if header.contains("'descr': '>") || header.contains("'descr': '|O") {
+                return Err(Failure::new(format!(
+                    "{path}: big-endian and object .npy arrays are not read (write raw bytes)"
+                )));
+            }
+            start = (at + len) as u64;
+        }
+        Ok(Source {
+            path: path.to_string(),
+            file,
+            start,
+            len: size - start,
+        })
+    }
+
+    /// Payload bytes `lo..hi`.
+    fn read(&self, lo: u64, hi: u64) -> CliResult<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        if lo > hi || hi > self.len {
+            return Err(Failure::new(format!(
+                "{}: bytes {lo}..{hi} are outside its {} bytes",
+                self.path, self.len
+            )));
+        }
+        let mut buf = vec![0u8; (hi - lo) as usize];
+        self.file
+            .read_exact_at(&mut buf, self.start + lo)
+            .map_err(|e| Failure::new(format!("{}: {e}", self.path)))?;
+        Ok(buf)
+    }
+
+    /// u64 entries `lo..hi` (offsets files).
+    fn read_u64s(&self, lo: u64, hi: u64) -> CliResult<Vec<u64>> {
+        Ok(self
+            .read(8 * lo, 8 * hi)?
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
+            .collect())
+    }
+}
+
+/// One field's files.
 struct FieldFiles {
     name: String,
-    data: Vec<u8>,
-    offsets: Option<Vec<u64>>,
-    validity: Option<Vec<u8>>,
+    data: Source,
+    offsets: Option<Source>,
+    validity: Option<Source>,
 }
 
 fn split(arg: &str, what: &str) -> CliResult<(String, String)> {
@@ -142,13 +190,13 @@ pub fn run(args: &WriteArgs, out: &mut impl std::io::Write) -> CliResult<()> {
     for f in &args.fields {
         let (name, file) = split(f, "field")?;
         fields.push(FieldFiles {
-            data: load(&file)?,
+            data: Source::open(&file)?,
             name,
             offsets: None,
             validity: None,
         });
     }
-    let find = |fields: &mut Vec<FieldFiles>, name: &str, what: &str| -> CliResult<usize> {
+    let find = |fields: &[FieldFiles], name: &str, what: &str| -> CliResult<usize> {
         fields
             .iter()
             .position(|f| f.name == name)
@@ -156,28 +204,23 @@ pub fn run(args: &WriteArgs, out: &mut impl std::io::Write) -> CliResult<()> {
     };
     for o in &args.offsets {
         let (name, file) = split(o, "offsets")?;
-        let bytes = load(&file)?;
-        if bytes.len() % 8 != 0 {
+        let src = Source::open(&file)?;
+        if src.len % 8 != 0 {
             return Err(Failure::new(format!(
                 "--offsets {name}: not whole u64 offsets"
             )));
         }
-        let i = find(&mut fields, &name, "offsets")?;
-        fields[i].offsets = Some(
-            bytes
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
-                .collect(),
-        );
+        let i = find(&fields, &name, "offsets")?;
+        fields[i].offsets = Some(src);
     }
     for v in &args.validity {
         let (name, file) = split(v, "validity")?;
-        let i = find(&mut fields, &name, "validity")?;
-        fields[i].validity = Some(load(&file)?);
+        let i = find(&fields, &name, "validity")?;
+        fields[i].validity = Some(Source::open(&file)?);
     }
     // Bytes per fixed-size cell of each field (the schema's; var-size fields count offsets).
     let schema = w.schema().clone();
-    let cell_size = |name: &str| -> usize {
+    let cell_size = |name: &str| -> u64 {
         schema
             .attributes
             .iter()
@@ -191,38 +234,48 @@ pub fn run(args: &WriteArgs, out: &mut impl std::io::Write) -> CliResult<()> {
                     .and_then(|d| d.coord_size())
             })
             .unwrap_or(1)
-            .max(1)
+            .max(1) as u64
     };
-    let sizes: Vec<usize> = fields.iter().map(|f| cell_size(&f.name)).collect();
-    let total = fields.first().map_or(0, |f| match &f.offsets {
-        Some(o) => o.len() as u64,
-        None => (f.data.len() / sizes[0]) as u64,
-    });
+    let sizes: Vec<u64> = fields.iter().map(|f| cell_size(&f.name)).collect();
+    let cells = |f: &FieldFiles, size: u64| match &f.offsets {
+        Some(o) => o.len / 8,
+        None => f.data.len / size,
+    };
+    let total = fields.first().map_or(0, |f| cells(f, sizes[0]));
+    // Each batch is read from the files when it is submitted, so memory holds one batch.
     let step = args.batch_cells.unwrap_or(total).max(1);
     let mut start = 0;
     loop {
         let end = (start + step).min(total);
-        let (a, b) = (start as usize, end as usize);
-        let whole = a == 0 && b as u64 == total;
-        for (f, size) in fields.iter_mut().zip(&sizes) {
+        for (f, &size) in fields.iter().zip(&sizes) {
             let name = f.name.as_str();
             match &f.offsets {
                 Some(o) => {
-                    let lo = o.get(a).copied().unwrap_or(f.data.len() as u64) as usize;
-                    let hi = o.get(b).map_or(f.data.len(), |x| *x as usize);
-                    let rebased: Vec<u64> = o[a..b].iter().map(|x| x - lo as u64).collect();
-                    if whole && lo == 0 {
-                        w.set_data_owned(name, std::mem::take(&mut f.data))?;
+                    let n = o.len / 8;
+                    let (a, b) = (start.min(n), end.min(n));
+                    let offs = o.read_u64s(a, b)?;
+                    let lo = offs.first().copied().unwrap_or(0);
+                    let hi = if a == b {
+                        lo
+                    } else if b < n {
+                        o.read_u64s(b, b + 1)?[0]
                     } else {
-                        w.set_data(name, &f.data[lo..hi])?;
-                    }
+                        f.data.len
+                    };
+                    let hi = hi.max(lo);
+                    w.set_data_owned(name, f.data.read(lo, hi.min(f.data.len))?)?;
+                    let rebased: Vec<u64> = offs.iter().map(|x| x.saturating_sub(lo)).collect();
                     w.set_offsets(name, &rebased)?;
                 }
-                None if whole => w.set_data_owned(name, std::mem::take(&mut f.data))?,
-                None => w.set_data(name, &f.data[a * size..b * size])?,
+                None => {
+                    let n = f.data.len / size;
+                    let (a, b) = (start.min(n), end.min(n));
+                    w.set_data_owned(name, f.data.read(a * size, b * size)?)?;
+                }
             }
             if let Some(v) = &f.validity {
-                w.set_validity(name, &v[a..b])?;
+                let (a, b) = (start.min(v.len), end.min(v.len));
+                w.set_validity(name, &v.read(a, b)?)?;
             }
         }
         w.submit()?;

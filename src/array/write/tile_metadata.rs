@@ -275,6 +275,92 @@ fn size_of_kind(kind: Kind) -> usize {
     }
 }
 
+/// A numeric cell type as TileDB's `TileMetadataGenerator` handles it.
+trait Num: Copy + PartialOrd {
+    const SIZE: usize;
+    /// TileDB's initial minimum (the type's largest value) and maximum (its lowest).
+    const MIN_INIT: Self;
+    const MAX_INIT: Self;
+    fn load(b: &[u8]) -> Self;
+    fn value(self) -> Value;
+    fn from_value(v: Value) -> Self;
+    /// Adds the value to the sum in the field's sum type; `false` when it saturated.
+    fn add_to(self, sum: &mut Sum) -> bool;
+}
+
+macro_rules! num {
+    ($($t:ty => $variant:ident, $wide:ty, $sum:ident;)*) => {$(
+        impl Num for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            const MIN_INIT: Self = <$t>::MAX;
+            const MAX_INIT: Self = <$t>::MIN;
+            #[inline]
+            fn load(b: &[u8]) -> Self {
+                <$t>::from_le_bytes(b.try_into().expect("one cell"))
+            }
+            fn value(self) -> Value {
+                Value::$variant(self as $wide)
+            }
+            fn from_value(v: Value) -> Self {
+                match v {
+                    Value::$variant(x) => x as $t,
+                    _ => unreachable!("values of one kind"),
+                }
+            }
+            #[inline]
+            fn add_to(self, sum: &mut Sum) -> bool {
+                num!(@add $sum, self, sum)
+            }
+        }
+    )*};
+    (@add Int, $v:expr, $sum:expr) => {
+        match $sum {
+            Sum::Int(s) => match s.checked_add($v as i64) {
+                Some(x) => {
+                    *s = x;
+                    true
+                }
+                None => {
+                    *s = if *s > 0 { i64::MAX } else { i64::MIN };
+                    false
+                }
+            },
+            _ => unreachable!("sum and value kinds come from the same datatype"),
+        }
+    };
+    (@add Uint, $v:expr, $sum:expr) => {
+        match $sum {
+            Sum::Uint(s) => match s.checked_add($v as u64) {
+                Some(x) => {
+                    *s = x;
+                    true
+                }
+                None => {
+                    *s = u64::MAX;
+                    false
+                }
+            },
+            _ => unreachable!("sum and value kinds come from the same datatype"),
+        }
+    };
+    (@add Float, $v:expr, $sum:expr) => {
+        $sum.add(Value::Float($v as f64))
+    };
+}
+
+num! {
+    i8 => Int, i128, Int;
+    i16 => Int, i128, Int;
+    i32 => Int, i128, Int;
+    i64 => Int, i128, Int;
+    u8 => Uint, u128, Uint;
+    u16 => Uint, u128, Uint;
+    u32 => Uint, u128, Uint;
+    u64 => Uint, u128, Uint;
+    f32 => Float, f64, Float;
+    f64 => Float, f64, Float;
+}
+
 /// The cells of one unfiltered tile, as the writer holds them.
 #[derive(Clone, Copy, Debug)]
 pub struct TileCells<'a> {
@@ -392,15 +478,23 @@ impl TileMetadataGenerator {
                     self.sum_range(tile, start, end);
                 }
             }
-            _ => {
+            k => {
                 self.touched = true;
-                if self.has_min_max {
-                    self.num_min_max(tile, start, end);
-                } else {
+                if !self.has_min_max && !self.has_sum {
                     self.count_whole_tile_nulls(tile);
+                    return;
                 }
-                if self.has_sum {
-                    self.sum_range(tile, start, end);
+                match k {
+                    Kind::I8 => self.numeric::<i8>(tile, start, end),
+                    Kind::I16 => self.numeric::<i16>(tile, start, end),
+                    Kind::I32 => self.numeric::<i32>(tile, start, end),
+                    Kind::I64 => self.numeric::<i64>(tile, start, end),
+                    Kind::U8 => self.numeric::<u8>(tile, start, end),
+                    Kind::U16 => self.numeric::<u16>(tile, start, end),
+                    Kind::U32 => self.numeric::<u32>(tile, start, end),
+                    Kind::U64 => self.numeric::<u64>(tile, start, end),
+                    Kind::F32 => self.numeric::<f32>(tile, start, end),
+                    _ => self.numeric::<f64>(tile, start, end),
                 }
             }
         }
@@ -415,27 +509,63 @@ impl TileMetadataGenerator {
         }
     }
 
-    fn num_min_max(&mut self, tile: &TileCells<'_>, start: u64, end: u64) {
-        let k = self.kind;
-        let mut min = self.min.unwrap_or_else(|| Value::initial(k, false));
-        let mut max = self.max.unwrap_or_else(|| Value::initial(k, true));
-        let n = self.cell_size;
-        for c in start..end {
-            if !tile.valid(c) {
-                self.null_count += 1;
-                continue;
+    /// Min/max (or TileDB's whole-tile null count) and sum of a numeric range, typed.
+    fn numeric<T: Num>(&mut self, tile: &TileCells<'_>, start: u64, end: u64) {
+        use std::cmp::Ordering::Less;
+        let (a, b) = (start as usize, end as usize);
+        let cells = tile.data[a * T::SIZE..b * T::SIZE].chunks_exact(T::SIZE);
+        let valid = tile.validity.map(|v| &v[a..b]);
+        if self.has_min_max {
+            let mut min = self.min.map_or(T::MIN_INIT, T::from_value);
+            let mut max = self.max.map_or(T::MAX_INIT, T::from_value);
+            let mut nulls = 0u64;
+            let mut visit = |v: T| {
+                // `min = min < v ? min : v`: a NaN (never less) replaces the minimum.
+                if min.partial_cmp(&v) != Some(Less) {
+                    min = v;
+                }
+                if v.partial_cmp(&max) != Some(Less) {
+                    max = v;
+                }
+            };
+            match valid {
+                None => cells.for_each(|c| visit(T::load(c))),
+                Some(valid) => {
+                    for (c, &ok) in cells.clone().zip(valid) {
+                        if ok == 0 {
+                            nulls += 1;
+                        } else {
+                            visit(T::load(c));
+                        }
+                    }
+                }
             }
-            let v = Value::read(k, &tile.data[c as usize * n..]);
-            // `min = min < v ? min : v`: a NaN (never less) replaces the minimum.
-            if !min.lt(v) {
-                min = v;
-            }
-            if !v.lt(max) {
-                max = v;
+            self.null_count += nulls;
+            self.min = Some(min.value());
+            self.max = Some(max.value());
+        } else {
+            self.count_whole_tile_nulls(tile);
+        }
+        if self.has_sum {
+            // TileDB's loop stops adding at saturation (for this range only).
+            let cells = tile.data[a * T::SIZE..b * T::SIZE].chunks_exact(T::SIZE);
+            match valid {
+                None => {
+                    for c in cells {
+                        if !T::load(c).add_to(&mut self.sum) {
+                            break;
+                        }
+                    }
+                }
+                Some(valid) => {
+                    for (c, &ok) in cells.zip(valid) {
+                        if ok != 0 && !T::load(c).add_to(&mut self.sum) {
+                            break;
+                        }
+                    }
+                }
             }
         }
-        self.min = Some(min);
-        self.max = Some(max);
     }
 
     fn char_min_max(&mut self, tile: &TileCells<'_>, start: u64, end: u64) {
