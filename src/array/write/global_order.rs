@@ -130,7 +130,9 @@ impl Kind {
         match self {
             Kind::F32 => f32::from_le_bytes(b[..4].try_into().expect("4 bytes")) as f64,
             Kind::F64 => f64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
-            _ => self.int(b) as f64,
+            Kind::U64 => u64::from_le_bytes(b[..8].try_into().expect("8 bytes")) as f64,
+            // Every other integer fits i64 (converting from i64 is one instruction).
+            _ => self.int(b) as i64 as f64,
         }
     }
 
@@ -539,26 +541,29 @@ fn map_kind_to_uint64(kind: Kind, coord: &[u8], lo: &[u8], hi: &[u8], bits: u32)
 
 /// TileDB's `Hilbert::coords_to_hilbert` (John Skilling's transform): the Hilbert value of
 /// `coords` (`bits` bits each, modified in place) on a curve over `coords.len()` dimensions.
+/// `bits` comes from [`hilbert_bits`]; bits of the result past the 64th are dropped, and no
+/// coordinates or 0 bits give 0.
 pub fn coords_to_hilbert(coords: &mut [u64], bits: u32) -> u64 {
     let x = coords;
     let n = x.len();
-    // Inverse undo.
-    let mut q = 1u64 << (bits - 1);
-    while q > 1 {
-        let p = q - 1;
-        if x[0] & q != 0 {
-            x[0] ^= p;
-        }
+    if n == 0 || bits == 0 || bits > 64 {
+        return 0;
+    }
+    // Inverse undo (branch-free: the bits tested are random).
+    let mut qbit = bits - 1;
+    while qbit > 0 {
+        let p = (1u64 << qbit) - 1;
+        let set = |v: u64| 0u64.wrapping_sub((v >> qbit) & 1);
+        // Bit q of x[0] set: invert its low bits.
+        x[0] ^= p & set(x[0]);
         for i in 1..n {
-            if x[i] & q != 0 {
-                x[0] ^= p;
-            } else {
-                let t = (x[0] ^ x[i]) & p;
-                x[0] ^= t;
-                x[i] ^= t;
-            }
+            // Bit q of x[i] set: invert the low bits of x[0]; else exchange them with x[i]'s.
+            let m = set(x[i]);
+            let t = (x[0] ^ x[i]) & p & !m;
+            x[0] ^= (p & m) ^ t;
+            x[i] ^= t;
         }
-        q >>= 1;
+        qbit -= 1;
     }
     // Gray encode.
     for i in 1..n {
@@ -576,11 +581,11 @@ pub fn coords_to_hilbert(coords: &mut [u64], bits: u32) -> u64 {
     }
     // The transpose to one value: bit j of every dimension, the last dimension lowest.
     let mut ret = 0u64;
-    let mut h = 0;
+    let mut h = 0u32;
     for j in 0..bits {
         for v in x.iter().rev() {
-            if v & (1 << j) != 0 {
-                ret |= 1 << h;
+            if h < 64 {
+                ret |= ((v >> j) & 1) << h;
             }
             h += 1;
         }
@@ -915,10 +920,6 @@ pub fn check_duplicates(
     }
 }
 
-/// The last cell of an earlier batch of a global-order write: its coordinates (one cell per
-/// dimension).
-pub type LastCell<'a> = &'a [DimCoords<'a>];
-
 /// Checks that cells given in global order (a global-order write) are sorted, and that the
 /// first comes after the last cell of the previous batch (`previous`, one cell per dimension).
 /// Errors use TileDB's words (`GlobalOrderWriter::check_global_order`): for Hilbert cell
@@ -926,7 +927,7 @@ pub type LastCell<'a> = &'a [DimCoords<'a>];
 pub fn check_global_order(
     schema: &ArraySchema,
     coords: &[DimCoords<'_>],
-    previous: Option<LastCell<'_>>,
+    previous: Option<&[DimCoords<'_>]>,
 ) -> Result<()> {
     let cells = Cells::new(schema, coords)?;
     if cells.n == 0 {
