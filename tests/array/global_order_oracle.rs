@@ -14,7 +14,7 @@ use std::path::Path;
 use tdbfilter::array::rtree::{self, RTree};
 use tdbfilter::array::schema::ArraySchema;
 use tdbfilter::array::write::global_order::{
-    DimCoords, check_duplicates, check_global_order, global_order,
+    DimCoords, check_duplicates, check_global_order, global_order, global_order_as_tiledb,
 };
 use tdbfilter::array::{Array, FieldData, OpenOptions};
 
@@ -161,6 +161,9 @@ fn check_case(dir: &Path) -> Result<Vec<String>, String> {
             }
         }
         labels.push("coordinate sequences equal (duplicates)".into());
+        if perm != a {
+            labels.push("duplicates: TileDB's order differs from the stable one".into());
+        }
     } else {
         if let Some(k) = (0..n).find(|&k| perm[k] != a[k]) {
             return Err(format!(
@@ -173,6 +176,18 @@ fn check_case(dir: &Path) -> Result<Vec<String>, String> {
         }
         labels.push("permutations equal".into());
     }
+    // TileDB's exact order, equal cells included.
+    let concurrency = case["concurrency"].as_u64().unwrap() as usize;
+    let exact = global_order_as_tiledb(schema, &coords, concurrency)
+        .map_err(|e| format!("global_order_as_tiledb: {e}"))?;
+    if let Some(k) = (0..n).find(|&k| exact[k] != a[k]) {
+        return Err(format!(
+            "TileDB's order at concurrency {concurrency}: position {k}: we put input cell {}, \
+             TileDB input cell {}",
+            exact[k], a[k]
+        ));
+    }
+    labels.push(format!("permutations equal to TileDB's sort ({mode})"));
     check_global_order(schema, &stored_coords, None)
         .map_err(|e| format!("TileDB's stored order fails our global-order check: {e}"))?;
 

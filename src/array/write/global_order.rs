@@ -130,7 +130,9 @@ impl Kind {
         match self {
             Kind::F32 => f32::from_le_bytes(b[..4].try_into().expect("4 bytes")) as f64,
             Kind::F64 => f64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
-            _ => self.int(b) as f64,
+            Kind::U64 => u64::from_le_bytes(b[..8].try_into().expect("8 bytes")) as f64,
+            // Every other integer fits i64 (converting from i64 is one instruction).
+            _ => self.int(b) as i64 as f64,
         }
     }
 
@@ -463,9 +465,15 @@ fn check_cells_domain(cells: &Cells<'_>) -> Result<()> {
         }
         if let Some(range) = current.and_then(|c| c.get(d)) {
             let (lo, hi) = (range.lo(), range.hi());
+            // TileDB checks the non-empty domain against it (`CurrentDomain::includes`):
+            // numbers numerically, strings as `std::string_view`, by unsigned bytes.
+            let cmp = |a: &[u8], b: &[u8]| match v.kind {
+                Kind::Str => a.cmp(b),
+                k => k.cmp(a, b),
+            };
             let bad = (0..cells.n).into_par_iter().find_first(|&i| {
                 let c = v.cell(i);
-                v.kind.cmp(c, lo).is_lt() || v.kind.cmp(c, hi).is_gt()
+                cmp(c, lo).is_lt() || cmp(c, hi).is_gt()
             });
             if let Some(i) = bad {
                 return Err(Error::invalid(format!(
@@ -539,26 +547,29 @@ fn map_kind_to_uint64(kind: Kind, coord: &[u8], lo: &[u8], hi: &[u8], bits: u32)
 
 /// TileDB's `Hilbert::coords_to_hilbert` (John Skilling's transform): the Hilbert value of
 /// `coords` (`bits` bits each, modified in place) on a curve over `coords.len()` dimensions.
+/// `bits` comes from [`hilbert_bits`]; bits of the result past the 64th are dropped, and no
+/// coordinates or 0 bits give 0.
 pub fn coords_to_hilbert(coords: &mut [u64], bits: u32) -> u64 {
     let x = coords;
     let n = x.len();
-    // Inverse undo.
-    let mut q = 1u64 << (bits - 1);
-    while q > 1 {
-        let p = q - 1;
-        if x[0] & q != 0 {
-            x[0] ^= p;
-        }
+    if n == 0 || bits == 0 || bits > 64 {
+        return 0;
+    }
+    // Inverse undo (branch-free: the bits tested are random).
+    let mut qbit = bits - 1;
+    while qbit > 0 {
+        let p = (1u64 << qbit) - 1;
+        let set = |v: u64| 0u64.wrapping_sub((v >> qbit) & 1);
+        // Bit q of x[0] set: invert its low bits.
+        x[0] ^= p & set(x[0]);
         for i in 1..n {
-            if x[i] & q != 0 {
-                x[0] ^= p;
-            } else {
-                let t = (x[0] ^ x[i]) & p;
-                x[0] ^= t;
-                x[i] ^= t;
-            }
+            // Bit q of x[i] set: invert the low bits of x[0]; else exchange them with x[i]'s.
+            let m = set(x[i]);
+            let t = (x[0] ^ x[i]) & p & !m;
+            x[0] ^= (p & m) ^ t;
+            x[i] ^= t;
         }
-        q >>= 1;
+        qbit -= 1;
     }
     // Gray encode.
     for i in 1..n {
@@ -576,11 +587,11 @@ pub fn coords_to_hilbert(coords: &mut [u64], bits: u32) -> u64 {
     }
     // The transpose to one value: bit j of every dimension, the last dimension lowest.
     let mut ret = 0u64;
-    let mut h = 0;
+    let mut h = 0u32;
     for j in 0..bits {
         for v in x.iter().rev() {
-            if v & (1 << j) != 0 {
-                ret |= 1 << h;
+            if h < 64 {
+                ret |= ((v >> j) & 1) << h;
             }
             h += 1;
         }
@@ -876,6 +887,248 @@ fn sort_packed<K: SortKey>(order: &Order<'_, '_>, parts: &PackedKey) -> Vec<u64>
     perm
 }
 
+/// The permutation TileDB 2.30's unordered writer gives the cells when its compute thread
+/// pool has `concurrency_level` threads (`sm.compute_concurrency_level`, by default the
+/// machine's hardware threads): the same as [`global_order`] where no two cells are equal in
+/// the order, and where some are (duplicates, `-0.0` and `0.0`), TileDB's own arrangement of
+/// them. TileDB's `parallel_sort` is a quicksort that partitions `log2(concurrency) + 2`
+/// levels deep around middle pivots, then hands each part to `std::sort` (libstdc++'s
+/// introsort, as TileDB's Linux builds use); both are reproduced here, so the result is
+/// deterministic for a given concurrency level.
+pub fn global_order_as_tiledb(
+    schema: &ArraySchema,
+    coords: &[DimCoords<'_>],
+    concurrency_level: usize,
+) -> Result<Vec<u64>> {
+    let cells = Cells::new(schema, coords)?;
+    check_cells_domain(&cells)?;
+    let order = Order::new(&cells)?;
+    let mut perm = match order.packed_key() {
+        Some(parts) if parts.width <= 64 && cells.n <= u32::MAX as usize => {
+            sort_packed::<u64>(&order, &parts)
+        }
+        Some(parts) if parts.width <= 128 && cells.n <= u32::MAX as usize => {
+            sort_packed::<u128>(&order, &parts)
+        }
+        _ => sort_compared(&order),
+    };
+    let ties = (1..perm.len())
+        .into_par_iter()
+        .any(|k| order.cmp(perm[k - 1] as usize, perm[k] as usize).is_eq());
+    if ties {
+        perm = (0..cells.n as u64).collect();
+        let less = |a: u64, b: u64| order.cmp(a as usize, b as usize).is_lt();
+        tiledb_parallel_sort(&mut perm, concurrency_level, &less);
+    }
+    Ok(perm)
+}
+
+/// TileDB's `parallel_sort` (tiledb/sm/misc/parallel_functions.h): middle-pivot quicksort
+/// partitions down to a depth set by the concurrency level, then `std::sort` on each part.
+fn tiledb_parallel_sort<F: Fn(u64, u64) -> bool + Sync>(
+    v: &mut [u64],
+    concurrency: usize,
+    less: &F,
+) {
+    let mut height = 1;
+    let mut width = 1usize;
+    while width <= concurrency {
+        height += 1;
+        width *= 2;
+    }
+    if width > concurrency {
+        height += 1;
+    }
+    quick_sort(v, 0, height, less);
+}
+
+fn quick_sort<F: Fn(u64, u64) -> bool + Sync>(
+    v: &mut [u64],
+    depth: usize,
+    height: usize,
+    less: &F,
+) {
+    let n = v.len();
+    if n <= 1 {
+        return;
+    }
+    if n <= 2 || depth + 1 == height {
+        std_sort(v, less);
+        return;
+    }
+    let pivot_at = n / 2;
+    let pivot = v[pivot_at];
+    if n - 1 != pivot_at {
+        v.swap(n - 1, pivot_at);
+    }
+    let mut middle = 0;
+    for i in 0..n - 1 {
+        if less(v[i], pivot) {
+            v.swap(middle, i);
+            middle += 1;
+        }
+    }
+    v.swap(middle, n - 1);
+    let (left, right) = v.split_at_mut(middle);
+    rayon::join(
+        || quick_sort(left, depth + 1, height, less),
+        || quick_sort(&mut right[1..], depth + 1, height, less),
+    );
+}
+
+/// libstdc++'s `std::sort`: introsort (median-of-three pivots, Hoare partitions, heapsort
+/// past `2 log2(n)` levels) down to runs of 16, then one insertion sort.
+fn std_sort<F: Fn(u64, u64) -> bool>(v: &mut [u64], less: &F) {
+    if v.len() > 1 {
+        let depth_limit = 2 * (usize::BITS - 1 - v.len().leading_zeros()) as usize;
+        introsort_loop(v, depth_limit, less);
+        final_insertion_sort(v, less);
+    }
+}
+
+const STD_SORT_THRESHOLD: usize = 16;
+
+fn introsort_loop<F: Fn(u64, u64) -> bool>(mut v: &mut [u64], mut depth_limit: usize, less: &F) {
+    while v.len() > STD_SORT_THRESHOLD {
+        if depth_limit == 0 {
+            heap_sort(v, less);
+            return;
+        }
+        depth_limit -= 1;
+        let cut = partition_pivot(v, less);
+        let (left, right) = v.split_at_mut(cut);
+        introsort_loop(right, depth_limit, less);
+        v = left;
+    }
+}
+
+/// Moves the median of elements 1, the middle and the last to the front, then partitions
+/// the rest around it; returns where the right part starts.
+fn partition_pivot<F: Fn(u64, u64) -> bool>(v: &mut [u64], less: &F) -> usize {
+    let n = v.len();
+    let (a, b, c) = (1, n / 2, n - 1);
+    let median = if less(v[a], v[b]) {
+        if less(v[b], v[c]) {
+            b
+        } else if less(v[a], v[c]) {
+            c
+        } else {
+            a
+        }
+    } else if less(v[a], v[c]) {
+        a
+    } else if less(v[b], v[c]) {
+        c
+    } else {
+        b
+    };
+    v.swap(0, median);
+    let pivot = v[0];
+    let (mut first, mut last) = (1, n);
+    loop {
+        while less(v[first], pivot) {
+            first += 1;
+        }
+        last -= 1;
+        while less(pivot, v[last]) {
+            last -= 1;
+        }
+        if first >= last {
+            return first;
+        }
+        v.swap(first, last);
+        first += 1;
+    }
+}
+
+fn final_insertion_sort<F: Fn(u64, u64) -> bool>(v: &mut [u64], less: &F) {
+    if v.len() > STD_SORT_THRESHOLD {
+        insertion_sort(&mut v[..STD_SORT_THRESHOLD], less);
+        for i in STD_SORT_THRESHOLD..v.len() {
+            linear_insert(v, i, less);
+        }
+    } else {
+        insertion_sort(v, less);
+    }
+}
+
+fn insertion_sort<F: Fn(u64, u64) -> bool>(v: &mut [u64], less: &F) {
+    for i in 1..v.len() {
+        if less(v[i], v[0]) {
+            v[..=i].rotate_right(1);
+        } else {
+            linear_insert(v, i, less);
+        }
+    }
+}
+
+/// Moves `v[i]` left past the elements it is below (an element not above it stops it).
+fn linear_insert<F: Fn(u64, u64) -> bool>(v: &mut [u64], mut i: usize, less: &F) {
+    let val = v[i];
+    while i > 0 && less(val, v[i - 1]) {
+        v[i] = v[i - 1];
+        i -= 1;
+    }
+    v[i] = val;
+}
+
+/// libstdc++'s `std::__partial_sort(first, last, last)`: make_heap, then sort_heap.
+fn heap_sort<F: Fn(u64, u64) -> bool>(v: &mut [u64], less: &F) {
+    let len = v.len();
+    if len >= 2 {
+        let mut parent = (len - 2) / 2;
+        loop {
+            let value = v[parent];
+            adjust_heap(v, parent, len, value, less);
+            if parent == 0 {
+                break;
+            }
+            parent -= 1;
+        }
+    }
+    let mut last = len;
+    while last > 1 {
+        last -= 1;
+        let value = v[last];
+        v[last] = v[0];
+        adjust_heap(v, 0, last, value, less);
+    }
+}
+
+fn adjust_heap<F: Fn(u64, u64) -> bool>(
+    v: &mut [u64],
+    mut hole: usize,
+    len: usize,
+    value: u64,
+    less: &F,
+) {
+    let top = hole;
+    let mut child = hole;
+    while child < len.saturating_sub(1) / 2 {
+        child = 2 * (child + 1);
+        if less(v[child], v[child - 1]) {
+            child -= 1;
+        }
+        v[hole] = v[child];
+        hole = child;
+    }
+    if len & 1 == 0 && len >= 2 && child == (len - 2) / 2 {
+        child = 2 * (child + 1);
+        v[hole] = v[child - 1];
+        hole = child - 1;
+    }
+    // push_heap
+    while hole > top {
+        let parent = (hole - 1) / 2;
+        if !less(v[parent], value) {
+            break;
+        }
+        v[hole] = v[parent];
+        hole = parent;
+    }
+    v[hole] = value;
+}
+
 /// Refuses duplicate coordinates when the schema does not allow them: `order` is the cells'
 /// global order ([`global_order`], or the identity for cells written in global order). The
 /// error names the first duplicate in TileDB's words: `Duplicate coordinates (3, 0.5) are not
@@ -902,22 +1155,48 @@ pub fn check_duplicates(
             cells.n
         )));
     }
-    let dup = (1..order.len()).into_par_iter().find_first(|&k| {
-        let (a, b) = (order[k - 1] as usize, order[k] as usize);
-        cells.dims.iter().all(|v| v.cell(a) == v.cell(b))
-    });
-    match dup {
-        Some(k) => Err(Error::invalid(format!(
-            "Duplicate coordinates {} are not allowed",
-            cells.describe(order[k] as usize)
-        ))),
-        None => Ok(()),
+    let same_bytes = |a: usize, b: usize| cells.dims.iter().all(|v| v.cell(a) == v.cell(b));
+    let dup = (1..order.len())
+        .into_par_iter()
+        .find_first(|&k| same_bytes(order[k - 1] as usize, order[k] as usize));
+    if let Some(k) = dup {
+        return Err(duplicate_error(&cells, order[k] as usize));
     }
+    // Cells equal as numbers but not as bytes (`-0.0`, `0.0`) may stand between two identical
+    // ones (TileDB's order among them is its sort's); look inside such runs.
+    if cells.dims.iter().any(|v| v.kind.is_float()) {
+        let same_value = |a: usize, b: usize| {
+            cells.dims.iter().all(|v| match v.kind {
+                Kind::Str => v.cell(a) == v.cell(b),
+                k => k.order_word(v.cell(a)) == k.order_word(v.cell(b)),
+            })
+        };
+        let mut start = 0;
+        while start < order.len() {
+            let mut end = start + 1;
+            while end < order.len() && same_value(order[start] as usize, order[end] as usize) {
+                end += 1;
+            }
+            if end - start > 2 {
+                let mut run: Vec<usize> = order[start..end].iter().map(|&i| i as usize).collect();
+                let bytes = |i: usize| cells.dims.iter().map(move |v| v.cell(i));
+                run.sort_by(|&a, &b| bytes(a).cmp(bytes(b)));
+                if let Some(w) = run.windows(2).find(|w| same_bytes(w[0], w[1])) {
+                    return Err(duplicate_error(&cells, w[1]));
+                }
+            }
+            start = end;
+        }
+    }
+    Ok(())
 }
 
-/// The last cell of an earlier batch of a global-order write: its coordinates (one cell per
-/// dimension).
-pub type LastCell<'a> = &'a [DimCoords<'a>];
+fn duplicate_error(cells: &Cells<'_>, i: usize) -> Error {
+    Error::invalid(format!(
+        "Duplicate coordinates {} are not allowed",
+        cells.describe(i)
+    ))
+}
 
 /// Checks that cells given in global order (a global-order write) are sorted, and that the
 /// first comes after the last cell of the previous batch (`previous`, one cell per dimension).
@@ -926,7 +1205,7 @@ pub type LastCell<'a> = &'a [DimCoords<'a>];
 pub fn check_global_order(
     schema: &ArraySchema,
     coords: &[DimCoords<'_>],
-    previous: Option<LastCell<'_>>,
+    previous: Option<&[DimCoords<'_>]>,
 ) -> Result<()> {
     let cells = Cells::new(schema, coords)?;
     if cells.n == 0 {
@@ -1220,6 +1499,65 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn current_domain_bounds_writes() {
+        use crate::array::schema::Range;
+        let mut s = schema(
+            vec![
+                dim(
+                    "x",
+                    Datatype::Int64,
+                    &0i64.to_le_bytes(),
+                    &100i64.to_le_bytes(),
+                    None,
+                ),
+                str_dim("s"),
+            ],
+            Layout::RowMajor,
+            Layout::RowMajor,
+        );
+        s.current_domain = Some(vec![
+            Range::Fixed(0i64.to_le_bytes().to_vec(), 50i64.to_le_bytes().to_vec()),
+            Range::Var(b"a".to_vec(), b"m".to_vec()),
+        ]);
+        let x: Vec<u8> = [3i64, 50].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let (offsets, data) = ([0u64, 1], b"ab\x7f");
+        let ok = [
+            DimCoords::Fixed(&x),
+            DimCoords::Var {
+                offsets: &offsets,
+                data: &data[..2],
+            },
+        ];
+        check_domain(&s, &ok).unwrap();
+        let x2: Vec<u8> = [3i64, 70].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let e = check_domain(&s, &[DimCoords::Fixed(&x2), ok[1]]).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "Cells are written outside of the defined current domain: coordinate 70 is outside \
+             [0, 50] on dimension 'x'"
+        );
+        // Strings against the current domain compare as unsigned bytes: "\x85" lies in
+        // ["\x01", "\x90"] (as a signed char it would be below "\x01").
+        s.current_domain.as_mut().unwrap()[1] = Range::Var(b"\x01".to_vec(), b"\x90".to_vec());
+        let high = [
+            DimCoords::Fixed(&x),
+            DimCoords::Var {
+                offsets: &[0, 1],
+                data: b"\x85\x90",
+            },
+        ];
+        check_domain(&s, &high).unwrap();
+        let low = [
+            DimCoords::Fixed(&x),
+            DimCoords::Var {
+                offsets: &[0, 1],
+                data: b"\x85\x91",
+            },
+        ];
+        assert!(check_domain(&s, &low).is_err());
+    }
+
+    #[test]
     fn negative_zero_equals_zero_but_duplicates_stay_adjacent() {
         let y_dim = dim(
             "y",
@@ -1392,6 +1730,91 @@ pub(crate) mod tests {
             }
         }
         assert!(packed > 150, "{packed} cases took the packed path");
+    }
+
+    #[test]
+    fn std_sort_and_heap_sort_arrange_ties_as_libstdcxx() {
+        // Permutations g++ 12's std::sort and std::partial_sort(b, e, e) gave indices sorted
+        // by these keys (many ties).
+        let keys = [
+            2u64, 1, 3, 0, 0, 0, 2, 0, 1, 0, 0, 3, 3, 0, 1, 0, 3, 0, 0, 1, 0, 3, 0, 1, 0, 1, 2, 3,
+            1, 0, 2, 1, 0, 1, 2, 0, 0, 0, 1, 3,
+        ];
+        let sorted = [
+            32u64, 24, 22, 20, 18, 17, 29, 15, 13, 10, 9, 35, 7, 36, 5, 4, 3, 37, 33, 1, 31, 28,
+            25, 38, 23, 19, 14, 8, 26, 30, 34, 6, 0, 21, 27, 16, 12, 11, 2, 39,
+        ];
+        let heap_sorted = [
+            35u64, 22, 4, 7, 5, 9, 20, 17, 24, 18, 13, 3, 10, 36, 29, 15, 32, 37, 31, 33, 8, 38, 1,
+            19, 23, 25, 28, 14, 34, 26, 6, 0, 30, 16, 39, 21, 11, 12, 2, 27,
+        ];
+        let less = |a: u64, b: u64| keys[a as usize] < keys[b as usize];
+        let mut v: Vec<u64> = (0..40).collect();
+        std_sort(&mut v, &less);
+        assert_eq!(v, sorted);
+        let mut v: Vec<u64> = (0..40).collect();
+        heap_sort(&mut v, &less);
+        assert_eq!(v, heap_sorted);
+        let keys = [
+            2u64, 2, 1, 1, 1, 2, 1, 1, 1, 0, 0, 2, 0, 0, 2, 1, 2, 1, 1, 2, 1, 1, 2, 0, 0,
+        ];
+        let less = |a: u64, b: u64| keys[a as usize] < keys[b as usize];
+        let mut v: Vec<u64> = (0..25).collect();
+        std_sort(&mut v, &less);
+        let want = [
+            12u64, 24, 23, 13, 10, 9, 7, 2, 21, 20, 18, 17, 15, 3, 4, 8, 6, 14, 0, 16, 11, 19, 5,
+            22, 1,
+        ];
+        assert_eq!(v, want);
+        let mut v: Vec<u64> = (0..25).collect();
+        heap_sort(&mut v, &less);
+        let want = [
+            24u64, 9, 23, 10, 12, 13, 7, 8, 18, 20, 4, 21, 15, 3, 17, 2, 6, 16, 1, 19, 22, 0, 5,
+            11, 14,
+        ];
+        assert_eq!(v, want);
+    }
+
+    #[test]
+    fn tiledb_order_is_a_sorted_permutation_at_any_concurrency() {
+        let mut s = grid_2d(Layout::RowMajor, Layout::RowMajor);
+        s.allows_dups = true;
+        let x = i32s(&[1, 1, 1, 1, 1, 1, 0, 0, 9, 9, 1, 1]);
+        let y = i32s(&[2, 2, 2, 2, 2, 2, 0, 0, 9, 9, 2, 2]);
+        let coords = [DimCoords::Fixed(&x), DimCoords::Fixed(&y)];
+        let stable = global_order(&s, &coords).unwrap();
+        assert_eq!(stable, [6, 7, 0, 1, 2, 3, 4, 5, 10, 11, 8, 9]);
+        for c in [1, 2, 3, 4, 8, 64] {
+            let p = global_order_as_tiledb(&s, &coords, c).unwrap();
+            let key = |i: u64| (x[4 * i as usize], y[4 * i as usize]);
+            assert!(p.windows(2).all(|w| key(w[0]) <= key(w[1])), "{c}: {p:?}");
+            let mut sorted = p.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..12).collect::<Vec<u64>>());
+        }
+        // Without ties TileDB's order is the order.
+        let (x, y) = (i32s(&[0, 0, 6, 3]), i32s(&[7, 2, 1, 3]));
+        let coords = [DimCoords::Fixed(&x), DimCoords::Fixed(&y)];
+        assert_eq!(
+            global_order_as_tiledb(&s, &coords, 2).unwrap(),
+            [1, 3, 0, 2]
+        );
+    }
+
+    #[test]
+    fn duplicates_hidden_between_signed_zeros_are_found() {
+        let y_dim = dim(
+            "y",
+            Datatype::Float64,
+            &(-5f64).to_le_bytes(),
+            &5f64.to_le_bytes(),
+            None,
+        );
+        let s = schema(vec![y_dim], Layout::RowMajor, Layout::RowMajor);
+        let y = f64s(&[0.0, -0.0, 0.0]);
+        let coords = [DimCoords::Fixed(&y)];
+        let e = check_duplicates(&s, &coords, &[0, 1, 2]).unwrap_err();
+        assert_eq!(e.message(), "Duplicate coordinates (0) are not allowed");
     }
 
     #[test]
