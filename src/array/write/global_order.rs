@@ -736,16 +736,20 @@ impl<'c, 'a> Order<'c, 'a> {
 pub fn global_order(schema: &ArraySchema, coords: &[DimCoords<'_>]) -> Result<Vec<u64>> {
     let cells = Cells::new(schema, coords)?;
     check_cells_domain(&cells)?;
-    let order = Order::new(&cells)?;
-    Ok(match order.packed_key() {
-        Some(parts) if parts.width <= 64 && cells.n <= u32::MAX as usize => {
-            sort_packed::<u64>(&order, &parts)
+    Ok(sorted(&Order::new(&cells)?))
+}
+
+/// The cells' order, ties by input index (and by bytes where values are equal).
+fn sorted(order: &Order<'_, '_>) -> Vec<u64> {
+    match order.packed_key() {
+        Some(parts) if parts.width <= 64 && order.cells.n <= u32::MAX as usize => {
+            sort_packed::<u64>(order, &parts)
         }
-        Some(parts) if parts.width <= 128 && cells.n <= u32::MAX as usize => {
-            sort_packed::<u128>(&order, &parts)
+        Some(parts) if parts.width <= 128 && order.cells.n <= u32::MAX as usize => {
+            sort_packed::<u128>(order, &parts)
         }
-        _ => sort_compared(&order),
-    })
+        _ => sort_compared(order),
+    }
 }
 
 /// Sorts by comparing cells (any schema).
@@ -903,24 +907,44 @@ pub fn global_order_as_tiledb(
     let cells = Cells::new(schema, coords)?;
     check_cells_domain(&cells)?;
     let order = Order::new(&cells)?;
-    let mut perm = match order.packed_key() {
-        Some(parts) if parts.width <= 64 && cells.n <= u32::MAX as usize => {
-            sort_packed::<u64>(&order, &parts)
-        }
-        Some(parts) if parts.width <= 128 && cells.n <= u32::MAX as usize => {
-            sort_packed::<u128>(&order, &parts)
-        }
-        _ => sort_compared(&order),
-    };
+    let perm = sorted(&order);
     let ties = (1..perm.len())
         .into_par_iter()
         .any(|k| order.cmp(perm[k - 1] as usize, perm[k] as usize).is_eq());
-    if ties {
-        perm = (0..cells.n as u64).collect();
-        let less = |a: u64, b: u64| order.cmp(a as usize, b as usize).is_lt();
-        tiledb_parallel_sort(&mut perm, concurrency_level, &less);
+    if !ties {
+        return Ok(perm);
     }
-    Ok(perm)
+    drop(perm);
+    let mut pos: Vec<u64> = (0..cells.n as u64).collect();
+    let c = concurrency_level;
+    match order.packed_key() {
+        Some(parts) if parts.width <= 64 => {
+            sort_keyed_as_tiledb::<u64>(&order, &parts, &mut pos, c)
+        }
+        Some(parts) if parts.width <= 128 => {
+            sort_keyed_as_tiledb::<u128>(&order, &parts, &mut pos, c)
+        }
+        _ => {
+            let less = |a: u64, b: u64| order.cmp(a as usize, b as usize).is_lt();
+            tiledb_parallel_sort(&mut pos, c, &less);
+        }
+    }
+    Ok(pos)
+}
+
+/// TileDB's sort of `pos`, comparing packed keys.
+fn sort_keyed_as_tiledb<K: SortKey>(
+    order: &Order<'_, '_>,
+    parts: &PackedKey,
+    pos: &mut [u64],
+    concurrency: usize,
+) {
+    let keys: Vec<K> = (0..order.cells.n)
+        .into_par_iter()
+        .map(|i| order.key::<K>(parts, i))
+        .collect();
+    let less = |a: u64, b: u64| keys[a as usize] < keys[b as usize];
+    tiledb_parallel_sort(pos, concurrency, &less);
 }
 
 /// TileDB's `parallel_sort` (tiledb/sm/misc/parallel_functions.h): middle-pivot quicksort
