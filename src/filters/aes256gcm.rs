@@ -9,7 +9,7 @@
 use crate::engine::stage::{DataFlow, DataSink, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
 use crate::filters::config::Filter;
-use crate::filters::registry::{FilterDescriptor, OptionsLayout, growth};
+use crate::filters::registry::{FilterDescriptor, plain_descriptor};
 use crate::format::byte_reader::ByteReader;
 use crate::format::filter_type::FilterType;
 use aes_gcm::aead::{AeadCore, AeadInPlace, OsRng};
@@ -143,18 +143,12 @@ pub fn reverse(
 }
 
 /// The Aes256Gcm filter's descriptor (see [`crate::filters::registry`]).
-pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
-    filter_type: FilterType::Aes256Gcm,
-    default: Filter::Aes256Gcm,
-    positional: None,
-    layout: OptionsLayout::Empty,
-    forward: |_, ctx, input, out| forward(ctx, input, out),
-    reverse: |_, ctx, input, out| reverse(ctx, input, out),
-    fixed_growth: growth::same,
-    unbounded_on_strings: false,
-    reverse_max_ratio: 1,
-    encodes_empty_part: true,
-};
+pub const DESCRIPTOR: FilterDescriptor = plain_descriptor(
+    FilterType::Aes256Gcm,
+    Filter::Aes256Gcm,
+    |_, ctx, input, out| forward(ctx, input, out),
+    |_, ctx, input, out| reverse(ctx, input, out),
+);
 
 #[cfg(test)]
 mod tests {

@@ -13,7 +13,7 @@
 use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, StageCtx};
 use crate::error::{Error, Result};
 use crate::filters::config::Filter;
-use crate::filters::registry::{FilterDescriptor, OptionsLayout, growth};
+use crate::filters::registry::{FilterDescriptor, plain_descriptor};
 use crate::format::byte_reader::ByteReader;
 use crate::format::filter_type::FilterType;
 use crate::kernels::{md5_lanes, sha256_lanes};
@@ -202,32 +202,20 @@ pub fn reverse(
 }
 
 /// The ChecksumMd5 filter's descriptor (see [`crate::filters::registry`]).
-pub const MD5_DESCRIPTOR: FilterDescriptor = FilterDescriptor {
-    filter_type: FilterType::ChecksumMd5,
-    default: Filter::ChecksumMd5,
-    positional: None,
-    layout: OptionsLayout::Empty,
-    forward: |_, ctx, input, out| Ok(forward(DigestKind::Md5, !ctx.defer_digests, input, out)),
-    reverse: |_, ctx, input, _| reverse(DigestKind::Md5, ctx, input),
-    fixed_growth: growth::same,
-    unbounded_on_strings: false,
-    reverse_max_ratio: 1,
-    encodes_empty_part: true,
-};
+pub const MD5_DESCRIPTOR: FilterDescriptor = plain_descriptor(
+    FilterType::ChecksumMd5,
+    Filter::ChecksumMd5,
+    |_, ctx, input, out| Ok(forward(DigestKind::Md5, !ctx.defer_digests, input, out)),
+    |_, ctx, input, _| reverse(DigestKind::Md5, ctx, input),
+);
 
 /// The ChecksumSha256 filter's descriptor (see [`crate::filters::registry`]).
-pub const SHA256_DESCRIPTOR: FilterDescriptor = FilterDescriptor {
-    filter_type: FilterType::ChecksumSha256,
-    default: Filter::ChecksumSha256,
-    positional: None,
-    layout: OptionsLayout::Empty,
-    forward: |_, ctx, input, out| Ok(forward(DigestKind::Sha256, !ctx.defer_digests, input, out)),
-    reverse: |_, ctx, input, _| reverse(DigestKind::Sha256, ctx, input),
-    fixed_growth: growth::same,
-    unbounded_on_strings: false,
-    reverse_max_ratio: 1,
-    encodes_empty_part: true,
-};
+pub const SHA256_DESCRIPTOR: FilterDescriptor = plain_descriptor(
+    FilterType::ChecksumSha256,
+    Filter::ChecksumSha256,
+    |_, ctx, input, out| Ok(forward(DigestKind::Sha256, !ctx.defer_digests, input, out)),
+    |_, ctx, input, _| reverse(DigestKind::Sha256, ctx, input),
+);
 
 #[cfg(test)]
 mod tests {

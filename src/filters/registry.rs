@@ -117,6 +117,28 @@ pub fn wrong_filter(expected: FilterType, got: &Filter) -> Error {
     ))
 }
 
+/// The descriptor of a filter without options whose output is no larger than its input and
+/// whose reverse restores at most its input (shuffles, XOR, checksums, AES-256-GCM).
+pub const fn plain_descriptor(
+    filter_type: FilterType,
+    default: Filter,
+    forward: ForwardFn,
+    reverse: ReverseFn,
+) -> FilterDescriptor {
+    FilterDescriptor {
+        filter_type,
+        default,
+        positional: None,
+        layout: OptionsLayout::Empty,
+        forward,
+        reverse,
+        fixed_growth: growth::same,
+        unbounded_on_strings: false,
+        reverse_max_ratio: 1,
+        encodes_empty_part: true,
+    }
+}
+
 /// The compression options of a compression filter, or the internal error.
 pub fn compression_options(t: FilterType, f: &Filter) -> Result<&CompressionOptions> {
     match f {

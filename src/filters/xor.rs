@@ -20,7 +20,7 @@
 use crate::engine::stage::{DataFlow, FwdIn, FwdOut, MdFlow, RevIn, RevOut, StageCtx};
 use crate::error::{Error, Result};
 use crate::filters::config::Filter;
-use crate::filters::registry::{FilterDescriptor, OptionsLayout, growth};
+use crate::filters::registry::{FilterDescriptor, plain_descriptor};
 use crate::format::byte_reader::ByteReader;
 use crate::format::filter_type::FilterType;
 use crate::kernels;
@@ -116,18 +116,12 @@ pub fn reverse(
 }
 
 /// The Xor filter's descriptor (see [`crate::filters::registry`]).
-pub const DESCRIPTOR: FilterDescriptor = FilterDescriptor {
-    filter_type: FilterType::Xor,
-    default: Filter::Xor,
-    positional: None,
-    layout: OptionsLayout::Empty,
-    forward: |_, ctx, input, out| forward(ctx, input, out),
-    reverse: |_, ctx, input, out| reverse(ctx, input, out),
-    fixed_growth: growth::same,
-    unbounded_on_strings: false,
-    reverse_max_ratio: 1,
-    encodes_empty_part: true,
-};
+pub const DESCRIPTOR: FilterDescriptor = plain_descriptor(
+    FilterType::Xor,
+    Filter::Xor,
+    |_, ctx, input, out| forward(ctx, input, out),
+    |_, ctx, input, out| reverse(ctx, input, out),
+);
 
 #[cfg(test)]
 mod tests {
