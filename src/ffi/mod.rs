@@ -17,6 +17,7 @@ mod pipeline;
 mod result;
 mod tile;
 mod types;
+mod writer;
 
 pub use array::*;
 pub use constants::*;
@@ -26,3 +27,4 @@ pub use pipeline::*;
 pub use result::*;
 pub use tile::*;
 pub use types::*;
+pub use writer::*;
