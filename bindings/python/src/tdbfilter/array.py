@@ -291,6 +291,78 @@ class Array:
             parts.append(_bound(d, cell, lo) + _bound(d, cell, hi))
         return b"".join(parts)
 
+    # -- layout: tile extents, non-empty domains, R-tree leaves (for planning reads) -------
+
+    def tile_extent(self, dim: int) -> Any:
+        """Dimension ``dim``'s space tile extent (a value of its type); None when it has none
+        (string dimensions, sparse dimensions without an extent)."""
+        lo, hi, size, ext = c_void_p(), c_void_p(), c_size_t(), c_void_p()
+        _call(lib().tdb_array_dimension_domain, self._handle(), dim, byref(lo), byref(hi),
+              byref(size), byref(ext))
+        if not ext.value:
+            return None
+        return self._bound_value(dim, ext, size.value)
+
+    def _bound_value(self, dim: int, ptr: c_void_p, size: int) -> Any:
+        """A bound of dimension ``dim`` at ``ptr``: a numpy scalar of its type, bytes for
+        string dimensions."""
+        d = self.dimensions[dim]
+        raw = ctypes.string_at(ptr, size) if size else b""
+        if d.var or not _numeric(d.cell_type):
+            return raw
+        return np.frombuffer(raw, d.cell_type.dtype)[0]
+
+    def fragment_non_empty_domain(self, index: int) -> list[tuple[Any, Any]]:
+        """Fragment ``index``'s non-empty domain: an inclusive ``(lo, hi)`` per dimension
+        (numpy scalars of the dimension's type; bytes for string dimensions)."""
+        L, h = lib(), self._handle()
+        out = []
+        for d in range(len(self.dimensions)):
+            lo, lo_n, hi, hi_n = c_void_p(), c_size_t(), c_void_p(), c_size_t()
+            _call(L.tdb_array_fragment_non_empty_domain, h, index, d, byref(lo), byref(lo_n),
+                  byref(hi), byref(hi_n))
+            out.append((self._bound_value(d, lo, lo_n.value), self._bound_value(d, hi, hi_n.value)))
+        return out
+
+    def non_empty_domain(self) -> Optional[list[tuple[Any, Any]]]:
+        """The union of the visible fragments' non-empty domains (what a read without a
+        subarray covers), ``(lo, hi)`` per dimension; None when no fragment is visible."""
+        union: Optional[list[tuple[Any, Any]]] = None
+        for i in range(len(self.fragments)):
+            ned = self.fragment_non_empty_domain(i)
+            union = ned if union is None else \
+                [(min(a[0], b[0]), max(a[1], b[1])) for a, b in zip(union, ned)]
+        return union
+
+    def tile_cell_counts(self, index: int) -> np.ndarray:
+        """The number of cells of each tile of fragment ``index`` (uint64)."""
+        L, h = lib(), self._handle()
+        n, c = c_uint64(), c_uint64()
+        _call(L.tdb_array_tile_count, h, index, byref(n))
+        out = np.empty(n.value, np.uint64)
+        for t in range(n.value):
+            _call(L.tdb_array_tile_cell_count, h, index, t, byref(c))
+            out[t] = c.value
+        return out
+
+    def tile_mbrs(self, index: int) -> list[list[tuple[Any, Any]]]:
+        """The R-tree leaves of sparse fragment ``index``: per tile, an inclusive ``(lo, hi)``
+        per dimension bounding the tile's coordinates (bytes for string dimensions)."""
+        L, h = lib(), self._handle()
+        n = c_uint64()
+        _call(L.tdb_array_tile_count, h, index, byref(n))
+        lo, lo_n, hi, hi_n = c_void_p(), c_size_t(), c_void_p(), c_size_t()
+        out = []
+        for t in range(n.value):
+            box = []
+            for d in range(len(self.dimensions)):
+                _call(L.tdb_array_tile_mbr, h, index, t, d, byref(lo), byref(lo_n), byref(hi),
+                      byref(hi_n))
+                box.append((self._bound_value(d, lo, lo_n.value),
+                            self._bound_value(d, hi, hi_n.value)))
+            out.append(box)
+        return out
+
 
 def _bound(d: Field, cell: CellType, value: Any) -> bytes:
     """One subarray bound of dimension ``d`` as its datatype's bytes; InvalidArgument naming
