@@ -75,8 +75,18 @@ def dense_arrays(root: Path) -> dict:
         # TileDB-Py's A[...] = takes no validity for 2-D integer cells: its nullmaps argument.
         A._setitem_impl(slice(None), {"s": s, "f": f, "i": i}, {"i": i_valid})
 
-    def expect(name, uri, sub, fields):
-        with tiledb.open(uri) as A:
+    # A huge domain (10^5 x 10^5 space tiles) with one small block written: dask must not
+    # build its chunks' tasks up front.
+    uri5 = str(root / "dhuge")
+    dom = tiledb.Domain(tiledb.Dim("r", domain=(0, 10**8 - 1), tile=1000, dtype=np.int64),
+                        tiledb.Dim("c", domain=(0, 10**8 - 1), tile=1000, dtype=np.int64))
+    tiledb.Array.create(uri5, tiledb.ArraySchema(
+        domain=dom, attrs=[tiledb.Attr("a", dtype=np.int64)]))
+    with tiledb.open(uri5, "w") as A:
+        A[999:1003, 2998:3001] = np.arange(12, dtype=np.int64).reshape(4, 3)
+
+    def expect(name, uri, sub, fields, timestamp=None):
+        with tiledb.open(uri, timestamp=timestamp) as A:
             # A[lo:hi+1] (coordinates, stop exclusive): masked arrays for nullable fields,
             # which multi_index does not give for dense arrays.
             got = A[tuple(slice(lo, hi + 1) for lo, hi in sub)]
@@ -92,10 +102,12 @@ def dense_arrays(root: Path) -> dict:
     expect("d2", uri2, ned(uri2), ["a", "b"])
     expect("d2-sub", uri2, [(5, 59), (5, 22)], ["a", "b"])
     expect("d2-fill", uri2, [(41, 60), (5, 29)], ["a", "b"])  # never written: fill values
+    expect("d2-t1", uri2, [(1, 57), (5, 54)], ["a"], timestamp=1)  # the first fragment only
     expect("d3", uri3, ned(uri3), ["v"])
     expect("d3-sub", uri3, [(3, 17), (6, 22), (1, 13)], ["v"])
     expect("dvar", uri4, ned(uri4), ["s", "f", "i"])
     expect("dvar-sub", uri4, [(3, 27), (1, 8)], ["s", "f", "i"])
+    expect("dhuge-sub", uri5, [(990, 1010), (2990, 3005)], ["a"])
     return cases
 
 
