@@ -363,6 +363,66 @@ class Array:
             out.append(box)
         return out
 
+    def read_view(self, field: str, subarray: Optional[Sequence[tuple[Any, Any]]] = None):
+        """Like :meth:`read` for one field, without copying fixed-size numeric cells: the
+        numpy array (and a nullable field's mask source) views the library's result, which
+        is freed when the last array viewing it goes. Other fields are read by :meth:`read`.
+        (Dask reads chunks through this: one buffer per chunk, filled once.)"""
+        f = next((x for x in self.dimensions + self.attributes if x.name == field), None)
+        if f is None or f.var or not _numeric(f.cell_type):
+            return self.read(field, subarray)
+        packed = b"" if subarray is None else self._subarray_bytes(subarray)
+        sub = ctypes.create_string_buffer(packed, len(packed)) if packed else None
+        names = (c_char_p * 1)(field.encode())
+        results = (c_void_p * 1)()
+        L = lib()
+        _call(L.tdb_array_read_fields, self._handle(), names, 1, sub, len(packed), results)
+        owner = _ResultMemory(c_void_p(results[0]))
+        data, size, n = c_void_p(), c_size_t(), c_uint64()
+        _call(L.tdb_result_data, owner.result, byref(data), byref(size))
+        _call(L.tdb_result_cell_count, owner.result, byref(n))
+        values = owner.view(data.value, size.value).view(f.cell_type.dtype)
+        if f.cell_val_num > 1:
+            values = values.reshape(n.value, f.cell_val_num)
+        if not f.nullable:
+            return values
+        vp, vn = c_void_p(), c_size_t()
+        _call(L.tdb_result_validity, owner.result, byref(vp), byref(vn))
+        mask = owner.view(vp.value, vn.value) == 0
+        if values.ndim == 2:
+            mask = np.repeat(mask[:, None], values.shape[1], axis=1)
+        return np.ma.array(values, mask=mask)
+
+
+class _ResultMemory:
+    """Owns a C result whose memory numpy arrays view (their ``base``); frees it when the
+    last of them goes."""
+
+    def __init__(self, result: c_void_p):
+        self.result = result
+
+    def view(self, address: Optional[int], nbytes: int) -> np.ndarray:
+        """``nbytes`` at ``address`` (inside the result) as a writable uint8 array that keeps
+        this owner alive."""
+        if not nbytes:
+            return np.zeros(0, np.uint8)
+        return np.asarray(_Window(self, address, nbytes))
+
+    def __del__(self) -> None:
+        if self.result:
+            lib().tdb_result_free(self.result)
+            self.result = None
+
+
+class _Window:
+    """A span of a result's memory, exposed to numpy through ``__array_interface__``."""
+
+    def __init__(self, owner: _ResultMemory, address: int, nbytes: int):
+        self.owner = owner
+        self.__array_interface__ = {"shape": (nbytes,), "typestr": "|u1",
+                                    "data": (address, False), "version": 3}
+
+
 
 def _bound(d: Field, cell: CellType, value: Any) -> bytes:
     """One subarray bound of dimension ``d`` as its datatype's bytes; InvalidArgument naming

@@ -183,7 +183,7 @@ class DenseField:
         else:
             a = open_array(self.uri, self.key, self.config, self.timestamp)
             box = [(o + b, o + e - 1) for o, (b, e) in zip(self.origin, spans)]
-            out = a.read(self.field, box).reshape(box_shape + self.cell_shape)
+            out = a.read_view(self.field, box).reshape(box_shape + self.cell_shape)
         rest = index[nd:]
         return out[(slice(None),) * nd + tuple(rest)] if rest else out
 
