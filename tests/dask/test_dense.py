@@ -133,3 +133,26 @@ def test_snapshot_and_time_travel(arrays, client):
         assert tdask._snapshot(a, None) == (0, 2)
     x = tdask.read(c["uri"], field="a", subarray=c["subarray"], timestamp=1)
     assert_cells_equal(client.compute(x).result(), c["fields"]["a"], "d2 at t=1")
+
+
+@pytest.mark.parametrize("case,field", [("d2-sub", "a"), ("d3", "v"), ("dvar", "f"),
+                                        ("dvar", "i"), ("dvar", "s")])
+def test_read_view_equals_tiledb_and_outlives_the_array(arrays, case, field):
+    """Array.read_view (what each dask task calls): TileDB-Py's cells, fixed-size ones in
+    the library's own memory (no copy), valid after the array is closed and collected."""
+    import gc
+
+    c = arrays["dense"][case]
+    a = tdbfilter.Array(c["uri"])
+    got = a.read_view(field, c["subarray"])
+    a.close()
+    del a
+    gc.collect()
+    want = c["fields"][field]
+    assert_cells_equal(got.reshape(want.shape), want, f"{case}.{field}")
+    if want.dtype != object:
+        base = np.ma.getdata(got)
+        while base.base is not None and isinstance(base.base, np.ndarray):
+            base = base.base
+        assert type(base.base).__name__ == "_Window"   # the library's memory, not a copy
+        np.ma.getdata(got)[...] = 0                       # and writable
