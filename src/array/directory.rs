@@ -6,6 +6,8 @@
 
 use crate::error::{Error, Result};
 use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The folder names TileDB uses inside an array (tiledb/sm/misc/constants.cc).
@@ -49,6 +51,13 @@ pub mod names {
         format!("{name}.{WRITE_COMMIT_EXTENSION}")
     }
 
+    /// Milliseconds since the Unix epoch (TileDB's `timestamp_now_ms`).
+    pub fn now_ms() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64)
+    }
+
     /// TileDB's random label (`RandomLabelGenerator::generate`) and the millisecond it was
     /// made: 32 lowercase hex digits, a per-millisecond counter (random start below 2^31,
     /// then +1 per label in the same millisecond, so labels of one process sort in creation
@@ -58,9 +67,7 @@ pub mod names {
         use aes_gcm::aead::rand_core::RngCore;
         use std::sync::Mutex;
         static STATE: Mutex<(u64, u32)> = Mutex::new((0, 0));
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        let now = now_ms();
         let counter = {
             let mut st = STATE.lock().unwrap_or_else(|p| p.into_inner());
             if st.0 != now || st.1 == u32::MAX {
@@ -237,6 +244,39 @@ pub(crate) fn io_error(path: &Path, e: std::io::Error) -> Error {
         std::io::ErrorKind::OutOfMemory => Error::OutOfMemory(msg),
         _ => Error::corrupt(msg),
     }
+}
+
+/// Writes a new file and syncs it to disk.
+pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| io_error_in(path, "cannot create", e))?;
+    f.write_all(bytes)
+        .map_err(|e| io_error_in(path, "cannot write", e))?;
+    f.sync_all()
+        .map_err(|e| io_error_in(path, "cannot sync", e))
+}
+
+/// Syncs a folder's entries to disk (where the platform allows opening folders).
+pub(crate) fn sync_dir(path: &Path) -> Result<()> {
+    match fs::File::open(path) {
+        Ok(d) => d.sync_all().or_else(|e| {
+            // Some file systems refuse fsync on folders; the files themselves are synced.
+            if e.kind() == std::io::ErrorKind::InvalidInput {
+                Ok(())
+            } else {
+                Err(io_error_in(path, "cannot sync", e))
+            }
+        }),
+        Err(e) => Err(io_error_in(path, "cannot open", e)),
+    }
+}
+
+/// An error of `what` on `path` (creating, writing, syncing).
+fn io_error_in(path: &Path, what: &str, e: std::io::Error) -> Error {
+    Error::invalid(format!("{what} {}: {e}", path.display()))
 }
 
 /// Reads a whole (small) file.

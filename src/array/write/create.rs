@@ -4,13 +4,12 @@
 //! generic tile `__schema/__<t>_<t>_<label>` and one generic tile per enumeration
 //! `__schema/__enumerations/__<label>_0`, encrypted with AES-256-GCM when a key is given.
 
-use crate::array::directory::names;
+use crate::array::directory::{names, sync_dir, write_synced};
 use crate::array::schema::ArraySchema;
 use crate::error::{Error, Result};
 use crate::format::format_version::FORMAT_VERSION;
 use crate::pipeline::generic_tile;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The folders TileDB creates in a new array after `__schema/__enumerations`, in its order.
@@ -43,7 +42,7 @@ pub fn create(path: &Path, schema: &ArraySchema, key: Option<&[u8]>) -> Result<(
     let mut schema = schema.clone();
     for (name, file) in &mut schema.enumerations {
         if file.is_empty() {
-            *file = format!("__{}_0", random_label()?);
+            *file = format!("__{}_0", names::random_label().0);
             if let Some(e) = schema
                 .loaded_enumerations
                 .iter_mut()
@@ -53,8 +52,8 @@ pub fn create(path: &Path, schema: &ArraySchema, key: Option<&[u8]>) -> Result<(
             }
         }
     }
-    let now = now_ms();
-    schema.name = format!("__{now}_{now}_{}", random_label()?);
+    let now = names::now_ms();
+    schema.name = format!("__{now}_{now}_{}", names::random_label().0);
     schema.version = FORMAT_VERSION;
     // Everything is serialized and filtered before the first folder is made.
     let schema_tile = generic_tile::write_payload(&schema.serialize()?, key)?;
@@ -168,50 +167,6 @@ fn make_folders(path: &Path) -> Result<Made> {
     Ok(made)
 }
 
-/// Writes a new file and syncs it to disk.
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| io(path, "cannot create", e))?;
-    f.write_all(bytes)
-        .map_err(|e| io(path, "cannot write", e))?;
-    f.sync_all().map_err(|e| io(path, "cannot sync", e))
-}
-
-/// Syncs a folder's entries to disk (where the platform allows opening folders).
-fn sync_dir(path: &Path) -> Result<()> {
-    match fs::File::open(path) {
-        Ok(d) => d.sync_all().or_else(|e| {
-            // Some file systems refuse fsync on folders; the files themselves are synced.
-            if e.kind() == std::io::ErrorKind::InvalidInput {
-                Ok(())
-            } else {
-                Err(io(path, "cannot sync", e))
-            }
-        }),
-        Err(e) => Err(io(path, "cannot open", e)),
-    }
-}
-
-/// Milliseconds since the Unix epoch (TileDB's `timestamp_now_ms`).
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
-/// A 32-hex-digit label as TileDB's `random_label` makes them: 128 random bits from the
-/// operating system, the first 32 with the top bit clear (TileDB's per-millisecond counter).
-pub(crate) fn random_label() -> Result<String> {
-    let mut b = [0u8; 16];
-    getrandom::getrandom(&mut b)
-        .map_err(|e| Error::Internal(format!("no random numbers from the system: {e}")))?;
-    b[0] &= 0x7f;
-    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,7 +175,7 @@ mod tests {
     /// A fresh folder path under the system's temporary folder.
     fn scratch(name: &str) -> PathBuf {
         let p =
-            std::env::temp_dir().join(format!("tdbf_create_{name}_{}", random_label().unwrap()));
+            std::env::temp_dir().join(format!("tdbf_create_{name}_{}", names::random_label().0));
         let _ = fs::remove_dir_all(&p);
         p
     }
@@ -333,8 +288,8 @@ mod tests {
 
     #[test]
     fn labels_are_32_lowercase_hex_digits_and_differ() {
-        let a = random_label().unwrap();
-        let b = random_label().unwrap();
+        let a = names::random_label().0;
+        let b = names::random_label().0;
         assert_eq!(a.len(), 32);
         assert!(
             a.chars()

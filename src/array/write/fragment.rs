@@ -6,7 +6,7 @@
 
 use super::dense::RawTile;
 use super::tile_metadata::{self, SummaryField, TileMetadata};
-use crate::array::directory::{io_error, names};
+use crate::array::directory::{io_error, names, sync_dir};
 use crate::array::fragment_metadata::{ListKind, NewFragmentMetadata, TileMinMax};
 use crate::array::rtree::{self, Mbr, RTree};
 use crate::array::schema::{ArraySchema, Range};
@@ -223,13 +223,6 @@ fn create_dir(path: &Path) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => Ok(()),
         Err(e) => Err(io_error(path, e)),
     }
-}
-
-/// Syncs a folder (its entries).
-fn sync_dir(path: &Path) -> Result<()> {
-    File::open(path)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| io_error(path, e))
 }
 
 impl FragmentWriter {
