@@ -3,7 +3,9 @@
 ``x.sum().compute()`` over a 1 GiB int64 array (a random walk, byteshuffle + zstd:3,
 1024 x 1024 tiles, written by TileDB-Py) on one LocalCluster(n_workers=2,
 threads_per_worker=1, processes=True): both readers on the same cluster, in interleaved
-rounds (ours, TileDB's, ours, ...), medians and their ratio printed. Both read the same
+rounds (ours, TileDB's, ours, ...), medians and their ratio printed: wall time, and the
+workers' CPU time (user + system of the worker processes, every thread), which other load
+on a shared machine inflates far less. Both read the same
 chunks (the space tiles) and must give the same sum.
 
 Run with a Python that has tiledb, dask, distributed and tdbfilter (the workers need
@@ -86,15 +88,19 @@ def main() -> None:
         s_theirs = client.compute(theirs.sum()).result()
         assert s_ours == s_theirs, (s_ours, s_theirs)
         times: dict[str, list[float]] = {"tdbfilter": [], "from_tiledb": []}
+        cpu: dict[str, list[float]] = {"tdbfilter": [], "from_tiledb": []}
         for _ in range(rounds):
             for name, x in (("tdbfilter", ours), ("from_tiledb", theirs)):
+                c0 = sum(client.run(_cpu_seconds).values())
                 t = time.perf_counter()
                 s = client.compute(x.sum()).result()
                 times[name].append(time.perf_counter() - t)
+                cpu[name].append(sum(client.run(_cpu_seconds).values()) - c0)
                 assert s == s_ours, (name, s, s_ours)
 
     gib = rows * cols * 8 / 2**30
     med = {k: statistics.median(v) for k, v in times.items()}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
     ratio = med["from_tiledb"] / med["tdbfilter"]
     print(f"compare_dask: x.sum().compute() over a {gib:.3f} GiB int64 array "
           f"({rows}x{cols}, {tile}x{tile} tiles = {ours.npartitions} chunks, "
@@ -108,7 +114,19 @@ def main() -> None:
     for k, v in times.items():
         print(f"  {k:12s} median {med[k]:.3f}  ({gib / med[k]:.2f} GiB/s)  "
               f"rounds {' '.join(f'{t:.3f}' for t in v)}")
+    print("workers' CPU seconds per reduction (user + system, all threads; what other "
+          "load on the machine does not inflate):")
+    for k, v in cpu.items():
+        print(f"  {k:12s} median {med_cpu[k]:.3f}  rounds {' '.join(f'{t:.3f}' for t in v)}")
     print(f"ratio from_tiledb / tdbfilter (median time): {ratio:.2f}x")
+    print(f"ratio from_tiledb / tdbfilter (median worker CPU time): "
+          f"{med_cpu['from_tiledb'] / med_cpu['tdbfilter']:.2f}x")
+
+
+def _cpu_seconds() -> float:
+    """This process's CPU time so far (user + system, every thread): run on each worker."""
+    t = os.times()
+    return t.user + t.system
 
 
 if __name__ == "__main__":
