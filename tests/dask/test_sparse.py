@@ -132,3 +132,13 @@ def test_attribute_selection(arrays, client):
     want = pd.DataFrame({k: c["columns"][k] for k in ("x", "y", "a")}) \
         .sort_values(["x", "y"]).reset_index(drop=True)
     pd.testing.assert_frame_equal(got, want)
+
+
+def test_tile_mbr_errors_name_the_problem(arrays):
+    """tdb_array_tile_mbr refuses dense fragments (no R-tree) and out-of-range indices."""
+    with tdbfilter.Array(arrays["dense"]["d1"]["uri"]) as a:
+        with pytest.raises(tdbfilter.InvalidArgument, match="is dense: it has no R-tree"):
+            a.tile_mbrs(0)
+    with tdbfilter.Array(arrays["sparse"]["s2"]["uri"]) as a:
+        with pytest.raises(tdbfilter.InvalidArgument, match="fragment index 9 out of range"):
+            a.tile_mbrs(9)
