@@ -883,6 +883,22 @@ tdb_status_t tdb_array_tile_cell_count(const tdb_array_t *array,
                                        tdb_error_t **error);
 
 /**
+ * The minimum bounding rectangle (the R-tree leaf) of tile `tile` of sparse fragment
+ * `fragment` on dimension `dim`: `lo` (`*lo_size` bytes) and `hi` (`*hi_size` bytes) in the
+ * dimension's type (strings for string dimensions), valid while the array lives. A dense
+ * fragment (no R-tree) or an index out of range is `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_array_tile_mbr(const tdb_array_t *array,
+                                uint32_t fragment,
+                                uint64_t tile,
+                                uint32_t dim,
+                                const void **lo,
+                                size_t *lo_size,
+                                const void **hi,
+                                size_t *hi_size,
+                                tdb_error_t **error);
+
+/**
  * Where tile `tile` of kind `kind` of `field` in fragment `fragment` is stored: the file's
  * path as a NUL-terminated string in `path` (`capacity` bytes; `*path_size` receives the
  * length including the NUL, and a NULL or small buffer gives `TDB_ERR_BUFFER_TOO_SMALL`), the

@@ -193,4 +193,11 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_array_fragment_count": (c_int, [P, U32P, PP]),
     "tdb_array_fragment": (
         c_int, [P, c_uint32, STRP, U64P, U64P, U32P, POINTER(c_bool), U64P, U64P, PP]),
+    # fragment and tile layout (tdbfilter.dask plans its chunks and partitions with these)
+    "tdb_array_fragment_non_empty_domain": (
+        c_int, [P, c_uint32, c_uint32, PP, SIZEP, PP, SIZEP, PP]),
+    "tdb_array_tile_count": (c_int, [P, c_uint32, U64P, PP]),
+    "tdb_array_tile_cell_count": (c_int, [P, c_uint32, c_uint64, U64P, PP]),
+    "tdb_array_tile_mbr": (
+        c_int, [P, c_uint32, c_uint64, c_uint32, PP, SIZEP, PP, SIZEP, PP]),
 }
