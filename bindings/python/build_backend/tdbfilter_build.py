@@ -11,9 +11,12 @@ library inside.
    library (which then finds an installed C library: pkg-config, ``TDBFILTER_LIBRARY``…);
 2. otherwise ``cargo build --release --lib`` of the checkout this package sits in, in the
    checkout's ``target/`` (so a release build already there is reused, not compiled again),
-   with the features of ``TDBFILTER_CARGO_FEATURES`` (the ones the existing build used; the
-   test command's is ``cli``). ``TDBFILTER_WHEEL_REQUIRE_FRESH=1`` makes a build that had to
-   compile the crate an error (the test command's check that its release build is reused).
+   with the features of ``TDBFILTER_CARGO_FEATURES``, by default ``cli``: the features of the
+   test command's release build (``cargo build --release --features cli``, CMake's
+   ``TDBFILTER_CARGO_FEATURES=cli``), so that one build serves the tool, the C tests and the
+   wheel (the library's code is the same; set it to an empty value for no features).
+   ``TDBFILTER_WHEEL_REQUIRE_FRESH=1`` makes a build that had to compile the crate an error
+   (the test command's check that its release build is reused).
 
 Nothing is written into the source tree but cargo's ``target/``: flit_core builds in pip's
 directories, this module deletes the bytecode Python cached when importing it, and the
@@ -101,7 +104,7 @@ def _cargo_build() -> Path:
                            "or set TDBFILTER_WHEEL_LIBRARY to a built libtdbfilter.so")
     cmd = [cargo, "build", "--release", "--lib", "--manifest-path", str(manifest),
            "--message-format=json-render-diagnostics"]
-    features = os.environ.get("TDBFILTER_CARGO_FEATURES", "").strip()
+    features = os.environ.get("TDBFILTER_CARGO_FEATURES", "cli").strip()
     if features:
         cmd += ["--features", features]
     print("tdbfilter: " + " ".join(cmd), file=sys.stderr, flush=True)
