@@ -221,7 +221,7 @@ class Array:
         """The values of enumeration ``name`` (the attribute's cells are indices into it)."""
         r = c_void_p()
         _call(lib().tdb_array_enumeration, self._handle(), name.encode(), byref(r))
-        return list(_to_numpy(_take_result(r)))
+        return list(_to_numpy(_take_result(r, numpy=True)))
 
     # -- cells -----------------------------------------------------------------------------
 
@@ -238,7 +238,7 @@ class Array:
         cells come as a numpy array (shape ``(n, cell_val_num)`` for multi-value cells),
         var-size text as an object array of str and other var cells as arrays per cell;
         nullable fields as a numpy masked array (or an object array with None)."""
-        raw = self.read_raw(fields, subarray)
+        raw = self._read(fields, subarray, numpy=True)
         if isinstance(raw, RawResult):
             return _to_numpy(raw)
         return {name: _to_numpy(r) for name, r in raw.items()}
@@ -247,6 +247,12 @@ class Array:
                  subarray: Optional[Sequence[tuple[Any, Any]]] = None):
         """Like :meth:`read`, but each field's cells as the C API returns them: a
         :class:`RawResult` (bytes, offsets, validity), or a dict of them."""
+        return self._read(fields, subarray, numpy=False)
+
+    def _read(self, fields: Union[str, Sequence[str], None],
+              subarray: Optional[Sequence[tuple[Any, Any]]], numpy: bool):
+        """The C read of :meth:`read` and :meth:`read_raw`; ``numpy``: fixed-size cells are
+        copied from the library's result straight into a numpy array (see :func:`_take_result`)."""
         single = isinstance(fields, str)
         if fields is None:
             fields = ([d.name for d in self.dimensions] if self.sparse else []) + \
@@ -260,7 +266,7 @@ class Array:
               results)
         out = {}
         for i, name in enumerate(names):
-            out[name] = _take_result(c_void_p(results[i]))
+            out[name] = _take_result(c_void_p(results[i]), numpy)
         return out[names[0]] if single else out
 
     def _subarray_bytes(self, subarray: Sequence[tuple[Any, Any]]) -> bytes:
@@ -461,8 +467,19 @@ def _bound(d: Field, cell: CellType, value: Any) -> bytes:
     return np.array(converted, dtype=dt).tobytes()
 
 
-def _take_result(r: c_void_p) -> RawResult:
-    """Copies a C result out of the library and frees it."""
+def _copy_out(address: int, nbytes: int) -> np.ndarray:
+    """``nbytes`` of library memory at ``address`` copied into a new uint8 array (one copy)."""
+    out = np.empty(nbytes, dtype=np.uint8)
+    if nbytes:
+        ctypes.memmove(out.ctypes.data, address, nbytes)
+    return out
+
+
+def _take_result(r: c_void_p, numpy: bool = False) -> RawResult:
+    """Copies a C result out of the library and frees it. The cells of a fixed-size field go
+    into a numpy uint8 array when ``numpy`` (for :func:`_to_numpy`, which views it as the
+    field's dtype: the only copy of the cells), else (and for var-size cells, split per cell
+    anyway) into bytes."""
     L = lib()
     try:
         data, size = c_void_p(), c_size_t()
@@ -470,17 +487,20 @@ def _take_result(r: c_void_p) -> RawResult:
         n, dt, cvn = c_uint64(), c_uint32(), c_uint32()
         _call(L.tdb_result_cell_count, r, byref(n))
         _call(L.tdb_result_type, r, byref(dt), byref(cvn))
-        raw = ctypes.string_at(data, size.value) if size.value else b""
+        if numpy and cvn.value != VAR:
+            raw: Any = _copy_out(data.value, size.value)
+        else:
+            raw = ctypes.string_at(data, size.value) if size.value else b""
         validity = None
         vp, vn = c_void_p(), c_size_t()
         _call(L.tdb_result_validity, r, byref(vp), byref(vn))
         if vp.value:
-            validity = np.ctypeslib.as_array((c_uint8 * vn.value).from_address(vp.value)).copy()
+            validity = _copy_out(vp.value, vn.value)
         offsets = None
         if cvn.value == VAR:
             op, on = c_void_p(), c_size_t()
             _call(L.tdb_result_offsets, r, byref(op), byref(on))
-            offsets = np.ctypeslib.as_array((c_uint64 * on.value).from_address(op.value)).copy() \
+            offsets = _copy_out(op.value, 8 * on.value).view(np.uint64) \
                 if on.value else np.zeros(0, np.uint64)
         return RawResult(dt.value, cvn.value, n.value, raw, offsets, validity)
     finally:
@@ -503,7 +523,8 @@ def _to_numpy(r: RawResult):
         if validity is not None:
             values[validity == 0] = None
         return values
-    raw = np.frombuffer(r.data, dtype=np.uint8).copy()
+    # The array _take_result filled (read_raw's bytes are copied once more).
+    raw = r.data if isinstance(r.data, np.ndarray) else np.frombuffer(r.data, np.uint8).copy()
     cvn = r.cell_val_num
     if cell.name in TEXT:
         values = raw.view(f"S{cvn}")
