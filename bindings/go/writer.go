@@ -61,22 +61,33 @@ func Create(path, schemaJSON string, key []byte) error {
 	return takeError(C.tdb_array_create(cpath, cjson, ckey, C.size_t(len(key)), &cerr), cerr)
 }
 
+// metadataArgs are the C copies of a metadata call's path, entry name and key; free them
+// with the returned function.
+func metadataArgs(path, name string, key []byte) (cpath, cname *C.char, ckey unsafe.Pointer, free func(), err error) {
+	if cpath, err = cString("array path", path); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if cname, err = cString("metadata key", name); err != nil {
+		C.free(unsafe.Pointer(cpath))
+		return nil, nil, nil, nil, err
+	}
+	ckey = cKey(key)
+	return cpath, cname, ckey, func() {
+		C.free(unsafe.Pointer(cpath))
+		C.free(unsafe.Pointer(cname))
+		C.free(ckey)
+	}, nil
+}
+
 // MetadataPut writes one array metadata entry into the array at path: count values of
 // datatype dt in value (exactly count times the type's size), as one new __meta file at
 // timestamp (milliseconds; 0: now). It replaces an earlier value of name.
 func MetadataPut(path string, key []byte, timestamp uint64, name string, dt Datatype, count uint32, value []byte) error {
-	cpath, err := cString("array path", path)
+	cpath, cname, ckey, free, err := metadataArgs(path, name, key)
 	if err != nil {
 		return err
 	}
-	defer C.free(unsafe.Pointer(cpath))
-	cname, err := cString("metadata key", name)
-	if err != nil {
-		return err
-	}
-	defer C.free(unsafe.Pointer(cname))
-	ckey := cKey(key)
-	defer C.free(ckey)
+	defer free()
 	var cvalue unsafe.Pointer
 	if len(value) > 0 {
 		cvalue = C.CBytes(value)
@@ -90,18 +101,11 @@ func MetadataPut(path string, key []byte, timestamp uint64, name string, dt Data
 // MetadataDelete deletes the array metadata entry name of the array at path (one new __meta
 // file at timestamp, milliseconds; 0: now). Deleting a key without a value is not an error.
 func MetadataDelete(path string, key []byte, timestamp uint64, name string) error {
-	cpath, err := cString("array path", path)
+	cpath, cname, ckey, free, err := metadataArgs(path, name, key)
 	if err != nil {
 		return err
 	}
-	defer C.free(unsafe.Pointer(cpath))
-	cname, err := cString("metadata key", name)
-	if err != nil {
-		return err
-	}
-	defer C.free(unsafe.Pointer(cname))
-	ckey := cKey(key)
-	defer C.free(ckey)
+	defer free()
 	var cerr *C.tdb_error_t
 	return takeError(C.tdb_array_metadata_delete(cpath, ckey, C.size_t(len(key)), C.uint64_t(timestamp), cname, &cerr), cerr)
 }
@@ -255,17 +259,24 @@ func pinned[T any](s *writerState, buf []T) unsafe.Pointer {
 	return unsafe.Pointer(&buf[0])
 }
 
-// SetData sets the cell values of field (an attribute, or a dimension of a sparse array) for
-// the next Submit: fixed-size cells as little-endian bytes, or the concatenated values of
-// var-size cells. data is pinned, not copied, until that Submit returns. SetValues takes
-// typed slices.
-func (w *Writer) SetData(field string, data []byte) error {
+// setField runs f with the C handle and a C copy of field's name, under the lock.
+func (w *Writer) setField(field string, f func(s *writerState, cfield *C.char) error) error {
 	return w.with(func(s *writerState) error {
 		cfield, err := cString("field name", field)
 		if err != nil {
 			return err
 		}
 		defer C.free(unsafe.Pointer(cfield))
+		return f(s, cfield)
+	})
+}
+
+// SetData sets the cell values of field (an attribute, or a dimension of a sparse array) for
+// the next Submit: fixed-size cells as little-endian bytes, or the concatenated values of
+// var-size cells. data is pinned, not copied, until that Submit returns. SetValues takes
+// typed slices.
+func (w *Writer) SetData(field string, data []byte) error {
+	return w.setField(field, func(s *writerState, cfield *C.char) error {
 		p := pinned(s, data)
 		var cerr *C.tdb_error_t
 		return takeError(C.tdb_writer_set_data(s.c, cfield, p, C.size_t(len(data)), &cerr), cerr)
@@ -284,12 +295,7 @@ func SetValues[T int8 | uint8 | int16 | uint16 | int32 | uint32 | int64 | uint64
 // SetOffsets sets the start of each var-size cell of field in its data, in bytes (one
 // offset per cell, no extra element), for the next Submit; pinned, not copied.
 func (w *Writer) SetOffsets(field string, offsets []uint64) error {
-	return w.with(func(s *writerState) error {
-		cfield, err := cString("field name", field)
-		if err != nil {
-			return err
-		}
-		defer C.free(unsafe.Pointer(cfield))
+	return w.setField(field, func(s *writerState, cfield *C.char) error {
 		p := pinned(s, offsets)
 		var cerr *C.tdb_error_t
 		return takeError(C.tdb_writer_set_offsets(s.c, cfield, (*C.uint64_t)(p), C.size_t(len(offsets)), &cerr), cerr)
@@ -299,12 +305,7 @@ func (w *Writer) SetOffsets(field string, offsets []uint64) error {
 // SetValidity sets the validity of nullable field (one byte per cell, 0 for null) for the
 // next Submit; pinned, not copied.
 func (w *Writer) SetValidity(field string, validity []uint8) error {
-	return w.with(func(s *writerState) error {
-		cfield, err := cString("field name", field)
-		if err != nil {
-			return err
-		}
-		defer C.free(unsafe.Pointer(cfield))
+	return w.setField(field, func(s *writerState, cfield *C.char) error {
 		p := pinned(s, validity)
 		var cerr *C.tdb_error_t
 		return takeError(C.tdb_writer_set_validity(s.c, cfield, (*C.uint8_t)(p), C.size_t(len(validity)), &cerr), cerr)
