@@ -84,7 +84,8 @@ class RawResult:
 
 
 class Array:
-    """A TileDB array folder opened for reading, as TileDB 2.30 opens it.
+    """A TileDB array folder opened for reading (``mode="r"``) as TileDB 2.30 opens it, or for
+    writing (``mode="w"``: ``A[box] = cells``, ``A.meta[key] = value``; see :meth:`__setitem__`).
 
     >>> with tdbfilter.Array("my_array") as A:          # doctest: +SKIP
     ...     a = A.read("a")                              # numpy, dense: row-major box
