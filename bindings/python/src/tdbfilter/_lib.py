@@ -157,6 +157,8 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_pipeline_filtered_size_bound": (c_int, [P, c_size_t, SIZEP, PP]),
     "tdb_pipeline_filter": (c_int, [P, P, PP, PP]),
     "tdb_pipeline_filter_into": (c_int, [P, P, c_void_p, c_size_t, SIZEP, PP]),
+    "tdb_pipeline_filter_cells_into": (
+        c_int, [P, c_void_p, c_size_t, c_uint32, c_uint64, c_void_p, c_size_t, SIZEP, PP]),
     "tdb_pipeline_unfilter": (c_int, [P, c_void_p, c_size_t, c_uint32, c_uint64, PP, PP]),
     # The filtered bytes as c_void_p: bytes objects and the addresses of other buffers alike.
     "tdb_pipeline_unfilter_into": (
