@@ -384,7 +384,7 @@ impl Pipeline {
         out: &mut [u8],
     ) -> Result<usize> {
         crate::engine::tile::check_cell_size(datatype, cell_size)?;
-        if data.len() as u64 % cell_size != 0 {
+        if !(data.len() as u64).is_multiple_of(cell_size) {
             return Err(Error::invalid(format!(
                 "{} bytes is not a whole number of {cell_size}-byte cells",
                 data.len()
