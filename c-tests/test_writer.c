@@ -1,6 +1,7 @@
 /* The array writer through the C API: tdb_array_create from schema JSON, tdb_writer_t dense
  * (row-major box, global-order streaming), sparse (unordered, var-size, nullable), array
  * metadata put/delete, reads back through tdb_array_t, and the errors that commit nothing. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <dirent.h>
 #include <unistd.h>
 
