@@ -137,6 +137,11 @@ tdb_pipeline_filter_into(pipeline, tile, out, capacity, written, error) =
     ccall((:tdb_pipeline_filter_into, libtdbfilter), Cint,
           (Ptr{PipelineHandle}, Ptr{TileHandle}, Ptr{UInt8}, Csize_t, Ref{Csize_t}, Ref{Ptr{Error}}),
           pipeline, tile, out, capacity, written, error)
+tdb_pipeline_filter_cells_into(pipeline, data, size, datatype, cell_size, out, capacity, written, error) =
+    ccall((:tdb_pipeline_filter_cells_into, libtdbfilter), Cint,
+          (Ptr{PipelineHandle}, Ptr{UInt8}, Csize_t, UInt32, UInt64, Ptr{UInt8}, Csize_t,
+           Ref{Csize_t}, Ref{Ptr{Error}}),
+          pipeline, data, size, datatype, cell_size, out, capacity, written, error)
 tdb_pipeline_unfilter_into(pipeline, filtered, size, datatype, cell_size, out, capacity, written, error) =
     ccall((:tdb_pipeline_unfilter_into, libtdbfilter), Cint,
           (Ptr{PipelineHandle}, Ptr{UInt8}, Csize_t, UInt32, UInt64, Ptr{Cvoid}, Csize_t,
