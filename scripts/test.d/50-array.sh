@@ -1,4 +1,4 @@
-# step: array reader and writer (src/array, src/ffi/array.rs, tdbf array): TileDB-Py differential suites (reads through the tdbfilter Python package; tdbf array create against TileDB-Py's schemas; the sparse-write order and R-tree; tdbf array write against TileDB-Py: fragment files byte for byte, reads, aggregates, consolidation), tdbf array info/cat/verify, and the array benchmark in quick mode (checks our reads equal TileDB-Py's)
+# step: array reader and writer (src/array, src/ffi/array.rs, tdbf array): TileDB-Py differential suites (reads through the tdbfilter Python package; tdbf array create against TileDB-Py's schemas; the sparse-write order and R-tree; tdbf array write against TileDB-Py: fragment files byte for byte, reads, aggregates, consolidation; SIGKILL crash consistency), tdbf array info/cat/verify, and the array benchmark in quick mode (checks our reads equal TileDB-Py's)
 set -euo pipefail
 cd "$TDBF_ROOT"
 # The suites need TileDB-Py 0.36.1 (libtiledb 2.30), numpy and cryptography (encrypted schema
@@ -28,4 +28,8 @@ python tests/array/run_global_order_tests.py --cases 400
 # Writes (tdbf array write) against TileDB-Py's: fragment files byte for byte, reads,
 # aggregates, verify, consolidation.
 python tests/array/run_writer_tests.py --tdbf "$TDBF_ROOT/target/release/tdbf"
+# Crash consistency: the writer killed (SIGKILL) at random and at observed points of dense and
+# sparse, streamed and var-size writes; the array reads exactly as before or as after the write
+# through TileDB-Py and the tdbfilter package, and verify names only the uncommitted leftover.
+python tests/array/run_crash_tests.py --tdbf "$TDBF_ROOT/target/release/tdbf" --lib "$lib" --runs 60
 python bench/compare_arrays.py --quick --workdir "$TDBF_ROOT/build/bench-arrays-quick" --lib "$lib"

@@ -181,7 +181,7 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Syncs a folder's entries to disk (where the platform allows opening folders).
-fn sync_dir(path: &Path) -> Result<()> {
+pub(super) fn sync_dir(path: &Path) -> Result<()> {
     match fs::File::open(path) {
         Ok(d) => d.sync_all().or_else(|e| {
             // Some file systems refuse fsync on folders; the files themselves are synced.

@@ -4,6 +4,7 @@
 //! empty `__commits/<name>.wrt` (the atomic commit). Until then the folder is invisible to
 //! every reader; a writer that fails or is dropped removes it.
 
+use super::create::sync_dir;
 use super::dense::RawTile;
 use super::tile_metadata::{self, SummaryField, TileMetadata};
 use crate::array::directory::{io_error, names};
@@ -216,20 +217,14 @@ pub(crate) struct FragmentWriter {
     done: bool,
 }
 
-/// Creates `path` and syncs its parent, or accepts it when it exists.
+/// Creates folder `path`, or accepts it when it exists. A folder this call made has its parent
+/// synced, so that after a power loss a commit marker never survives the folders it needs.
 fn create_dir(path: &Path) -> Result<()> {
     match std::fs::create_dir(path) {
-        Ok(()) => Ok(()),
+        Ok(()) => path.parent().map_or(Ok(()), sync_dir),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => Ok(()),
         Err(e) => Err(io_error(path, e)),
     }
-}
-
-/// Syncs a folder (its entries).
-fn sync_dir(path: &Path) -> Result<()> {
-    File::open(path)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| io_error(path, e))
 }
 
 impl FragmentWriter {
@@ -427,10 +422,20 @@ impl FragmentWriter {
         let commits = self.root.join(names::COMMITS_DIR);
         create_dir(&commits)?;
         let marker = commits.join(names::commit_file_name(&self.name));
-        File::create(&marker)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| io_error(&marker, e))?;
-        sync_dir(&commits)?;
+        let file = File::create_new(&marker).map_err(|e| io_error(&marker, e))?;
+        // From here every reader sees the fragment. When the marker cannot be made durable it
+        // is withdrawn before `Drop` removes the folder; a marker that cannot be removed keeps
+        // its folder, so that no marker ever names a missing fragment.
+        let durable = file
+            .sync_all()
+            .map_err(|e| io_error(&marker, e))
+            .and_then(|()| sync_dir(&commits));
+        if let Err(e) = durable {
+            if std::fs::remove_file(&marker).is_err() {
+                self.done = true;
+            }
+            return Err(e);
+        }
         self.done = true;
         Ok(std::mem::take(&mut self.name))
     }
