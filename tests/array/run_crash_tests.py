@@ -12,7 +12,13 @@ starts the writer and kills it with SIGKILL
   land after the commit or after the process ended), or
 * at a kill point observed by polling the array folder (no hook in the writer): the fragment
   folder appeared; it holds N files; its data files hold a fraction F of their final bytes;
-  `__fragment_metadata.tdb` appeared; the commit marker `__commits/<name>.wrt` appeared.
+  `__fragment_metadata.tdb` appeared; the commit marker `__commits/<name>.wrt` appeared; or
+* exactly before its N-th file-changing call (open for writing, write, fsync, mkdir, ...):
+  tests/array/crash_shim.c, compiled here and preloaded into the writer, counts those calls
+  and raises SIGKILL at the N-th. Every other N is one of the last 12 calls of the reference
+  write (its commit: the data files' syncs, the fragment metadata, the folder syncs, the
+  marker), in turn, so that 60 runs kill at each of them; the others are any call. A wrong
+  commit order shows there; polling and delays alone rarely land in that millisecond.
 
 After each kill the array is read through TileDB-Py and through tdbfilter's Python package
 (`tdbfilter.Array`), and each read must equal that reader's reference read of the state the
@@ -336,11 +342,17 @@ def reached(point, uri, base_frags, base_commits, ref):
     raise ValueError(kind)
 
 
-def run_writer(cmd, uri, kill, base_frags, base_commits, ref):
-    """Starts the writer and kills it as `kill` says: ("delay", seconds) or a kill point.
-    Returns "killed" or "completed" (the writer ended before the kill)."""
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    if kill[0] == "delay":
+def run_writer(cmd, uri, kill, base_frags, base_commits, ref, shim):
+    """Starts the writer and kills it as `kill` says: ("delay", seconds), ("call", N) (the
+    preloaded shim kills it before its N-th file-changing call) or a kill point observed in
+    the folder. Returns "killed" or "completed" (the writer ended before the kill)."""
+    env = None
+    if kill[0] == "call":
+        env = dict(os.environ, LD_PRELOAD=shim, TDBF_CRASH_AT=str(kill[1]))
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    if kill[0] == "call":
+        p.wait()
+    elif kill[0] == "delay":
         deadline = time.monotonic() + kill[1]
         while time.monotonic() < deadline and p.poll() is None:
             time.sleep(min(0.002, max(0.0, deadline - time.monotonic())))
@@ -376,7 +388,18 @@ def verify(tdbf, uri, new_frags):
 # ----------------------------------------------------------------------------------------
 
 
-def prepare(case, tdbf, work):
+def build_shim(work):
+    """Compiles tests/array/crash_shim.c (a C compiler is a prerequisite of this test)."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "crash_shim.c")
+    out = os.path.join(work, "crash_shim.so")
+    r = subprocess.run([os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", "-o", out, src,
+                        "-ldl"], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"cannot compile {src}: {r.stderr}")
+    return out
+
+
+def prepare(case, tdbf, work, shim):
     """Creates the "before" array, the cell files, and the reference "after" array; returns
     the reference reads and sizes."""
     cdir = os.path.join(work, case.name)
@@ -395,6 +418,17 @@ def prepare(case, tdbf, work):
     duration = time.monotonic() - t0
     if r.returncode != 0:
         raise AssertionError(f"{case.name}: the reference write failed: {r.stderr}")
+    # The same write under the shim, counting its file-changing calls.
+    counted = os.path.join(cdir, "counted")
+    shutil.copytree(base, counted)
+    count_file = os.path.join(cdir, "calls")
+    env = dict(os.environ, LD_PRELOAD=shim, TDBF_CRASH_COUNT=count_file)
+    r = subprocess.run(write_cmd(tdbf, counted, case, cells_dir), capture_output=True, text=True,
+                       env=env)
+    if r.returncode != 0 or not os.path.exists(count_file):
+        raise AssertionError(f"{case.name}: the counted write failed: {r.stderr}")
+    calls = int(open(count_file).read())
+    shutil.rmtree(counted)
     frags, _ = new_entries(after, set(listdir(os.path.join(base, "__fragments"))), set())
     ref = {
         "base": base,
@@ -402,6 +436,7 @@ def prepare(case, tdbf, work):
         "duration": duration,
         "base_frags": set(listdir(os.path.join(base, "__fragments"))),
         "base_commits": set(listdir(os.path.join(base, "__commits"))),
+        "calls": calls,
         "files": len(listdir(os.path.join(after, "__fragments", frags[0]))),
         "data_bytes": data_bytes(os.path.join(after, "__fragments", frags[0])),
         "tiledb": {"before": read_tiledb(base), "after": read_tiledb(after)},
@@ -417,18 +452,30 @@ def prepare(case, tdbf, work):
     if verify(tdbf, after, frags) != "whole":
         raise AssertionError(f"{case.name}: verify fails after a complete write")
     print(f"  {case.name}: write {duration * 1000:.0f} ms, {ref['files']} files, "
-          f"{ref['data_bytes'] / 2**20:.1f} MiB of tiles")
+          f"{ref['data_bytes'] / 2**20:.1f} MiB of tiles, {calls} file-changing calls")
     return ref
 
 
-def kill_plan(i, rng, ref):
-    """Run i's kill: every other run a random delay, the others a kill point in turn."""
-    if i % 2 == 0:
+TAIL = 12  # the last file-changing calls of a write: its commit, from the data files' syncs
+
+
+def kill_plan(r, c, rng, ref, plan):
+    """Round r's kill of case c: a random delay, a kill point observed in the folder (in
+    turn, offset by the case so that every point comes early), or a kill before a
+    file-changing call: every other one of those is one of the last TAIL calls, in turn over
+    all the runs (60 runs cover each of them), the others any call."""
+    if r % 4 == 0:
         return ("delay", rng.uniform(0.0, 1.3 * ref["duration"]))
-    points = [("folder", None), ("files", rng.randint(1, ref["files"] - 1)),
-              ("bytes", rng.uniform(0.05, 0.95)), ("metadata", None), ("commit", None),
-              ("bytes", rng.uniform(0.5, 1.0))]
-    return points[(i // 2) % len(points)]
+    if r % 4 == 1:
+        points = [("commit", None), ("folder", None), ("metadata", None),
+                  ("files", rng.randint(1, ref["files"] - 1)), ("bytes", rng.uniform(0.05, 0.95))]
+        return points[(r // 4 + c) % len(points)]
+    n = ref["calls"]
+    plan["calls"] += 1
+    if plan["calls"] % 2 == 0:
+        return ("call", rng.randint(1, n))
+    plan["tail"] += 1
+    return ("call", n - (plan["tail"] - 1) % TAIL)
 
 
 def main():
@@ -453,11 +500,13 @@ def main():
     if not cases:
         sys.exit(f"no case named {args.case}")
     print(f"crash test: {args.runs} runs over {len(cases)} cases, seed {seed}, work {work}")
-    refs = {c.name: prepare(c, tdbf, work) for c in cases}
+    shim = build_shim(work)
+    refs = {c.name: prepare(c, tdbf, work, shim) for c in cases}
     counts = Counter()
     states = {"tiledb": Counter(), "tdbfilter": Counter()}
     per_case = {c.name: Counter() for c in cases}
     phases, kinds = Counter(), Counter()
+    plan = {"calls": 0, "tail": 0}
     failures = []
     t_start = time.monotonic()
     for i in range(args.runs):
@@ -466,10 +515,10 @@ def main():
         uri = os.path.join(work, case.name, "run")
         shutil.rmtree(uri, ignore_errors=True)
         shutil.copytree(ref["base"], uri)
-        kill = kill_plan(i // len(cases), rng, ref)
+        kill = kill_plan(i // len(cases), i % len(cases), rng, ref, plan)
         try:
             how = run_writer(write_cmd(tdbf, uri, case, ref["cells_dir"]), uri, kill,
-                             ref["base_frags"], ref["base_commits"], ref)
+                             ref["base_frags"], ref["base_commits"], ref, shim)
             frags, commits = new_entries(uri, ref["base_frags"], ref["base_commits"])
             committed = bool(commits)
             if how == "completed":
@@ -482,7 +531,11 @@ def main():
             seen = {}
             for reader, read in (("tiledb", lambda: read_tiledb(uri)),
                                  ("tdbfilter", lambda: read_tdbfilter(uri, case))):
-                got = read()
+                try:
+                    got = read()
+                except Exception as e:  # noqa: BLE001 - a reader's failure is the finding
+                    states[reader]["unreadable"] += 1
+                    raise AssertionError(f"{reader} cannot read the array: {e}") from None
                 match = [s for s, v in ref[reader].items() if v == got]
                 seen[reader] = match[0] if match else "other"
                 states[reader][seen[reader]] += 1
