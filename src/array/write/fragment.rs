@@ -252,12 +252,17 @@ fn sync_at_once(files: &[(&File, &Path)], dirs: &[&Path]) -> Result<()> {
             .chunks(per_thread)
             .map(|chunk| s.spawn(move || chunk.iter().try_for_each(|job| job())))
             .collect();
-        handles.into_iter().fold(Ok(()), |acc, h| {
+        // Every thread is joined; the first error is returned.
+        let mut first = Ok(());
+        for h in handles {
             let r = h
                 .join()
                 .unwrap_or_else(|_| Err(Error::Internal("a sync thread panicked".into())));
-            acc.and(r)
-        })
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
     })
 }
 
