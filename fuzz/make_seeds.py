@@ -8,11 +8,14 @@ fuzz/corpus, or only the named targets' corpora)
 
 The array targets are seeded from the TileDB-Py-written arrays of tests/data/c_array:
 array_parsers with their schema, enumeration and metadata payloads (generic tiles unwrapped),
-array_folder with each of their files, prefixed by the byte that selects it.
+array_folder with each of their files, prefixed by the byte that selects it. array_writer
+takes a stream of choices (schema, then cells): its seeds are fixed pseudo-random streams, the
+first byte alternating dense and sparse.
 """
 
 import bz2
 import ctypes
+import random
 import shutil
 import struct
 import sys
@@ -106,6 +109,9 @@ def main():
         stream = bz2.compress(text, level)
         put("bzip2_vs_libbzip2", f"s{level}", bytes([0x80 | level]) + struct.pack("<I", len(text)) + stream)
     array_seeds()
+    for i in range(16):
+        r = random.Random(i)
+        put("array_writer", f"w{i:02}", bytes([i]) + bytes(r.randrange(256) for _ in range(64 + 160 * i)))
     n = sum(1 for _ in corpus.rglob("*") if _.is_file())
     print(f"make_seeds: {n} seed files in {corpus.relative_to(root)}")
 

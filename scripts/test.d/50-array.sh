@@ -1,4 +1,4 @@
-# step: array reader and writer (src/array, src/ffi/array.rs, tdbf array): TileDB-Py differential suites (reads through the tdbfilter Python package; tdbf array create against TileDB-Py's schemas; the sparse-write order and R-tree; tdbf array write against TileDB-Py: fragment files byte for byte, reads, aggregates, consolidation), tdbf array info/cat/verify, and the array benchmark in quick mode (checks our reads equal TileDB-Py's)
+# step: array reader and writer (src/array, src/ffi/array.rs, tdbf array): TileDB-Py differential suites (reads through the tdbfilter Python package; tdbf array create against TileDB-Py's schemas; the sparse-write order and R-tree; tdbf array write against TileDB-Py: fragment files byte for byte, reads, aggregates, consolidation; SIGKILL crash consistency), tdbf array info/cat/verify, and the array read and write benchmarks in quick mode (check that our reads equal TileDB-Py's and that both writers' arrays read equal)
 set -euo pipefail
 cd "$TDBF_ROOT"
 # The suites need TileDB-Py 0.36.1 (libtiledb 2.30), numpy and cryptography (encrypted schema
@@ -31,4 +31,13 @@ python tests/array/run_writer_tests.py --tdbf "$TDBF_ROOT/target/release/tdbf"
 # Array metadata (tdbf array metadata put/delete) read by TileDB-Py, plain and encrypted, with
 # time travel.
 python tests/array/run_metadata_tests.py --tdbf "$TDBF_ROOT/target/release/tdbf"
+# Crash consistency: the writer killed (SIGKILL) at random and at observed points of dense and
+# sparse, streamed and var-size writes; the array reads exactly as before or as after the write
+# through TileDB-Py and the tdbfilter package, and verify names only the uncommitted leftover.
+python tests/array/run_crash_tests.py --tdbf "$TDBF_ROOT/target/release/tdbf" --lib "$lib" --runs 60
 python bench/compare_arrays.py --quick --workdir "$TDBF_ROOT/build/bench-arrays-quick" --lib "$lib"
+# The write benchmark in quick mode: our writer (examples/write_bench.rs) and TileDB-Py write the
+# same cells of every benchmark array and of the small writes; both arrays must read equal.
+cargo build -q --release --features cli --example write_bench
+python bench/compare_writes.py --quick --workdir "$TDBF_ROOT/build/bench-writes-quick" \
+  --bench "$TDBF_ROOT/target/release/examples/write_bench"

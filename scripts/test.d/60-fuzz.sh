@@ -3,7 +3,9 @@
 #
 # cargo-fuzz comes from crates.io (installed once into .venv/cargo); the targets need nightly
 # flags, which RUSTC_BOOTSTRAP=1 enables on the stable toolchain. One build (-O, with
-# AddressSanitizer) serves every target. Budget: FUZZ_SECONDS per target (default 20).
+# AddressSanitizer) serves every target. Budget: FUZZ_SECONDS per target (default 20);
+# array_writer, whose runs create, write and read whole arrays, FUZZ_WRITER_SECONDS (default 45,
+# at least FUZZ_SECONDS).
 # The format parsers get the dictionaries of fuzz/dict/.
 set -euo pipefail
 root="${TDBF_ROOT:?}"
@@ -14,6 +16,7 @@ if ! command -v cargo-fuzz >/dev/null; then
 fi
 export RUSTC_BOOTSTRAP=1
 seconds=${FUZZ_SECONDS:-20}
+writer_seconds=${FUZZ_WRITER_SECONDS:-$((seconds > 45 ? seconds : 45))}
 t0=$SECONDS
 cargo fuzz build -O >/dev/null 2>"$root/build/fuzz-build.log" || { cat "$root/build/fuzz-build.log" >&2; exit 1; }
 echo "fuzz build: $((SECONDS - t0)) s"
@@ -40,7 +43,9 @@ for target in $targets; do
   cp fuzz/corpus/"$target"/* "$work/$target"/
   dict=()
   [[ " ${dict_targets[*]} " == *" $target "* ]] && dict=(-dict="fuzz/dict/$target.dict")
-  if ! cargo fuzz run -O "$target" "$work/$target" -- -max_total_time="$seconds" \
+  budget=$seconds
+  [ "$target" = array_writer ] && budget=$writer_seconds
+  if ! cargo fuzz run -O "$target" "$work/$target" -- -max_total_time="$budget" \
       -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 "${dict[@]}" \
       -artifact_prefix="$work/$target-" >"$work/$target.log" 2>&1; then
     tail -n 40 "$work/$target.log" >&2

@@ -216,13 +216,53 @@ pub(crate) struct FragmentWriter {
     done: bool,
 }
 
-/// Creates `path` and syncs its parent, or accepts it when it exists.
+/// Creates folder `path`, or accepts it when it exists. A folder this call made has its parent
+/// synced, so that after a power loss a commit marker never survives the folders it needs.
 fn create_dir(path: &Path) -> Result<()> {
     match std::fs::create_dir(path) {
-        Ok(()) => Ok(()),
+        Ok(()) => path.parent().map_or(Ok(()), sync_dir),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => Ok(()),
         Err(e) => Err(io_error(path, e)),
     }
+}
+
+/// Syncs `files` (each with the path its errors name) and the folders `dirs`, concurrently
+/// (at most 16 threads): file systems gather concurrent syncs into one journal commit, where
+/// syncs one after the other each wait for their own (a commit took 6 sequential syncs, 2-4 ms
+/// each on a virtual disk). Returns the first error.
+fn sync_at_once(files: &[(&File, &Path)], dirs: &[&Path]) -> Result<()> {
+    let jobs: Vec<Box<dyn Fn() -> Result<()> + Sync + '_>> = files
+        .iter()
+        .map(|&(f, p)| {
+            Box::new(move || f.sync_all().map_err(|e| io_error(p, e)))
+                as Box<dyn Fn() -> Result<()> + Sync>
+        })
+        .chain(
+            dirs.iter()
+                .map(|&d| Box::new(move || sync_dir(d)) as Box<dyn Fn() -> Result<()> + Sync>),
+        )
+        .collect();
+    if jobs.len() == 1 {
+        return jobs[0]();
+    }
+    let per_thread = jobs.len().div_ceil(16);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .chunks(per_thread)
+            .map(|chunk| s.spawn(move || chunk.iter().try_for_each(|job| job())))
+            .collect();
+        // Every thread is joined; the first error is returned.
+        let mut first = Ok(());
+        for h in handles {
+            let r = h
+                .join()
+                .unwrap_or_else(|_| Err(Error::Internal("a sync thread panicked".into())));
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    })
 }
 
 impl FragmentWriter {
@@ -367,9 +407,9 @@ impl FragmentWriter {
         }
     }
 
-    /// Writes the metadata and commits: syncs the data files, writes and syncs
-    /// `__fragment_metadata.tdb` and the folder, then creates `__commits/<name>.wrt` and syncs
-    /// it. `non_empty_domain` is the dense box (sparse fragments use the union of the MBRs).
+    /// Writes the metadata and commits: writes `__fragment_metadata.tdb`, syncs it with the
+    /// data files, the fragment folder and `__fragments/`, then creates `__commits/<name>.wrt`
+    /// and syncs it and `__commits/`. `non_empty_domain` is the dense box (sparse fragments use the union of the MBRs).
     /// Returns the fragment's name.
     pub(crate) fn commit(
         mut self,
@@ -406,24 +446,36 @@ impl FragmentWriter {
             }
         }
         self.fill_slot_metadata(schema, tile_num);
-        for file in self.files.iter().flatten().flatten() {
-            file.sync_all()
-                .map_err(|e| io_error(&self.dir, e).context("syncing a data file"))?;
-        }
         let bytes = self.meta.serialize(key)?;
         let path = self.dir.join(names::FRAGMENT_METADATA_FILE);
         let mut f = File::create(&path).map_err(|e| io_error(&path, e))?;
         f.write_all(&bytes).map_err(|e| io_error(&path, e))?;
-        f.sync_all().map_err(|e| io_error(&path, e))?;
-        sync_dir(&self.dir)?;
-        sync_dir(&self.root.join(names::FRAGMENTS_DIR))?;
+        // Everything the marker needs is made durable first: the data files, the metadata
+        // file, the fragment folder and `__fragments/` (their order among themselves does not
+        // matter), synced at once.
+        let fragments = self.root.join(names::FRAGMENTS_DIR);
+        let mut files: Vec<(&File, &Path)> = self
+            .files
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|file| (file, self.dir.as_path()))
+            .collect();
+        files.push((&f, &path));
+        sync_at_once(&files, &[&self.dir, &fragments])?;
         let commits = self.root.join(names::COMMITS_DIR);
         create_dir(&commits)?;
         let marker = commits.join(names::commit_file_name(&self.name));
-        File::create(&marker)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| io_error(&marker, e))?;
-        sync_dir(&commits)?;
+        let file = File::create_new(&marker).map_err(|e| io_error(&marker, e))?;
+        // From here every reader sees the fragment. When the marker cannot be made durable it
+        // is withdrawn before `Drop` removes the folder; a marker that cannot be removed keeps
+        // its folder, so that no marker ever names a missing fragment.
+        if let Err(e) = sync_at_once(&[(&file, &marker)], &[&commits]) {
+            if std::fs::remove_file(&marker).is_err() {
+                self.done = true;
+            }
+            return Err(e);
+        }
         self.done = true;
         Ok(std::mem::take(&mut self.name))
     }

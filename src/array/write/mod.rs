@@ -314,9 +314,14 @@ impl Writer {
     /// Sets the byte offset of each cell in the data of var-size `field` (one per cell, no
     /// extra element).
     pub fn set_offsets(&mut self, field: &str, offsets: &[u64]) -> Result<()> {
+        self.set_offsets_owned(field, offsets.to_vec())
+    }
+
+    /// [`Writer::set_offsets`] without a copy: the writer takes `offsets`.
+    pub fn set_offsets_owned(&mut self, field: &str, offsets: Vec<u64>) -> Result<()> {
         self.check_usable()?;
         let i = self.var_field_index(field)?;
-        self.inputs[i].offsets = Some(Cow::Owned(offsets.to_vec()));
+        self.inputs[i].offsets = Some(Cow::Owned(offsets));
         Ok(())
     }
 
@@ -433,7 +438,7 @@ impl Writer {
                          batches in global order instead, or write another fragment",
                     ));
                 }
-                inputs = self.sort_sparse_batch(&inputs)?;
+                self.sort_sparse_batch(&mut inputs)?;
                 self.submits += 1;
                 self.write_global(&inputs, cells)
             }
@@ -636,17 +641,23 @@ impl Writer {
     }
 
     /// An unordered sparse batch: sorted into TileDB's global order (after the domain check),
-    /// duplicates refused unless allowed, every field's cells permuted alike.
-    fn sort_sparse_batch(&self, inputs: &[Input<'_>]) -> Result<Vec<Input<'static>>> {
-        let coords = self.coords(inputs);
-        let order = global_order::global_order(&self.schema, &coords)?;
-        global_order::check_duplicates(&self.schema, &coords, &order)?;
-        Ok(self
-            .fields
-            .par_iter()
-            .zip(inputs)
-            .map(|(f, input)| permute(f, input, &order))
-            .collect())
+    /// duplicates refused unless allowed, every field's cells permuted alike. One field at a
+    /// time, each replacing its input, so that memory holds the batch and one field's copy.
+    fn sort_sparse_batch(&self, inputs: &mut [Input<'_>]) -> Result<()> {
+        // On the writer's threads (the sort and the gathers are parallel).
+        let pool = threads::pool(threads::effective_threads(self.threads))?;
+        pool.install(|| {
+            let order = {
+                let coords = self.coords(inputs);
+                let order = global_order::global_order(&self.schema, &coords)?;
+                global_order::check_duplicates(&self.schema, &coords, &order)?;
+                order
+            };
+            for (f, input) in self.fields.iter().zip(inputs.iter_mut()) {
+                *input = permute(f, input, &order);
+            }
+            Ok(())
+        })
     }
 
     fn ensure_fragment(&mut self) -> Result<()> {
@@ -974,12 +985,18 @@ fn permute(f: &FieldInfo, input: &Input<'_>, order: &[u64]) -> Input<'static> {
             (d, Some(Cow::Owned(offs)))
         }
         _ => {
+            // Fixed-size cells: gathered in parallel, a chunk of cells per job.
             let n = f.cell_size;
-            let mut d = Vec::with_capacity(data.len());
-            for &c in order {
-                let c = c as usize;
-                d.extend_from_slice(&data[c * n..(c + 1) * n]);
-            }
+            let mut d = vec![0u8; order.len() * n];
+            const CHUNK: usize = 1 << 14;
+            d.par_chunks_mut(CHUNK * n)
+                .zip(order.par_chunks(CHUNK))
+                .for_each(|(out, cells)| {
+                    for (o, &c) in out.chunks_exact_mut(n).zip(cells) {
+                        let c = c as usize;
+                        o.copy_from_slice(&data[c * n..(c + 1) * n]);
+                    }
+                });
             (d, None)
         }
     };
