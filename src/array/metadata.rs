@@ -5,8 +5,8 @@ use crate::error::{Error, Result};
 use crate::format::byte_reader::ByteReader;
 use crate::format::datatype::Datatype;
 use crate::pipeline::generic_tile;
+use crate::storage::{Storage, Uri};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 /// One metadata entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,10 +54,10 @@ pub fn parse(payload: &[u8]) -> Result<Vec<(String, Option<MetadataEntry>)>> {
 }
 
 /// Loads and merges the metadata files (already in application order).
-pub fn load(files: &[PathBuf], key: Option<&[u8]>) -> Result<Vec<MetadataEntry>> {
+pub fn load(storage: &Storage, files: &[Uri], key: Option<&[u8]>) -> Result<Vec<MetadataEntry>> {
     let mut map: BTreeMap<String, MetadataEntry> = BTreeMap::new();
     for f in files {
-        let bytes = super::directory::read_file(f)?;
+        let bytes = storage.read(f)?;
         let (_, tile, _) = generic_tile::read(&bytes, key)
             .map_err(|e| e.context(format!("array metadata {}", f.display())))?;
         for (k, e) in parse(tile.data()).map_err(|e| e.context(f.display()))? {

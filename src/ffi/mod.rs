@@ -9,6 +9,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 mod array;
+mod config;
 mod constants;
 mod error;
 mod generic_tile;
@@ -19,6 +20,7 @@ mod tile;
 mod types;
 
 pub use array::*;
+pub use config::*;
 pub use constants::*;
 pub use error::*;
 pub use generic_tile::*;

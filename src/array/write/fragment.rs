@@ -6,7 +6,7 @@
 
 use super::dense::RawTile;
 use super::tile_metadata::{self, SummaryField, TileMetadata};
-use crate::array::directory::{io_error, names};
+use crate::array::directory::names;
 use crate::array::fragment_metadata::{ListKind, NewFragmentMetadata, TileMinMax};
 use crate::array::rtree::{self, Mbr, RTree};
 use crate::array::schema::{ArraySchema, Range};
@@ -14,9 +14,7 @@ use crate::engine::tile::Tile;
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
 use crate::pipeline::Pipeline;
-use std::fs::File;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use crate::storage::{FileWriter, Storage, Uri};
 
 /// A field written into the fragment: an attribute or (sparse) a dimension.
 #[derive(Clone, Debug)]
@@ -202,13 +200,14 @@ struct SlotMeta {
 
 /// A fragment being written.
 pub(crate) struct FragmentWriter {
-    root: PathBuf,
-    dir: PathBuf,
+    storage: Storage,
+    root: Uri,
+    dir: Uri,
     name: String,
     dense: bool,
     slot_num: usize,
     fields: Vec<FieldInfo>,
-    files: Vec<[Option<File>; 3]>,
+    files: Vec<[Option<FileWriter>; 3]>,
     meta: NewFragmentMetadata,
     slot_meta: Vec<SlotMeta>,
     tile_cells: Vec<u64>,
@@ -216,46 +215,36 @@ pub(crate) struct FragmentWriter {
     done: bool,
 }
 
-/// Creates `path` and syncs its parent, or accepts it when it exists.
-fn create_dir(path: &Path) -> Result<()> {
-    match std::fs::create_dir(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => Ok(()),
-        Err(e) => Err(io_error(path, e)),
-    }
-}
-
-/// Syncs a folder (its entries).
-fn sync_dir(path: &Path) -> Result<()> {
-    File::open(path)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| io_error(path, e))
-}
-
 impl FragmentWriter {
     /// Creates the folder of a new fragment of the array at `root` named for `timestamp`.
     pub(crate) fn create(
-        root: &Path,
+        storage: &Storage,
+        root: &Uri,
         schema: &ArraySchema,
         fields: Vec<FieldInfo>,
         dense: bool,
         timestamp: u64,
     ) -> Result<FragmentWriter> {
         let fragments = root.join(names::FRAGMENTS_DIR);
-        create_dir(&fragments)?;
+        storage.create_dir(&fragments)?;
         let name = names::new_timestamped_name(
             timestamp,
             timestamp,
             crate::array::fragment_metadata::MAX_FRAGMENT_VERSION,
         );
         let dir = fragments.join(&name);
-        std::fs::create_dir(&dir).map_err(|e| io_error(&dir, e))?;
+        if !storage.create_dir(&dir)? {
+            return Err(Error::invalid(format!(
+                "{dir}: the fragment folder exists already"
+            )));
+        }
         let slot_num = schema.attributes.len() + 1 + schema.dimensions.len();
         let mut meta = NewFragmentMetadata::with_slots(slot_num);
         meta.schema_name = schema.name.clone();
         meta.dense = dense;
         Ok(FragmentWriter {
-            root: root.to_path_buf(),
+            storage: storage.clone(),
+            root: root.clone(),
             dir,
             name,
             dense,
@@ -283,11 +272,10 @@ impl FragmentWriter {
             _ => format!("{}_validity.tdb", f.stem),
         });
         if self.files[field][kind].is_none() {
-            let file = File::create(&path).map_err(|e| io_error(&path, e))?;
-            self.files[field][kind] = Some(file);
+            self.files[field][kind] = Some(self.storage.create_file(&path)?);
         }
         let file = self.files[field][kind].as_mut().expect("opened above");
-        file.write_all(bytes).map_err(|e| io_error(&path, e))?;
+        file.write(bytes)?;
         let slot = f.slot;
         let size = match kind {
             0 => &mut self.meta.file_sizes[slot],
@@ -413,24 +401,25 @@ impl FragmentWriter {
             }
         }
         self.fill_slot_metadata(schema, tile_num);
-        for file in self.files.iter().flatten().flatten() {
-            file.sync_all()
-                .map_err(|e| io_error(&self.dir, e).context("syncing a data file"))?;
+        // Data files whole (synced, or uploaded) before the metadata, the metadata before the
+        // commit marker: until the marker exists no reader sees the fragment.
+        for file in std::mem::take(&mut self.files)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            file.finish()
+                .map_err(|e| e.context("finishing a data file"))?;
         }
         let bytes = self.meta.serialize(key)?;
-        let path = self.dir.join(names::FRAGMENT_METADATA_FILE);
-        let mut f = File::create(&path).map_err(|e| io_error(&path, e))?;
-        f.write_all(&bytes).map_err(|e| io_error(&path, e))?;
-        f.sync_all().map_err(|e| io_error(&path, e))?;
-        sync_dir(&self.dir)?;
-        sync_dir(&self.root.join(names::FRAGMENTS_DIR))?;
+        let storage = &self.storage;
+        storage.write_new(&self.dir.join(names::FRAGMENT_METADATA_FILE), &bytes)?;
+        storage.sync_dir(&self.dir)?;
+        storage.sync_dir(&self.root.join(names::FRAGMENTS_DIR))?;
         let commits = self.root.join(names::COMMITS_DIR);
-        create_dir(&commits)?;
-        let marker = commits.join(names::commit_file_name(&self.name));
-        File::create(&marker)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| io_error(&marker, e))?;
-        sync_dir(&commits)?;
+        storage.create_dir(&commits)?;
+        storage.write_new(&commits.join(&names::commit_file_name(&self.name)), &[])?;
+        storage.sync_dir(&commits)?;
         self.done = true;
         Ok(std::mem::take(&mut self.name))
     }
@@ -505,7 +494,7 @@ impl Drop for FragmentWriter {
     fn drop(&mut self) {
         if !self.done {
             self.files.clear();
-            let _ = std::fs::remove_dir_all(&self.dir);
+            let _ = self.storage.remove_dir_all(&self.dir);
         }
     }
 }

@@ -6,7 +6,8 @@
 //! ```no_run
 //! use tdbfilter::array::{Writer, WriteLayout};
 //! # fn main() -> tdbfilter::Result<()> {
-//! let mut w = Writer::open("my_dense_array".as_ref(), None, Some(5))?;
+//! let config = tdbfilter::storage::StorageConfig::new();
+//! let mut w = Writer::open("my_dense_array", None, Some(5), &config)?;
 //! w.set_layout(WriteLayout::RowMajor)?;
 //! // Rows 0..=1, columns 0..=2 of an int32 domain.
 //! let bounds: Vec<u8> = [0i32, 1, 0, 2].iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -32,7 +33,7 @@ pub mod fragment;
 pub mod global_order;
 pub mod tile_metadata;
 
-use crate::array::directory::{self, ArrayDirectory};
+use crate::array::directory::ArrayDirectory;
 use crate::array::rtree::{self, Mbr};
 use crate::array::schema::{ArraySchema, Layout, Range};
 use crate::array::value;
@@ -43,7 +44,6 @@ use dense::{BoxCells, DenseTiler, RawTile};
 use fragment::{FieldInfo, FilteredTile, FragmentWriter, SharedPipelines};
 use global_order::DimCoords;
 use rayon::prelude::*;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tile_metadata::TileCells;
 use zeroize::Zeroizing;
@@ -80,7 +80,8 @@ struct Pending {
 
 /// Writes one fragment into an array (see the module documentation).
 pub struct Writer {
-    root: PathBuf,
+    storage: crate::storage::Storage,
+    root: crate::storage::Uri,
     schema: Arc<ArraySchema>,
     key: Option<Zeroizing<Vec<u8>>>,
     timestamp: u64,
@@ -122,14 +123,17 @@ impl std::fmt::Debug for Writer {
 }
 
 impl Writer {
-    /// Opens the array at `path` for writing one fragment at `timestamp` (milliseconds;
-    /// `None` or 0: now, as TileDB). The fragment is written with the array's latest schema
-    /// at that timestamp; `key` is the AES-256-GCM key of an encrypted array.
-    pub fn open(path: &Path, key: Option<&[u8]>, timestamp: Option<u64>) -> Result<Writer> {
-        let uri = path
-            .to_str()
-            .ok_or_else(|| Error::invalid(format!("{}: not a UTF-8 path", path.display())))?;
-        let dir = ArrayDirectory::open(uri)?;
+    /// Opens the array at `uri` (a local folder, `file://` or object-store URI; `config` and
+    /// the environment configure object stores) for writing one fragment at `timestamp`
+    /// (milliseconds; `None` or 0: now, as TileDB). The fragment is written with the array's
+    /// latest schema at that timestamp; `key` is the AES-256-GCM key of an encrypted array.
+    pub fn open(
+        uri: &str,
+        key: Option<&[u8]>,
+        timestamp: Option<u64>,
+        config: &crate::storage::StorageConfig,
+    ) -> Result<Writer> {
+        let dir = ArrayDirectory::open(uri, config)?;
         let timestamp = match timestamp {
             None | Some(0) => now_ms(),
             Some(t) => t,
@@ -138,7 +142,7 @@ impl Writer {
             crate::engine::encryption_key::EncryptionKey::new(k)?;
         }
         let file = dir.latest_schema(timestamp);
-        let bytes = directory::read_file(&file.path)?;
+        let bytes = dir.read_file(&file.path)?;
         let (_, tile, _) = generic_tile::read(&bytes, key)
             .map_err(|e| e.context(format!("array schema {}", file.name)))?;
         let schema = Arc::new(ArraySchema::parse(tile.data(), &file.name)?);
@@ -156,7 +160,8 @@ impl Writer {
         let (wide_fields, wide_shared) = fragment::fields_of(&schema, dense, key, threads)?;
         let n = fields.len();
         Ok(Writer {
-            root: dir.root().to_path_buf(),
+            storage: dir.storage().clone(),
+            root: dir.root().clone(),
             key: key.map(|k| Zeroizing::new(k.to_vec())),
             timestamp,
             layout: if dense {
@@ -609,6 +614,7 @@ impl Writer {
     fn ensure_fragment(&mut self) -> Result<()> {
         if self.fragment.is_none() {
             self.fragment = Some(FragmentWriter::create(
+                &self.storage,
                 &self.root,
                 &self.schema,
                 self.fields.clone(),
