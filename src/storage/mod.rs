@@ -9,6 +9,7 @@
 //! first use and shared, which callers (rayon workers too) block on. Local files keep
 //! positioned reads (`pread`) and plain writes.
 
+#[cfg(feature = "object-store")]
 mod batch;
 mod config;
 mod local;
@@ -335,7 +336,11 @@ impl FileReader {
     /// for the reads that follow; local files: nothing to do).
     pub fn prefetch(&self, ranges: &[Range<u64>]) -> Result<()> {
         match &self.inner {
-            ReaderInner::Local(_) => Ok(()),
+            // Local tiles are read when decoded, with positioned reads.
+            ReaderInner::Local(_) => {
+                let _ = ranges;
+                Ok(())
+            }
             #[cfg(feature = "object-store")]
             ReaderInner::Object(o) => o.prefetch(&self.uri, ranges),
         }

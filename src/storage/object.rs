@@ -249,6 +249,8 @@ fn settings(c: &StorageConfig) -> Settings {
 impl ObjectBackend {
     /// The store of `uri` (`scheme://bucket/path`) and the URI in canonical form.
     pub(super) fn open(uri: &str, config: &StorageConfig) -> Result<(ObjectBackend, Uri)> {
+        // The TLS provider must be in place before a client is built.
+        runtime();
         let (scheme, rest) = uri.split_once("://").expect("checked by Storage::open");
         let (bucket, _) = rest.split_once('/').unwrap_or((rest, ""));
         if bucket.is_empty() {

@@ -83,7 +83,8 @@ class RawResult:
 
 
 class Array:
-    """A TileDB array folder opened for reading, as TileDB 2.30 opens it.
+    """A TileDB array (a folder, or ``s3://``, ``azure://``, ``gs://`` URI) opened for reading,
+    as TileDB 2.30 opens it.
 
     >>> with tdbfilter.Array("my_array") as A:          # doctest: +SKIP
     ...     a = A.read("a")                              # numpy, dense: row-major box
@@ -93,22 +94,36 @@ class Array:
     ``timestamp``: ``end`` or ``(start, end)`` in milliseconds to time-travel. ``threads``:
     threads decoding tiles (0: all cores). ``memory_limit``: the most bytes one field's result
     may take (0: none; set it for untrusted arrays: a read over it raises
-    :class:`OutOfMemory` before allocating). Close it (or use ``with``); a finalizer is only a
-    backstop.
+    :class:`OutOfMemory` before allocating). ``config``: object-store options as a dict, with
+    this library's keys or TileDB's (``{"vfs.s3.endpoint_override": "host:port",
+    "vfs.s3.scheme": "http", ...}``); unset ones come from the environment (``AWS_*``,
+    ``AZURE_STORAGE_*``). Close it (or use ``with``); a finalizer is only a backstop.
     """
 
     def __init__(self, path: str, key: Union[bytes, str, None] = None,
                  timestamp: Union[int, tuple[int, int], None] = None, threads: int = 0,
-                 memory_limit: int = 0):
+                 memory_limit: int = 0, config: Optional[dict] = None):
         L = lib()
         k = key.encode() if isinstance(key, str) else key
         handle = c_void_p()
-        if timestamp is None:
-            _call(L.tdb_array_open, str(path).encode(), k, len(k) if k else 0, byref(handle))
-        else:
-            start, end = (0, timestamp) if isinstance(timestamp, int) else timestamp
-            _call(L.tdb_array_open_at, str(path).encode(), k, len(k) if k else 0, start, end,
-                  byref(handle))
+        cfg = c_void_p()
+        try:
+            if config:
+                _call(L.tdb_config_alloc, byref(cfg))
+                for ck, cv in config.items():
+                    if isinstance(cv, bool):
+                        cv = "true" if cv else "false"
+                    _call(L.tdb_config_set, cfg, str(ck).encode(), str(cv).encode())
+            if timestamp is None:
+                _call(L.tdb_array_open_with_config, str(path).encode(), k, len(k) if k else 0,
+                      cfg, byref(handle))
+            else:
+                start, end = (0, timestamp) if isinstance(timestamp, int) else timestamp
+                _call(L.tdb_array_open_at_with_config, str(path).encode(), k,
+                      len(k) if k else 0, start, end, cfg, byref(handle))
+        finally:
+            if cfg:
+                L.tdb_config_free(cfg)
         self._h = handle
         if threads:
             _call(L.tdb_array_set_threads, self._h, threads)
