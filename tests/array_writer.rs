@@ -319,3 +319,70 @@ fn verify_names_the_folder_of_a_writer_that_never_committed() {
     );
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// Array metadata: the files TileDB-Py wrote (tests/data/c_array/meta, two writes: the second
+/// replaces "version", adds "name" and deletes "gone") are rebuilt byte for byte from their
+/// changes, and changes written with `Array::put_metadata` read back as TileDB merges them.
+#[test]
+fn metadata_files_are_tiledbs_bytes_and_merge_in_order() {
+    use tdbfilter::Datatype;
+    use tdbfilter::array::metadata::{self, MetadataChange, MetadataEntry};
+    let meta_dir = Path::new(DATA).join("meta/__meta");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&meta_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 2);
+    let root = empty_copy("meta", "metadata");
+    std::fs::remove_dir_all(root.join("__meta")).unwrap();
+    for (i, f) in files.iter().enumerate() {
+        let theirs = std::fs::read(f).unwrap();
+        let (_, tile, _) = tdbfilter::pipeline::generic_tile::read(&theirs, None).unwrap();
+        let changes: Vec<MetadataChange> = metadata::parse(tile.data())
+            .unwrap()
+            .into_iter()
+            .map(|(k, e)| e.map_or(MetadataChange::Delete(k), MetadataChange::Put))
+            .collect();
+        // TileDB-Py adds deletions of its __np_* keys. Written in another order, serialized
+        // sorted by key as TileDB's std::map is.
+        let mut shuffled = changes.clone();
+        shuffled.reverse();
+        let t = (i + 1) as u64;
+        let storage = tdbfilter::storage::Storage::local();
+        let uri = tdbfilter::storage::Uri::new(root.to_str().unwrap());
+        let name = metadata::write(&storage, &uri, None, Some(t), &shuffled)
+            .unwrap()
+            .unwrap();
+        assert!(name.starts_with(&format!("__{t}_{t}_")), "{name}");
+        let ours = std::fs::read(root.join("__meta").join(&name)).unwrap();
+        assert_eq!(ours, theirs, "metadata file {} vs ours {name}", f.display());
+    }
+    let a = Array::open(root.to_str().unwrap(), &OpenOptions::default()).unwrap();
+    let keys: Vec<String> = a.metadata().unwrap().into_iter().map(|e| e.key).collect();
+    assert_eq!(keys, ["name", "scale", "version"]);
+    // A later put replaces, a delete removes; the last change of a key in one file wins.
+    let v = MetadataEntry::new("version", Datatype::Int32, 1, &7i32.to_le_bytes()).unwrap();
+    let changes = [
+        MetadataChange::Delete("version".into()),
+        MetadataChange::Put(v.clone()),
+        MetadataChange::Delete("scale".into()),
+    ];
+    a.put_metadata(&changes, Some(3)).unwrap().unwrap();
+    let a = Array::open(root.to_str().unwrap(), &OpenOptions::default()).unwrap();
+    let m = a.metadata().unwrap();
+    assert_eq!(m.len(), 2);
+    assert_eq!(m[1], v);
+    // Time travel: at [0, 2] the change at 3 is not visible.
+    let at2 = OpenOptions {
+        timestamp_end: Some(2),
+        ..OpenOptions::default()
+    };
+    let a2 = Array::open(root.to_str().unwrap(), &at2).unwrap();
+    assert_eq!(a2.metadata().unwrap().len(), 3);
+    // TileDB's refusals.
+    assert!(MetadataEntry::new("k", Datatype::Any, 1, &[0]).is_err());
+    assert!(MetadataEntry::new("k", Datatype::Int32, 2, &[0; 4]).is_err());
+    assert_eq!(a.put_metadata(&[], None).unwrap(), None);
+    std::fs::remove_dir_all(&root).unwrap();
+}

@@ -50,6 +50,13 @@ pub mod names {
         format!("{name}.{WRITE_COMMIT_EXTENSION}")
     }
 
+    /// Milliseconds since the Unix epoch (TileDB's `timestamp_now_ms`).
+    pub fn now_ms() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64)
+    }
+
     /// TileDB's random label (`RandomLabelGenerator::generate`) and the millisecond it was
     /// made: 32 lowercase hex digits, a per-millisecond counter (random start below 2^31,
     /// then +1 per label in the same millisecond, so labels of one process sort in creation
@@ -59,9 +66,7 @@ pub mod names {
         use aes_gcm::aead::rand_core::RngCore;
         use std::sync::Mutex;
         static STATE: Mutex<(u64, u32)> = Mutex::new((0, 0));
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        let now = now_ms();
         let counter = {
             let mut st = STATE.lock().unwrap_or_else(|p| p.into_inner());
             if st.0 != now || st.1 == u32::MAX {

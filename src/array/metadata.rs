@@ -1,6 +1,8 @@
 //! Array metadata (`__meta`, docs/ARRAY.md §6): key → typed values, from the visible files applied
-//! in timestamp order (a later entry replaces an earlier one, a deletion removes it).
+//! in timestamp order (a later entry replaces an earlier one, a deletion removes it). The read
+//! side ([`parse`], [`load`]) and the write side ([`serialize`], [`write`]) of one file.
 
+use super::directory::names;
 use crate::error::{Error, Result};
 use crate::format::byte_reader::ByteReader;
 use crate::format::datatype::Datatype;
@@ -19,6 +21,111 @@ pub struct MetadataEntry {
     pub value_num: u32,
     /// The values' bytes (`value_num × datatype.size()`).
     pub value: Vec<u8>,
+}
+
+/// One change written to the array metadata: a key put with its values, or deleted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MetadataChange {
+    /// Puts `entry` (replacing an earlier value of its key).
+    Put(MetadataEntry),
+    /// Deletes the key.
+    Delete(String),
+}
+
+impl MetadataChange {
+    /// The key changed.
+    pub fn key(&self) -> &str {
+        match self {
+            MetadataChange::Put(e) => &e.key,
+            MetadataChange::Delete(k) => k,
+        }
+    }
+}
+
+impl MetadataEntry {
+    /// An entry of `value_num` values of `datatype` in `value`, checked as TileDB's
+    /// `Metadata::put` checks it: the type is not `ANY` and `value` holds exactly
+    /// `value_num` values.
+    pub fn new(key: &str, datatype: Datatype, value_num: u32, value: &[u8]) -> Result<Self> {
+        if datatype == Datatype::Any {
+            return Err(Error::invalid(format!(
+                "metadata {key}: Cannot put metadata; Value type cannot be ANY"
+            )));
+        }
+        let size = (value_num as usize)
+            .checked_mul(datatype.size())
+            .ok_or_else(|| Error::invalid(format!("metadata {key}: size overflows")))?;
+        if size != value.len() {
+            return Err(Error::invalid(format!(
+                "metadata {key}: {} bytes for {value_num} values of {} ({size} bytes)",
+                value.len(),
+                datatype.name()
+            )));
+        }
+        Ok(MetadataEntry {
+            key: key.to_string(),
+            datatype,
+            value_num,
+            value: value.to_vec(),
+        })
+    }
+}
+
+/// The payload of one metadata file holding `changes`: one entry per key, sorted by key, the
+/// last change of a key winning (TileDB keeps them in a `std::map` and writes it in order).
+pub fn serialize(changes: &[MetadataChange]) -> Result<Vec<u8>> {
+    let mut by_key: BTreeMap<&str, &MetadataChange> = BTreeMap::new();
+    for c in changes {
+        by_key.insert(c.key(), c);
+    }
+    let mut out = Vec::new();
+    for (key, change) in by_key {
+        let len = u32::try_from(key.len())
+            .map_err(|_| Error::invalid("metadata key longer than 4 GiB"))?;
+        out.extend(len.to_le_bytes());
+        out.extend(key.as_bytes());
+        match change {
+            MetadataChange::Delete(_) => out.push(1),
+            MetadataChange::Put(e) => {
+                out.push(0);
+                out.push(e.datatype as u8);
+                out.extend(e.value_num.to_le_bytes());
+                out.extend(&e.value);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Writes `changes` as one new metadata file `__meta/__<t>_<t>_<label>` of the array at
+/// `root` in `storage` (TileDB writes one per array opened for writing; `timestamp` in milliseconds, `None`
+/// or 0: now), a generic tile encrypted with `key` when given. The file is synced and its folder
+/// too; an empty list writes nothing. Returns the file name.
+pub fn write(
+    storage: &Storage,
+    root: &Uri,
+    key: Option<&[u8]>,
+    timestamp: Option<u64>,
+    changes: &[MetadataChange],
+) -> Result<Option<String>> {
+    if changes.is_empty() {
+        return Ok(None);
+    }
+    let payload = serialize(changes)?;
+    let tile = generic_tile::write_payload(&payload, key)?;
+    let t = match timestamp {
+        None | Some(0) => names::now_ms(),
+        Some(t) => t,
+    };
+    let name = format!("__{t}_{t}_{}", names::random_label().0);
+    let dir = root.join(names::META_DIR);
+    storage.create_dir(&dir)?;
+    let path = dir.join(&name);
+    storage
+        .write_new(&path, &tile)
+        .and_then(|()| storage.sync_dir(&dir))
+        .map_err(|e| e.context(format!("array metadata {name}")))?;
+    Ok(Some(name))
 }
 
 /// Parses one metadata payload into (key, entry or deletion) in file order.

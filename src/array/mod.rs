@@ -30,7 +30,7 @@ pub mod value;
 pub mod write;
 
 pub use write::create::create;
-pub use write::{WriteLayout, Writer};
+pub use write::{FieldBuffers, WriteLayout, Writer};
 
 use crate::error::{Error, Result};
 use crate::pipeline::generic_tile;
@@ -208,13 +208,6 @@ impl std::fmt::Debug for Array {
     }
 }
 
-/// Milliseconds since the Unix epoch.
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
 impl Array {
     /// Opens the array at `uri` (a local folder or `file://` URI) for reading.
     pub fn open(uri: &str, options: &OpenOptions) -> Result<Array> {
@@ -244,7 +237,7 @@ impl Array {
             None => None,
         };
         let timestamp_start = options.timestamp_start;
-        let timestamp_end = options.timestamp_end.unwrap_or_else(now_ms);
+        let timestamp_end = options.timestamp_end.unwrap_or_else(names::now_ms);
         if timestamp_start > timestamp_end {
             return Err(Error::invalid(format!(
                 "timestamp range [{timestamp_start}, {timestamp_end}] is reversed"
@@ -422,6 +415,18 @@ impl Array {
             .dir
             .metadata_files(self.timestamp_start, self.timestamp_end)?;
         metadata::load(self.storage(), &files, self.key())
+    }
+
+    /// Writes `changes` to the array metadata as one new `__meta` file at `timestamp`
+    /// (milliseconds; `None`: now), encrypted with this array's key, as TileDB writes the
+    /// metadata of an array opened for writing. This handle's view is not refreshed: open the
+    /// array again to read the changes. Returns the new file's name (`None` for no changes).
+    pub fn put_metadata(
+        &self,
+        changes: &[metadata::MetadataChange],
+        timestamp: Option<u64>,
+    ) -> Result<Option<String>> {
+        metadata::write(self.storage(), self.root(), self.key(), timestamp, changes)
     }
 
     /// Resolves a field name of the latest schema.

@@ -49,7 +49,7 @@ pub fn create(
     let mut schema = schema.clone();
     for (name, file) in &mut schema.enumerations {
         if file.is_empty() {
-            *file = format!("__{}_0", random_label()?);
+            *file = format!("__{}_0", names::random_label().0);
             if let Some(e) = schema
                 .loaded_enumerations
                 .iter_mut()
@@ -59,8 +59,8 @@ pub fn create(
             }
         }
     }
-    let now = now_ms();
-    schema.name = format!("__{now}_{now}_{}", random_label()?);
+    let now = names::now_ms();
+    schema.name = format!("__{now}_{now}_{}", names::random_label().0);
     schema.version = FORMAT_VERSION;
     // Everything is serialized and filtered before the first folder is made.
     let schema_tile = generic_tile::write_payload(&schema.serialize()?, key)?;
@@ -182,23 +182,6 @@ fn make_folders(storage: &Storage, path: &Uri) -> Result<Made> {
     Ok(made)
 }
 
-/// Milliseconds since the Unix epoch (TileDB's `timestamp_now_ms`).
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
-/// A 32-hex-digit label as TileDB's `random_label` makes them: 128 random bits from the
-/// operating system, the first 32 with the top bit clear (TileDB's per-millisecond counter).
-pub(crate) fn random_label() -> Result<String> {
-    let mut b = [0u8; 16];
-    getrandom::getrandom(&mut b)
-        .map_err(|e| Error::Internal(format!("no random numbers from the system: {e}")))?;
-    b[0] &= 0x7f;
-    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,7 +192,7 @@ mod tests {
     /// A fresh folder path under the system's temporary folder.
     fn scratch(name: &str) -> PathBuf {
         let p =
-            std::env::temp_dir().join(format!("tdbf_create_{name}_{}", random_label().unwrap()));
+            std::env::temp_dir().join(format!("tdbf_create_{name}_{}", names::random_label().0));
         let _ = fs::remove_dir_all(&p);
         p
     }
@@ -340,8 +323,8 @@ mod tests {
 
     #[test]
     fn labels_are_32_lowercase_hex_digits_and_differ() {
-        let a = random_label().unwrap();
-        let b = random_label().unwrap();
+        let a = names::random_label().0;
+        let b = names::random_label().0;
         assert_eq!(a.len(), 32);
         assert!(
             a.chars()

@@ -33,7 +33,7 @@ pub mod fragment;
 pub mod global_order;
 pub mod tile_metadata;
 
-use crate::array::directory::ArrayDirectory;
+use crate::array::directory::{ArrayDirectory, names};
 use crate::array::rtree::{self, Mbr};
 use crate::array::schema::{ArraySchema, Layout, Range};
 use crate::array::value;
@@ -44,6 +44,7 @@ use dense::{BoxCells, DenseTiler, RawTile};
 use fragment::{FieldInfo, FilteredTile, FragmentWriter, SharedPipelines};
 use global_order::DimCoords;
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::sync::Arc;
 use tile_metadata::TileCells;
 use zeroize::Zeroizing;
@@ -62,12 +63,27 @@ pub enum WriteLayout {
     Unordered,
 }
 
-/// One field's buffers of the current batch.
+/// One field's buffers of the current batch: owned (given to `set_data` and the like) or
+/// borrowed from the caller for one [`Writer::submit_fields`].
 #[derive(Clone, Debug, Default)]
-struct Input {
-    data: Option<Vec<u8>>,
-    offsets: Option<Vec<u64>>,
-    validity: Option<Vec<u8>>,
+struct Input<'a> {
+    data: Option<Cow<'a, [u8]>>,
+    offsets: Option<Cow<'a, [u64]>>,
+    validity: Option<Cow<'a, [u8]>>,
+}
+
+/// One field's cells for [`Writer::submit_fields`], borrowed for the call: the cell values
+/// (fixed-size cells, or the concatenated values of var-size cells), the byte offset of each
+/// var-size cell (one per cell, no extra element) and the validity of a nullable field (one
+/// byte per cell, 0 null).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FieldBuffers<'a> {
+    /// Cell values.
+    pub data: &'a [u8],
+    /// Offsets of var-size cells.
+    pub offsets: Option<&'a [u64]>,
+    /// Validity of nullable cells.
+    pub validity: Option<&'a [u8]>,
 }
 
 /// A field's cells not yet in a whole tile (global-order streaming).
@@ -94,7 +110,7 @@ pub struct Writer {
     wide_fields: Vec<FieldInfo>,
     shared: SharedPipelines,
     wide_shared: SharedPipelines,
-    inputs: Vec<Input>,
+    inputs: Vec<Input<'static>>,
     fragment: Option<FragmentWriter>,
     pending: Vec<Pending>,
     pending_cells: u64,
@@ -103,13 +119,6 @@ pub struct Writer {
     cells_written: u64,
     submits: u64,
     failed: Option<String>,
-}
-
-/// Milliseconds since the Unix epoch.
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 impl std::fmt::Debug for Writer {
@@ -135,7 +144,7 @@ impl Writer {
     ) -> Result<Writer> {
         let dir = ArrayDirectory::open(uri, config)?;
         let timestamp = match timestamp {
-            None | Some(0) => now_ms(),
+            None | Some(0) => names::now_ms(),
             Some(t) => t,
         };
         if let Some(k) = key {
@@ -298,7 +307,7 @@ impl Writer {
     pub fn set_data(&mut self, field: &str, data: &[u8]) -> Result<()> {
         self.check_usable()?;
         let i = self.field_index(field)?;
-        self.inputs[i].data = Some(data.to_vec());
+        self.inputs[i].data = Some(Cow::Owned(data.to_vec()));
         Ok(())
     }
 
@@ -306,7 +315,7 @@ impl Writer {
     pub fn set_data_owned(&mut self, field: &str, data: Vec<u8>) -> Result<()> {
         self.check_usable()?;
         let i = self.field_index(field)?;
-        self.inputs[i].data = Some(data);
+        self.inputs[i].data = Some(Cow::Owned(data));
         Ok(())
     }
 
@@ -314,27 +323,39 @@ impl Writer {
     /// extra element).
     pub fn set_offsets(&mut self, field: &str, offsets: &[u64]) -> Result<()> {
         self.check_usable()?;
-        let i = self.field_index(field)?;
-        if !self.fields[i].var {
-            return Err(Error::invalid(format!(
-                "field {field} has fixed-size cells: it takes no offsets"
-            )));
-        }
-        self.inputs[i].offsets = Some(offsets.to_vec());
+        let i = self.var_field_index(field)?;
+        self.inputs[i].offsets = Some(Cow::Owned(offsets.to_vec()));
         Ok(())
     }
 
     /// Sets the validity of nullable `field` (one byte per cell, 0 null).
     pub fn set_validity(&mut self, field: &str, validity: &[u8]) -> Result<()> {
         self.check_usable()?;
+        let i = self.nullable_field_index(field)?;
+        self.inputs[i].validity = Some(Cow::Owned(validity.to_vec()));
+        Ok(())
+    }
+
+    /// The index of var-size `field`.
+    fn var_field_index(&self, field: &str) -> Result<usize> {
+        let i = self.field_index(field)?;
+        if !self.fields[i].var {
+            return Err(Error::invalid(format!(
+                "field {field} has fixed-size cells: it takes no offsets"
+            )));
+        }
+        Ok(i)
+    }
+
+    /// The index of nullable `field`.
+    fn nullable_field_index(&self, field: &str) -> Result<usize> {
         let i = self.field_index(field)?;
         if !self.fields[i].nullable {
             return Err(Error::invalid(format!(
                 "field {field} is not nullable: it takes no validity"
             )));
         }
-        self.inputs[i].validity = Some(validity.to_vec());
-        Ok(())
+        Ok(i)
     }
 
     fn check_usable(&self) -> Result<()> {
@@ -350,11 +371,19 @@ impl Writer {
     /// batch (the whole box); global-order and sparse writes take any number. On error the
     /// fragment is abandoned: nothing is committed and later calls fail.
     pub fn submit(&mut self) -> Result<()> {
+        self.submit_fields(&[])
+    }
+
+    /// [`Writer::submit`] of a batch whose buffers are borrowed for the call, without a copy
+    /// (with the buffers set by `set_data`, `set_offsets` and `set_validity`, which these
+    /// replace field by field). The C API and the bindings write through this.
+    pub fn submit_fields(&mut self, fields: &[(&str, FieldBuffers<'_>)]) -> Result<()> {
         self.check_usable()?;
-        let r = self.submit_inner();
-        for input in &mut self.inputs {
-            *input = Input::default();
-        }
+        let mut inputs: Vec<Input<'_>> = std::mem::take(&mut self.inputs);
+        self.inputs = vec![Input::default(); self.fields.len()];
+        let r = self
+            .borrow_fields(&mut inputs, fields)
+            .and_then(|()| self.submit_inner(inputs));
         if let Err(e) = &r {
             self.failed = Some(e.message().to_string());
             self.fragment = None;
@@ -362,10 +391,29 @@ impl Writer {
         r
     }
 
-    fn submit_inner(&mut self) -> Result<()> {
+    /// Puts the borrowed buffers of `fields` into the batch's inputs.
+    fn borrow_fields<'a>(
+        &self,
+        inputs: &mut [Input<'a>],
+        fields: &[(&str, FieldBuffers<'a>)],
+    ) -> Result<()> {
+        for (name, b) in fields {
+            let i = self.field_index(name)?;
+            inputs[i].data = Some(Cow::Borrowed(b.data));
+            if let Some(o) = b.offsets {
+                inputs[self.var_field_index(name)?].offsets = Some(Cow::Borrowed(o));
+            }
+            if let Some(v) = b.validity {
+                inputs[self.nullable_field_index(name)?].validity = Some(Cow::Borrowed(v));
+            }
+        }
+        Ok(())
+    }
+
+    fn submit_inner(&mut self, mut inputs: Vec<Input<'_>>) -> Result<()> {
         let dense = self.schema.is_dense();
-        let cells = self.batch_cells()?;
-        self.check_attribute_order()?;
+        let cells = self.batch_cells(&inputs)?;
+        self.check_attribute_order(&inputs)?;
         match (dense, self.layout) {
             (true, WriteLayout::RowMajor | WriteLayout::ColMajor) => {
                 if self.submits > 0 {
@@ -375,16 +423,16 @@ impl Writer {
                     ));
                 }
                 self.submits += 1;
-                self.write_dense_box(cells)
+                self.write_dense_box(&inputs, cells)
             }
             (true, WriteLayout::GlobalOrder) => {
                 self.submits += 1;
-                self.write_global(cells)
+                self.write_global(&inputs, cells)
             }
             (false, WriteLayout::GlobalOrder) => {
-                self.check_sparse_batch(cells)?;
+                self.check_sparse_batch(&inputs, cells)?;
                 self.submits += 1;
-                self.write_global(cells)
+                self.write_global(&inputs, cells)
             }
             (false, _) => {
                 if self.submits > 0 {
@@ -393,9 +441,9 @@ impl Writer {
                          batches in global order instead, or write another fragment",
                     ));
                 }
-                self.sort_sparse_batch()?;
+                inputs = self.sort_sparse_batch(&inputs)?;
                 self.submits += 1;
-                self.write_global(cells)
+                self.write_global(&inputs, cells)
             }
             (true, WriteLayout::Unordered) => unreachable!("refused by set_layout"),
         }
@@ -423,9 +471,9 @@ impl Writer {
     }
 
     /// Checks the batch's buffers against each other and the fields; returns its cell count.
-    fn batch_cells(&self) -> Result<u64> {
+    fn batch_cells(&self, inputs: &[Input<'_>]) -> Result<u64> {
         let mut cells: Option<(u64, &str)> = None;
-        for (f, input) in self.fields.iter().zip(&self.inputs) {
+        for (f, input) in self.fields.iter().zip(inputs) {
             let name = f.name.as_str();
             let data = input.data.as_ref().ok_or_else(|| {
                 Error::invalid(format!(
@@ -498,12 +546,12 @@ impl Writer {
 
     /// TileDB's `check_attr_order`: the cells of an attribute declared increasing or
     /// decreasing must be in that order.
-    fn check_attribute_order(&self) -> Result<()> {
+    fn check_attribute_order(&self, inputs: &[Input<'_>]) -> Result<()> {
         for (i, a) in self.schema.attributes.iter().enumerate() {
             if a.order == 0 {
                 continue;
             }
-            let input = &self.inputs[i];
+            let input = &inputs[i];
             let data = input.data.as_deref().unwrap_or(&[]);
             let cells: Vec<&[u8]> = match &input.offsets {
                 Some(o) => (0..o.len())
@@ -530,14 +578,14 @@ impl Writer {
     }
 
     /// The batch's coordinates, one buffer per dimension.
-    fn coords(&self) -> Vec<DimCoords<'_>> {
+    fn coords<'b>(&self, inputs: &'b [Input<'_>]) -> Vec<DimCoords<'b>> {
         let a = self.schema.attributes.len();
         self.fields[a..]
             .iter()
-            .zip(&self.inputs[a..])
+            .zip(&inputs[a..])
             .map(|(f, i)| {
                 let data = i.data.as_deref().unwrap_or(&[]);
-                match (&i.offsets, f.var) {
+                match (i.offsets.as_deref(), f.var) {
                     (Some(o), true) => DimCoords::Var { offsets: o, data },
                     _ => DimCoords::Fixed(data),
                 }
@@ -549,11 +597,11 @@ impl Writer {
     /// of the previous batch, and without duplicates unless the schema allows them (TileDB
     /// checks duplicates within a batch; a duplicate of the previous batch's last cell is
     /// refused here too, as it would make the fragment hold two equal cells).
-    fn check_sparse_batch(&mut self, cells: u64) -> Result<()> {
+    fn check_sparse_batch(&mut self, inputs: &[Input<'_>], cells: u64) -> Result<()> {
         if cells == 0 {
             return Ok(());
         }
-        let coords = self.coords();
+        let coords = self.coords(inputs);
         global_order::check_domain(&self.schema, &coords)?;
         let prev: Option<Vec<DimCoords<'_>>> = self.last_cell.as_ref().map(|l| {
             l.iter()
@@ -597,18 +645,16 @@ impl Writer {
 
     /// An unordered sparse batch: sorted into TileDB's global order (after the domain check),
     /// duplicates refused unless allowed, every field's cells permuted alike.
-    fn sort_sparse_batch(&mut self) -> Result<()> {
-        let coords = self.coords();
+    fn sort_sparse_batch(&self, inputs: &[Input<'_>]) -> Result<Vec<Input<'static>>> {
+        let coords = self.coords(inputs);
         let order = global_order::global_order(&self.schema, &coords)?;
         global_order::check_duplicates(&self.schema, &coords, &order)?;
-        let permuted: Vec<Input> = self
+        Ok(self
             .fields
             .par_iter()
-            .zip(&self.inputs)
+            .zip(inputs)
             .map(|(f, input)| permute(f, input, &order))
-            .collect();
-        self.inputs = permuted;
-        Ok(())
+            .collect())
     }
 
     fn ensure_fragment(&mut self) -> Result<()> {
@@ -673,7 +719,7 @@ impl Writer {
     }
 
     /// A dense row- or col-major write of one box.
-    fn write_dense_box(&mut self, cells: u64) -> Result<()> {
+    fn write_dense_box(&mut self, inputs: &[Input<'_>], cells: u64) -> Result<()> {
         let bounds = self.dense_box()?;
         let layout = if self.layout == WriteLayout::ColMajor {
             Layout::ColMajor
@@ -687,7 +733,6 @@ impl Writer {
                 tiler.cell_num()
             )));
         }
-        let inputs = std::mem::take(&mut self.inputs);
         let fields = self.fields.clone();
         let per_tile = tiler.cells_per_tile();
         let r = self.write_tiles(
@@ -705,7 +750,6 @@ impl Writer {
             },
             |_| Ok(None),
         );
-        self.inputs = vec![Input::default(); fields.len()];
         r?;
         self.cells_written = cells;
         Ok(())
@@ -724,7 +768,7 @@ impl Writer {
 
     /// A global-order batch: the cells left over from earlier batches and these ones, cut
     /// into whole tiles; what does not fill a tile waits for the next batch or finalize.
-    fn write_global(&mut self, cells: u64) -> Result<()> {
+    fn write_global(&mut self, inputs: &[Input<'_>], cells: u64) -> Result<()> {
         let dense = self.schema.is_dense();
         if dense {
             let bounds = self.dense_box()?;
@@ -739,9 +783,8 @@ impl Writer {
         }
         let per_tile = self.global_tile_cells()?;
         let schema = self.schema.clone();
-        let inputs = std::mem::take(&mut self.inputs);
         let fields = self.fields.clone();
-        let r = (|| -> Result<()> {
+        (|| -> Result<()> {
             // Fill the pending tile first.
             let mut start = 0u64;
             if self.pending_cells > 0 {
@@ -755,7 +798,7 @@ impl Writer {
                     let pending = std::mem::take(&mut self.pending);
                     self.pending = vec![Pending::default(); fields.len()];
                     self.pending_cells = 0;
-                    let p: Vec<Input> = pending.iter().map(Pending::as_input).collect();
+                    let p: Vec<Input<'_>> = pending.iter().map(Pending::as_input).collect();
                     self.write_tiles(
                         1,
                         |_, f| Ok(slice_tile(&fields[f], &p[f], 0, per_tile)),
@@ -776,7 +819,7 @@ impl Writer {
                             per_tile,
                         ))
                     },
-                    |t| self_mbr(&schema, &fields, &inputs, start + t * per_tile, per_tile),
+                    |t| self_mbr(&schema, &fields, inputs, start + t * per_tile, per_tile),
                 )?;
                 self.cells_written += whole * per_tile;
             }
@@ -788,9 +831,7 @@ impl Writer {
                 self.pending_cells += cells - rest;
             }
             Ok(())
-        })();
-        self.inputs = vec![Input::default(); fields.len()];
-        r
+        })()
     }
 
     /// TileDB's `check_subarray`: a dense global-order box must coincide with tile bounds.
@@ -830,7 +871,7 @@ impl Writer {
                 )));
             }
             let pending = std::mem::take(&mut self.pending);
-            let p: Vec<Input> = pending.iter().map(Pending::as_input).collect();
+            let p: Vec<Input<'_>> = pending.iter().map(Pending::as_input).collect();
             let n = self.pending_cells;
             let schema = self.schema.clone();
             self.write_tiles(
@@ -877,11 +918,11 @@ impl Writer {
 }
 
 impl Pending {
-    fn as_input(&self) -> Input {
+    fn as_input(&self) -> Input<'_> {
         Input {
-            data: Some(self.data.clone()),
-            offsets: Some(self.offsets.clone()),
-            validity: Some(self.validity.clone()),
+            data: Some(Cow::Borrowed(&self.data)),
+            offsets: Some(Cow::Borrowed(&self.offsets)),
+            validity: Some(Cow::Borrowed(&self.validity)),
         }
     }
 }
@@ -895,9 +936,9 @@ fn cell_bytes(c: &DimCoords<'_>, i: usize, cell_size: usize) -> Vec<u8> {
 }
 
 /// An input's cells in `order` (entry k: the input cell that comes k-th).
-fn permute(f: &FieldInfo, input: &Input, order: &[u64]) -> Input {
+fn permute(f: &FieldInfo, input: &Input<'_>, order: &[u64]) -> Input<'static> {
     let data = input.data.as_deref().unwrap_or(&[]);
-    let (data, offsets) = match &input.offsets {
+    let (data, offsets) = match input.offsets.as_deref() {
         Some(o) if f.var => {
             let mut d = Vec::with_capacity(data.len());
             let mut offs = Vec::with_capacity(o.len());
@@ -905,7 +946,7 @@ fn permute(f: &FieldInfo, input: &Input, order: &[u64]) -> Input {
                 offs.push(d.len() as u64);
                 d.extend_from_slice(var_cell(data, o, c as usize));
             }
-            (d, Some(offs))
+            (d, Some(Cow::Owned(offs)))
         }
         _ => {
             let n = f.cell_size;
@@ -920,9 +961,9 @@ fn permute(f: &FieldInfo, input: &Input, order: &[u64]) -> Input {
     let validity = input
         .validity
         .as_ref()
-        .map(|v| order.iter().map(|&c| v[c as usize]).collect());
+        .map(|v| Cow::Owned(order.iter().map(|&c| v[c as usize]).collect()));
     Input {
-        data: Some(data),
+        data: Some(Cow::Owned(data)),
         offsets,
         validity,
     }
@@ -935,10 +976,10 @@ fn var_cell<'a>(data: &'a [u8], offsets: &[u64], c: usize) -> &'a [u8] {
 }
 
 /// Appends cells `first..first + n` of `input` to a pending tile.
-fn append_cells(p: &mut Pending, input: &Input, f: &FieldInfo, first: u64, n: u64) {
+fn append_cells(p: &mut Pending, input: &Input<'_>, f: &FieldInfo, first: u64, n: u64) {
     let data = input.data.as_deref().unwrap_or(&[]);
     let (a, b) = (first as usize, (first + n) as usize);
-    match &input.offsets {
+    match input.offsets.as_deref() {
         Some(o) if f.var => {
             for c in a..b {
                 p.offsets.push(p.data.len() as u64);
@@ -956,10 +997,10 @@ fn append_cells(p: &mut Pending, input: &Input, f: &FieldInfo, first: u64, n: u6
 
 /// The tile of cells `first..first + n` of an input (global order: every cell written) and
 /// its metadata over all its cells.
-fn slice_tile(f: &FieldInfo, input: &Input, first: u64, n: u64) -> (RawTile, u64) {
+fn slice_tile(f: &FieldInfo, input: &Input<'_>, first: u64, n: u64) -> (RawTile, u64) {
     let data = input.data.as_deref().unwrap_or(&[]);
     let (a, b) = (first as usize, (first + n) as usize);
-    let (tile_data, offsets) = match &input.offsets {
+    let (tile_data, offsets) = match input.offsets.as_deref() {
         Some(o) if f.var => {
             let start = o.get(a).map_or(0, |x| *x);
             let end = o.get(b).map_or(data.len() as u64, |x| *x);
@@ -998,7 +1039,7 @@ fn slice_tile(f: &FieldInfo, input: &Input, first: u64, n: u64) -> (RawTile, u64
 fn self_mbr(
     schema: &ArraySchema,
     fields: &[FieldInfo],
-    inputs: &[Input],
+    inputs: &[Input<'_>],
     first: u64,
     n: u64,
 ) -> Result<Option<Mbr>> {
@@ -1011,7 +1052,7 @@ fn self_mbr(
         .filter(|(f, _)| f.is_dim)
         .map(|(f, i)| {
             let data = i.data.as_deref().unwrap_or(&[]);
-            match (&i.offsets, f.var) {
+            match (i.offsets.as_deref(), f.var) {
                 (Some(o), true) => DimCoords::Var { offsets: o, data },
                 _ => DimCoords::Fixed(data),
             }
