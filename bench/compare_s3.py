@@ -110,8 +110,7 @@ def run(args, store: Store):
         proxy = FaultProxy(store.endpoint).start()
         ocfg = dict(store.our_config, **{"vfs.s3.endpoint_override": proxy.hostport})
         with tdbfilter.Array(uri, config=ocfg) as O:
-            for f in fields:
-                O.read_raw(f)
+            O.read(fields)
         ranges = [(r.path.split("/", 2)[2], r.range) for r in proxy.log
                   if r.kind == "GET" and r.range]
         ours_gets = proxy.counts().get("GET", 0)
@@ -132,8 +131,7 @@ def run(args, store: Store):
         for threads in (1, 2):
             def ours():
                 with tdbfilter.Array(uri, config=store.our_config, threads=threads) as O:
-                    for f in fields:
-                        O.read_raw(f)
+                    O.read(fields)
 
             tctx_cfg = dict(store.tiledb_config, **{
                 "sm.compute_concurrency_level": str(threads),

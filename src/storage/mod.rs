@@ -217,6 +217,21 @@ impl Storage {
         })
     }
 
+    /// A reader of a file whose size is known already (from fragment metadata): object stores
+    /// skip the HEAD request and take `size` as the object's length (a read past the real
+    /// end then fails naming the object); local files are opened and measured as usual.
+    pub fn open_file_sized(&self, uri: &Uri, size: u64) -> Result<FileReader> {
+        let inner = match &*self.backend {
+            Backend::Local => ReaderInner::Local(local::open(uri)?),
+            #[cfg(feature = "object-store")]
+            Backend::Object(o) => ReaderInner::Object(o.open_file_sized(uri, size)?),
+        };
+        Ok(FileReader {
+            uri: uri.clone(),
+            inner,
+        })
+    }
+
     /// Creates folder `dir` (parents must exist). Returns whether this call created it (`false`:
     /// it existed). Object stores have no folders: always `true`, nothing is written.
     pub fn create_dir(&self, dir: &Uri) -> Result<bool> {

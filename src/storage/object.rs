@@ -14,8 +14,8 @@ use object_store::azure::MicrosoftAzureBuilder;
 use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::path::Path as ObjectPath;
 use object_store::{
-    BackoffConfig, ClientConfigKey, MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload,
-    RetryConfig,
+    BackoffConfig, ClientConfigKey, GetOptions, GetRange, MultipartUpload, ObjectStore,
+    ObjectStoreExt, PutPayload, RetryConfig,
 };
 use std::collections::HashMap;
 use std::future::Future;
@@ -328,25 +328,44 @@ impl ObjectBackend {
         Ok(out)
     }
 
+    /// The whole object, asked for as `Range: bytes=0-` so that the answer's `Content-Range`
+    /// gives the object's size independently of the body's `Content-Length`: a body shorter
+    /// than the object is caught even when its length header agrees with it.
     pub(super) fn read(&self, uri: &Uri) -> Result<Vec<u8>> {
         let path = self.key(uri)?;
         let shared = &self.shared;
         let attempts = shared.settings.attempts;
         block_on(async {
             let mut attempt = 0;
+            let mut ranged = true;
             loop {
                 attempt += 1;
-                let got = match shared.store.get(&path).await {
+                let opts = GetOptions {
+                    range: ranged.then_some(GetRange::Offset(0)),
+                    ..GetOptions::default()
+                };
+                let got = match shared.store.get_opts(&path, opts).await {
                     Ok(r) => {
-                        let size = r.meta.size;
-                        r.bytes().await.map(|b| (b, size))
+                        let (range, size) = (r.range.clone(), r.meta.size);
+                        r.bytes().await.map(|b| (b, range, size))
                     }
                     Err(e) => Err(e),
                 };
                 match got {
-                    Ok((b, size)) if b.len() as u64 == size => return Ok(b.to_vec()),
-                    Ok((b, size)) if attempt >= attempts => {
+                    Ok((b, range, size))
+                        if b.len() as u64 == range.end - range.start
+                            && range.start == 0
+                            && range.end == size =>
+                    {
+                        return Ok(b.to_vec());
+                    }
+                    Ok((b, _, size)) if attempt >= attempts => {
                         return Err(short(uri, 0..size, b.len(), attempt));
+                    }
+                    // An empty object has no byte 0: asked again without a range.
+                    Err(e) if ranged && unsatisfiable(&e) => {
+                        ranged = false;
+                        attempt -= 1;
                     }
                     Err(e) if attempt >= attempts || !transient(&e) => {
                         return Err(failure(uri, "cannot read", e, attempt));
@@ -386,6 +405,15 @@ impl ObjectBackend {
         })
     }
 
+    pub(super) fn open_file_sized(&self, uri: &Uri, size: u64) -> Result<ObjectFile> {
+        Ok(ObjectFile {
+            shared: Arc::clone(&self.shared),
+            path: self.key(uri)?,
+            len: size,
+            blocks: Mutex::new(Vec::new()),
+        })
+    }
+
     pub(super) fn remove(&self, uri: &Uri) -> Result<()> {
         let path = self.key(uri)?;
         block_on(self.shared.store.delete(&path)).map_err(|e| failure(uri, "cannot delete", e, 1))
@@ -420,6 +448,12 @@ impl ObjectBackend {
             parts: Vec::new(),
         }
     }
+}
+
+/// Whether the server refused a range (HTTP 416: `bytes=0-` of an empty object).
+fn unsatisfiable(e: &object_store::Error) -> bool {
+    let text = e.to_string();
+    text.contains("416") || text.contains("Range Not Satisfiable") || text.contains("InvalidRange")
 }
 
 /// Whether a request error may go away when repeated.

@@ -3,22 +3,28 @@ it logs every request (method, kind, path, Range) and injects faults on a schedu
 dropped connections, truncated bodies (the Content-Length of the whole body, fewer bytes
 sent), short bodies (a consistent but shorter Content-Length), and 503 SlowDown answers.
 
-    proxy = FaultProxy("http://127.0.0.1:PORT")          # the real server
-    proxy.start()                                         # proxy.endpoint: where to point clients
-    proxy.set_faults(lambda req: "503" if req.attempt == 1 and req.kind == "GET" else None)
+It runs in its own process (TileDB-Py holds the GIL while it reads, so a proxy thread in the
+reading process would stall), controlled over HTTP at /__proxy__/:
+
+    proxy = FaultProxy("http://127.0.0.1:PORT").start()   # the real server; proxy.endpoint
+    proxy.set_faults([rule(kinds={"GET"}, fault="503", first=True)])
     ...
-    proxy.counts()  # {"GET": n, "LIST": n, "HEAD": n, "PUT": n, ...}
+    proxy.counts()  # {"GET": n, "LIST": n, "HEAD": n, "PUT": n, ...}; proxy.log: the requests
     proxy.stop()
 """
 
 from __future__ import annotations
 
 import http.client
+import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -35,6 +41,21 @@ class Request:
     query: str
     range: str | None  # the Range header
     attempt: int       # 1 for the first request with this method, path, query and range
+    fault: str | None = None  # the fault injected
+
+
+def rule(kinds, fault, first=False, path=""):
+    """A fault rule: requests of `kinds` (GET, LIST, HEAD, PUT, POST, DELETE) whose path
+    contains `path` get `fault` ("drop", "503", "truncate", "short", ["delay", seconds]);
+    `first`: only a request's first attempt."""
+    return {"kinds": sorted(kinds), "fault": fault, "first": first, "path": path}
+
+
+def _apply(rules, req: Request):
+    for r in rules or []:
+        if req.kind in r["kinds"] and r["path"] in req.path and (req.attempt == 1 or not r["first"]):
+            return r["fault"]
+    return None
 
 
 def classify(method: str, path: str, query: str) -> str:
@@ -66,9 +87,26 @@ class _Handler(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(n) if n else None
 
+    def _control(self, parts):
+        proxy: _Server = self.server.proxy  # type: ignore[attr-defined]
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n) if n else b""
+        if parts.path.endswith("/faults"):
+            proxy.set_faults(json.loads(body or b"null"))
+            out = b"{}"
+        else:
+            with proxy._lock:
+                out = json.dumps([asdict(r) for r in proxy.log]).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
     def _forward(self):
-        proxy: FaultProxy = self.server.proxy  # type: ignore[attr-defined]
+        proxy: _Server = self.server.proxy  # type: ignore[attr-defined]
         parts = urlsplit(self.path)
+        if parts.path.startswith("/__proxy__/"):
+            return self._control(parts)
         body = self._body()
         req = proxy._record(self.command, parts.path, parts.query, self.headers.get("Range"))
         fault = proxy._fault(req)
@@ -99,7 +137,7 @@ class _Handler(BaseHTTPRequestHandler):
             proxy._drop_upstream()
             self.send_error(502)
             return
-        if isinstance(fault, tuple) and fault[0] == "delay":
+        if isinstance(fault, (tuple, list)) and fault[0] == "delay":
             time.sleep(fault[1])
         elif fault == "delay":
             time.sleep(2.0)
@@ -138,8 +176,8 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _forward
 
 
-class FaultProxy:
-    """The proxy (see the module documentation)."""
+class _Server:
+    """The proxy server (in the proxy's process)."""
 
     def __init__(self, upstream: str):
         u = urlsplit(upstream)
@@ -174,17 +212,12 @@ class FaultProxy:
         self._server.shutdown()
         self._server.server_close()
 
-    def set_faults(self, schedule) -> None:
-        """`schedule(Request)` → None, "drop", "503", "truncate", "short", "delay" or
-        ("delay", seconds). Also resets the log and the attempt counts."""
+    def set_faults(self, rules) -> None:
+        """The fault rules (see `rule`); also resets the log and the attempt counts."""
         with self._lock:
-            self._faults = schedule
+            self._faults = rules
             self.log = []
             self._attempts = Counter()
-
-    def counts(self) -> Counter:
-        with self._lock:
-            return Counter(r.kind for r in self.log)
 
     def _record(self, method, path, query, rng) -> Request:
         with self._lock:
@@ -192,13 +225,12 @@ class FaultProxy:
             self._attempts[key] += 1
             r = Request(method, classify(method, path, query), path, query, rng,
                         self._attempts[key])
+            r.fault = _apply(self._faults, r)
             self.log.append(r)
             return r
 
     def _fault(self, req: Request):
-        with self._lock:
-            f = self._faults
-        return f(req) if f else None
+        return req.fault
 
     def _upstream(self) -> http.client.HTTPConnection:
         c = getattr(self._local, "conn", None)
@@ -212,3 +244,63 @@ class FaultProxy:
         if c is not None:
             c.close()
         self._local.conn = None
+
+
+class FaultProxy:
+    """The proxy in its own process, driven from the test (see the module documentation)."""
+
+    def __init__(self, upstream: str):
+        self.upstream = upstream
+        self.upstream_path = urlsplit(upstream).path.rstrip("/")
+        self._proc: subprocess.Popen | None = None
+        self.port = 0
+
+    def start(self) -> "FaultProxy":
+        self._proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), self.upstream],
+                                      stdout=subprocess.PIPE, text=True)
+        self.port = int(self._proc.stdout.readline())
+        return self
+
+    def stop(self) -> None:
+        if self._proc:
+            self._proc.terminate()
+            self._proc.wait()
+            self._proc = None
+
+    @property
+    def endpoint(self) -> str:
+        """The proxy's URL, with the upstream's path (azurite's account)."""
+        return f"http://127.0.0.1:{self.port}{self.upstream_path}"
+
+    @property
+    def hostport(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def _call(self, what: str, body: bytes = b"") -> bytes:
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        c.request("POST", f"/__proxy__/{what}", body=body)
+        out = c.getresponse().read()
+        c.close()
+        return out
+
+    def set_faults(self, rules) -> None:
+        """Fault rules (a list of `rule(...)`, or None); resets the log."""
+        self._call("faults", json.dumps(rules).encode())
+
+    @property
+    def log(self) -> list[Request]:
+        return [Request(**r) for r in json.loads(self._call("log"))]
+
+    def counts(self) -> Counter:
+        return Counter(r.kind for r in self.log)
+
+
+if __name__ == "__main__":
+    server = _Server(sys.argv[1])
+    server.start()
+    print(server._server.server_address[1], flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass

@@ -160,7 +160,8 @@ def tiledb_sparse(store, name):
     rng = np.random.default_rng(2)
     for t in (1, 2):
         n = 700
-        xs, ys = rng.integers(0, 1000, n, dtype=np.int32), rng.integers(0, 1000, n, dtype=np.int32)
+        cells = rng.choice(1000 * 1000, n, replace=False)
+        xs, ys = (cells // 1000).astype(np.int32), (cells % 1000).astype(np.int32)
         with tiledb.open(uri, "w", ctx=ctx, timestamp=t) as A:
             A[xs, ys] = {"v": rng.random(n), "s": np.array([f"c{i}" for i in range(n)], dtype=object)}
     check_read(store, uri, label="sparse", sparse=True)

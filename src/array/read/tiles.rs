@@ -189,15 +189,18 @@ impl<'a> TileReader<'a> {
         let v = meta.version;
         let paths = meta.files(slot, &fname);
         let var = cvn == VAR_NUM;
-        let open = |p: &Uri| array.storage().open_file(p);
+        // The sizes the fragment metadata records: an object store needs no HEAD request per
+        // file (a damaged size makes reads past the real end fail, naming the object).
+        let recorded = [
+            meta.file_sizes.get(s).copied().unwrap_or(0),
+            meta.file_var_sizes.get(s).copied().unwrap_or(0),
+            meta.file_validity_sizes.get(s).copied().unwrap_or(0),
+        ];
+        let open = |k: usize| array.storage().open_file_sized(&paths[k], recorded[k]);
         let files = [
-            Some(open(&paths[0])?),
-            if var { Some(open(&paths[1])?) } else { None },
-            if nullable {
-                Some(open(&paths[2])?)
-            } else {
-                None
-            },
+            Some(open(0)?),
+            if var { Some(open(1)?) } else { None },
+            if nullable { Some(open(2)?) } else { None },
         ];
         let ctx = |e: Error| e.context(format!("fragment {} field {name}", frag.name()));
         let offsets = [
@@ -229,11 +232,7 @@ impl<'a> TileReader<'a> {
                 ))));
             }
         }
-        let sizes = [
-            meta.file_sizes.get(s).copied().unwrap_or(0),
-            meta.file_var_sizes.get(s).copied().unwrap_or(0),
-            meta.file_validity_sizes.get(s).copied().unwrap_or(0),
-        ];
+        let sizes = recorded;
         let mut lengths = [0u64; 3];
         for (k, f) in files.iter().enumerate() {
             if let Some(f) = f {

@@ -127,7 +127,7 @@ fn verify_fragment(array: &Array, frag: &Fragment, report: &mut Report) {
                 continue;
             }
         };
-        for e in check_file_sizes(&reader) {
+        for e in check_file_sizes(array.storage(), &reader) {
             report.damages.push(damage(&reader.name, None, e));
         }
         let tiles: Vec<u64> = (0..reader.tile_num()).collect();
@@ -186,13 +186,24 @@ fn field_name(array: &Array, field: TileField) -> String {
 }
 
 /// The data files against the sizes in the footer.
-fn check_file_sizes(reader: &TileReader<'_>) -> Vec<Error> {
+fn check_file_sizes(storage: &crate::storage::Storage, reader: &TileReader<'_>) -> Vec<Error> {
     let mut out = Vec::new();
     for kind in [TileKind::Fixed, TileKind::Var, TileKind::Validity] {
         let Some((path, want)) = reader.file_and_size(kind) else {
             continue;
         };
-        let len = reader.file_length(kind);
+        // Object stores: the reader took the recorded size; ask the store for the real one.
+        let len = if storage.is_local() {
+            reader.file_length(kind)
+        } else {
+            match storage.size(&path) {
+                Ok(n) => n,
+                Err(e) => {
+                    out.push(e);
+                    continue;
+                }
+            }
+        };
         if len != want {
             out.push(Error::corrupt(format!(
                 "{path} is {len} bytes, the fragment metadata says {want}"
