@@ -112,6 +112,13 @@ typedef struct tdb_result_t tdb_result_t;
 typedef struct tdb_tile_t tdb_tile_t;
 
 /**
+ * A writer of one fragment: opened on an array, given a batch of buffers per field, submitted
+ * any number of times (see `tdb_writer_submit`), then committed by `tdb_writer_finalize`.
+ * Freeing it without finalizing commits nothing. Not for use from several threads at once.
+ */
+typedef struct tdb_writer_t tdb_writer_t;
+
+/**
  * A TileDB datatype (`tiledb_datatype_t` values).
  */
 typedef uint32_t tdb_datatype_t;
@@ -196,6 +203,11 @@ typedef void (*tdb_job_fn)(void *job_ctx, size_t i);
  * returned. It may be called from several threads at once when the pipeline is.
  */
 typedef void (*tdb_executor_fn)(void *ctx, size_t n_jobs, tdb_job_fn job, void *job_ctx);
+
+/**
+ * The order of the cells a write gives (`tiledb_layout_t` values of query layouts).
+ */
+typedef uint32_t tdb_layout_t;
 
 /**
  * The field's own filters (attributes; dimensions with their effective filters).
@@ -593,6 +605,26 @@ typedef void (*tdb_executor_fn)(void *ctx, size_t n_jobs, tdb_job_fn job, void *
 #define TDB_COMPRESSION_REINTERPRET_DATATYPE 9
 
 /**
+ * Dense: the box's cells in row-major order (the last dimension fastest).
+ */
+#define TDB_ROW_MAJOR 0
+
+/**
+ * Dense: the box's cells in col-major order (the first dimension fastest).
+ */
+#define TDB_COL_MAJOR 1
+
+/**
+ * The array's global order (dense: whole tiles of a tile-aligned box; sparse: sorted cells).
+ */
+#define TDB_GLOBAL_ORDER 2
+
+/**
+ * Sparse: coordinates in any order.
+ */
+#define TDB_UNORDERED 3
+
+/**
  * Not encrypted.
  */
 #define TDB_NO_ENCRYPTION 0
@@ -885,6 +917,22 @@ tdb_status_t tdb_array_tile_cell_count(const tdb_array_t *array,
                                        uint64_t tile,
                                        uint64_t *count,
                                        tdb_error_t **error);
+
+/**
+ * The minimum bounding rectangle (the R-tree leaf) of tile `tile` of sparse fragment
+ * `fragment` on dimension `dim`: `lo` (`*lo_size` bytes) and `hi` (`*hi_size` bytes) in the
+ * dimension's type (strings for string dimensions), valid while the array lives. A dense
+ * fragment (no R-tree) or an index out of range is `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_array_tile_mbr(const tdb_array_t *array,
+                                uint32_t fragment,
+                                uint64_t tile,
+                                uint32_t dim,
+                                const void **lo,
+                                size_t *lo_size,
+                                const void **hi,
+                                size_t *hi_size,
+                                tdb_error_t **error);
 
 /**
  * Where tile `tile` of kind `kind` of `field` in fragment `fragment` is stored: the file's
@@ -1465,6 +1513,201 @@ const char *tdb_status_name(int32_t status);
  * The library version, e.g. `"0.2.0"`.
  */
 const char *tdb_version(void);
+
+/**
+ * Creates the array `path` from `schema_json` (the JSON `tdbf array info --json` prints, whole
+ * or its `schema` member), as TileDB 2.30 creates it: the schema is checked with TileDB's
+ * rules (a refusal is `TDB_ERR_INVALID_ARGUMENT` with TileDB's reason) and written in format
+ * version 22. `key`/`key_len`: a 32-byte AES-256-GCM key to encrypt the array with, or NULL
+ * and 0. An existing array is refused and left untouched.
+ */
+tdb_status_t tdb_array_create(const char *path,
+                              const char *schema_json,
+                              const void *key,
+                              size_t key_len,
+                              tdb_error_t **error);
+
+/**
+ * [`tdb_array_create`] at a local path or object-store URI (`s3://`, `azure://`, `gs://`)
+ * with object-store options (`config` may be NULL: the environment only).
+ */
+tdb_status_t tdb_array_create_with_config(const char *path,
+                                          const char *schema_json,
+                                          const void *key,
+                                          size_t key_len,
+                                          const tdb_config_t *config,
+                                          tdb_error_t **error);
+
+/**
+ * Writes one array metadata entry into the array at `path`: `value_count` values of `type`
+ * in `value` (`value_size` bytes, exactly `value_count` × the type's size), as one new
+ * `__meta` file at `timestamp` (milliseconds; 0: now), as TileDB writes it when an array
+ * opened for writing closes. The entry replaces an earlier value of `name`. `key`/`key_len`:
+ * the array's AES-256-GCM key, or NULL and 0.
+ */
+tdb_status_t tdb_array_metadata_put(const char *path,
+                                    const void *key,
+                                    size_t key_len,
+                                    uint64_t timestamp,
+                                    const char *name,
+                                    tdb_datatype_t type,
+                                    uint32_t value_count,
+                                    const void *value,
+                                    size_t value_size,
+                                    tdb_error_t **error);
+
+/**
+ * [`tdb_array_metadata_put`] with object-store options (`config` may be NULL).
+ */
+tdb_status_t tdb_array_metadata_put_with_config(const char *path,
+                                                const void *key,
+                                                size_t key_len,
+                                                uint64_t timestamp,
+                                                const char *name,
+                                                tdb_datatype_t type,
+                                                uint32_t value_count,
+                                                const void *value,
+                                                size_t value_size,
+                                                const tdb_config_t *config,
+                                                tdb_error_t **error);
+
+/**
+ * Deletes the array metadata entry `name` of the array at `path`: one new `__meta` file at
+ * `timestamp` (milliseconds; 0: now) holding the deletion, as TileDB writes it. Deleting a
+ * key that has no value is not an error (TileDB's behaviour).
+ */
+tdb_status_t tdb_array_metadata_delete(const char *path,
+                                       const void *key,
+                                       size_t key_len,
+                                       uint64_t timestamp,
+                                       const char *name,
+                                       tdb_error_t **error);
+
+/**
+ * [`tdb_array_metadata_delete`] with object-store options (`config` may be NULL).
+ */
+tdb_status_t tdb_array_metadata_delete_with_config(const char *path,
+                                                   const void *key,
+                                                   size_t key_len,
+                                                   uint64_t timestamp,
+                                                   const char *name,
+                                                   const tdb_config_t *config,
+                                                   tdb_error_t **error);
+
+/**
+ * Opens the array at `path` for writing one fragment at `timestamp` (milliseconds; 0: now,
+ * as TileDB), with the array's latest schema at that time. `key`/`key_len`: the array's
+ * AES-256-GCM key, or NULL and 0. Arrays whose schema is older than format version 22 are
+ * `TDB_ERR_UNSUPPORTED`. The default layout is row-major for dense arrays, unordered for
+ * sparse ones.
+ */
+tdb_status_t tdb_writer_open(const char *path,
+                             const void *key,
+                             size_t key_len,
+                             uint64_t timestamp,
+                             tdb_writer_t **writer,
+                             tdb_error_t **error);
+
+/**
+ * [`tdb_writer_open`] at a local path or object-store URI with object-store options
+ * (`config` may be NULL: the environment only). In an object store the fragment's files are
+ * uploaded (multipart when large) and the commit object is written last by
+ * `tdb_writer_finalize`.
+ */
+tdb_status_t tdb_writer_open_with_config(const char *path,
+                                         const void *key,
+                                         size_t key_len,
+                                         uint64_t timestamp,
+                                         const tdb_config_t *config,
+                                         tdb_writer_t **writer,
+                                         tdb_error_t **error);
+
+/**
+ * Frees a writer. A writer not finalized commits nothing: its partial fragment folder is
+ * removed. NULL is a no-op.
+ */
+void tdb_writer_free(tdb_writer_t *writer);
+
+/**
+ * Sets the order of the cells given (`TDB_ROW_MAJOR`, `TDB_COL_MAJOR`, `TDB_GLOBAL_ORDER`
+ * for dense arrays; `TDB_UNORDERED`, `TDB_GLOBAL_ORDER` for sparse ones), before the first
+ * submit.
+ */
+tdb_status_t tdb_writer_set_layout(tdb_writer_t *writer, tdb_layout_t layout, tdb_error_t **error);
+
+/**
+ * Sets how many threads filter the tiles: 0 = all cores (the default), else 1 to 256.
+ */
+tdb_status_t tdb_writer_set_threads(tdb_writer_t *writer, uint32_t threads, tdb_error_t **error);
+
+/**
+ * Sets the box of a dense write: `[low, high]` of each dimension in order, each bound of the
+ * dimension's type, packed (`subarray_size` bytes, checked against the dimensions). Without
+ * it the box is the whole domain. A box outside the domain is `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_writer_set_subarray(tdb_writer_t *writer,
+                                     const void *subarray,
+                                     size_t subarray_size,
+                                     tdb_error_t **error);
+
+/**
+ * Sets the cell values of `field` (an attribute, or a dimension of a sparse array) for the
+ * next submit: fixed-size cells, or the concatenated values of var-size cells; `data_size`
+ * bytes. The buffer is read by `tdb_writer_submit` (not copied): keep it alive and unchanged
+ * until then.
+ */
+tdb_status_t tdb_writer_set_data(tdb_writer_t *writer,
+                                 const char *field,
+                                 const void *data,
+                                 size_t data_size,
+                                 tdb_error_t **error);
+
+/**
+ * Sets the start of each var-size cell of `field` in its data, in bytes (`offset_count`
+ * offsets, one per cell, no extra element), for the next submit; read by
+ * `tdb_writer_submit`, not copied.
+ */
+tdb_status_t tdb_writer_set_offsets(tdb_writer_t *writer,
+                                    const char *field,
+                                    const uint64_t *offsets,
+                                    size_t offset_count,
+                                    tdb_error_t **error);
+
+/**
+ * Sets the validity of nullable `field` (one byte per cell, 0 null; `validity_size` bytes)
+ * for the next submit; read by `tdb_writer_submit`, not copied.
+ */
+tdb_status_t tdb_writer_set_validity(tdb_writer_t *writer,
+                                     const char *field,
+                                     const uint8_t *validity,
+                                     size_t validity_size,
+                                     tdb_error_t **error);
+
+/**
+ * Writes the batch set since the last submit: every attribute (and, sparse, every dimension)
+ * with the same cell count, offsets for var-size and validity for nullable fields. Dense
+ * row- and col-major writes take one batch (the whole box); global-order and sparse writes
+ * any number, streamed into one fragment. Wrong sizes or cell counts, coordinates outside
+ * the domain, duplicates the schema does not allow, or a missing field fail the call, and the
+ * writer: nothing is committed, and later calls fail too.
+ */
+tdb_status_t tdb_writer_submit(tdb_writer_t *writer, tdb_error_t **error);
+
+/**
+ * Writes what is left and the fragment metadata, syncs them, then commits the fragment (its
+ * `__commits/<name>.wrt` file, written last). On error nothing is committed. Either way the
+ * writer is done: free it with `tdb_writer_free`.
+ */
+tdb_status_t tdb_writer_finalize(tdb_writer_t *writer, tdb_error_t **error);
+
+/**
+ * The name of the fragment a successful `tdb_writer_finalize` committed
+ * (`__<t>_<t>_<label>_22`), valid while the writer lives; before that,
+ * `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_writer_fragment_name(const tdb_writer_t *writer,
+                                      const char **name,
+                                      tdb_error_t **error);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# step: Python package (bindings/python): ctypes declarations against the header, pytest (every filter, dtypes, TileDB tiles, errors, threads, leaks, numcodecs, zarr, arrays against TileDB-Py)
+# step: Python package (bindings/python): ctypes declarations against the header, pytest (every filter, dtypes, TileDB tiles, errors, threads, leaks, no avoidable copies, numcodecs, zarr, arrays against TileDB-Py), the blosc2 benchmark's round trips
 set -euo pipefail
 root="${TDBF_ROOT:?}"
 prefix="${TDBF_PREFIX:?}"
@@ -9,22 +9,13 @@ pip() { .venv/bin/python -m pip install -q --disable-pip-version-check "$@"; }
 # Every C function the package declares exists in the header with the same argument types.
 .venv/bin/python bindings/python/check_ctypes.py
 
-# The package with its test requirements (pytest, numcodecs, zarr, tiledb): none is optional.
+# The package with its test requirements (pytest, numcodecs, zarr, tiledb, blosc2): none is
+# optional. Installed without a bundled library (TDBFILTER_WHEEL_LIBRARY=none), as a package
+# over the installed C library; 42-wheel.sh tests the wheel with the library inside.
 # The install builds out of the checkout (flit_core): it must leave no file there, not even an
 # ignored one (setuptools' in-tree build/lib shipped stale modules into later installs).
-files() { git status --porcelain --ignored --untracked-files=all -- bindings/python | sort; }
-in_git=false
-git rev-parse --is-inside-work-tree >/dev/null 2>&1 && in_git=true
-$in_git && before=$(files)
-pip "./bindings/python[test]"
-if $in_git; then
-  left=$(comm -13 <(echo "$before") <(files))
-  if [ -n "$left" ]; then
-    echo "pip install ./bindings/python left files in the checkout:" >&2
-    echo "$left" >&2
-    exit 1
-  fi
-fi
+. scripts/test.d/lib/leaves_no_files.sh
+TDBFILTER_WHEEL_LIBRARY=none leaves_no_files bindings/python pip "./bindings/python[test]"
 
 # The installed prefix, found through pkg-config as a user's would be (no TDBFILTER_LIBRARY).
 if [ -f "$prefix/lib/pkgconfig/tdbfilter.pc" ]; then
@@ -45,4 +36,9 @@ cd bindings/python/tests
 status=0
 "$root/.venv/bin/python" -m pytest -q -p no:cacheprovider . || status=$?
 # pytest's 5 means "no tests collected": a failure here too.
-exit "$status"
+[ "$status" -eq 0 ] || exit "$status"
+
+# The benchmark against python-blosc2 (bench/compare_blosc2.py): every row's round trip, on the
+# installed package.
+cd "$root"
+.venv/bin/python bench/compare_blosc2.py --quick

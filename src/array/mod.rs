@@ -30,7 +30,7 @@ pub mod value;
 pub mod write;
 
 pub use write::create::create;
-pub use write::{FieldBuffers, WriteLayout, Writer};
+pub use write::{FieldBuffers, WriteLayout, Writer, write_metadata};
 
 use crate::error::{Error, Result};
 use crate::pipeline::generic_tile;

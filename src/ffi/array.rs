@@ -632,6 +632,28 @@ fn frag_at(a: &tdb_array_t, index: u32) -> Result<&crate::array::Fragment> {
     })
 }
 
+/// Writes range `r`'s bounds (pointers into `r`, and their sizes) to the four outputs, all
+/// checked non-NULL before any is written.
+fn set_range(
+    r: &Range,
+    lo: *mut *const c_void,
+    lo_size: *mut usize,
+    hi: *mut *const c_void,
+    hi_size: *mut usize,
+) -> Result<()> {
+    let (lo, lo_size, hi, hi_size) = (
+        Out::new(lo, "lo")?,
+        Out::new(lo_size, "lo_size")?,
+        Out::new(hi, "hi")?,
+        Out::new(hi_size, "hi_size")?,
+    );
+    lo.set(r.lo().as_ptr().cast());
+    lo_size.set(r.lo().len());
+    hi.set(r.hi().as_ptr().cast());
+    hi_size.set(r.hi().len());
+    Ok(())
+}
+
 /// Fragment `index`'s non-empty domain on dimension `dim`: `lo` (`*lo_size` bytes) and `hi`
 /// (`*hi_size` bytes), valid while the array lives.
 #[unsafe(no_mangle)]
@@ -653,17 +675,7 @@ pub unsafe extern "C" fn tdb_array_fragment_non_empty_domain(
             .as_ref()
             .and_then(|n| n.get(dim as usize))
             .ok_or_else(|| Error::invalid(format!("no non-empty domain for dimension {dim}")))?;
-        let (lo, lo_size, hi, hi_size) = (
-            Out::new(lo, "lo")?,
-            Out::new(lo_size, "lo_size")?,
-            Out::new(hi, "hi")?,
-            Out::new(hi_size, "hi_size")?,
-        );
-        lo.set(r.lo().as_ptr().cast());
-        lo_size.set(r.lo().len());
-        hi.set(r.hi().as_ptr().cast());
-        hi_size.set(r.hi().len());
-        Ok(())
+        set_range(r, lo, lo_size, hi, hi_size)
     })
 }
 
@@ -724,6 +736,48 @@ pub unsafe extern "C" fn tdb_array_tile_cell_count(
         }
         out.set(f.meta.cell_num_of_tile(tile));
         Ok(())
+    })
+}
+
+/// The minimum bounding rectangle (the R-tree leaf) of tile `tile` of sparse fragment
+/// `fragment` on dimension `dim`: `lo` (`*lo_size` bytes) and `hi` (`*hi_size` bytes) in the
+/// dimension's type (strings for string dimensions), valid while the array lives. A dense
+/// fragment (no R-tree) or an index out of range is `TDB_ERR_INVALID_ARGUMENT`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_tile_mbr(
+    array: *const tdb_array_t,
+    fragment: u32,
+    tile: u64,
+    dim: u32,
+    lo: *mut *const c_void,
+    lo_size: *mut usize,
+    hi: *mut *const c_void,
+    hi_size: *mut usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = arg(array, "array")?;
+        let f = frag_at(a, fragment)?;
+        if f.meta.dense {
+            return Err(Error::invalid(format!(
+                "fragment {fragment} ({}) is dense: it has no R-tree",
+                f.name()
+            )));
+        }
+        let mbrs = f.meta.mbrs(&f.schema, a.inner.key())?;
+        let mbr = mbrs.get(tile as usize).ok_or_else(|| {
+            Error::invalid(format!(
+                "tile {tile} of fragment {fragment} out of range ({} R-tree leaves)",
+                mbrs.len()
+            ))
+        })?;
+        let r = mbr.get(dim as usize).ok_or_else(|| {
+            Error::invalid(format!(
+                "dimension {dim} out of range ({} dimensions)",
+                mbr.len()
+            ))
+        })?;
+        set_range(r, lo, lo_size, hi, hi_size)
     })
 }
 

@@ -208,6 +208,34 @@ pub const TDB_WEBP_LOSSLESS: tdb_filter_option_t = 8;
 /// `uint8_t`: datatype DELTA / DOUBLE_DELTA reinterpret their input as.
 pub const TDB_COMPRESSION_REINTERPRET_DATATYPE: tdb_filter_option_t = 9;
 
+/// The order of the cells a write gives (`tiledb_layout_t` values of query layouts).
+pub type tdb_layout_t = u32;
+/// Dense: the box's cells in row-major order (the last dimension fastest).
+pub const TDB_ROW_MAJOR: tdb_layout_t = 0;
+/// Dense: the box's cells in col-major order (the first dimension fastest).
+pub const TDB_COL_MAJOR: tdb_layout_t = 1;
+/// The array's global order (dense: whole tiles of a tile-aligned box; sparse: sorted cells).
+pub const TDB_GLOBAL_ORDER: tdb_layout_t = 2;
+/// Sparse: coordinates in any order.
+pub const TDB_UNORDERED: tdb_layout_t = 3;
+
+/// The write layout of a `tdb_layout_t` value.
+pub(crate) fn write_layout(layout: tdb_layout_t) -> crate::Result<crate::array::WriteLayout> {
+    use crate::array::WriteLayout;
+    Ok(match layout {
+        TDB_ROW_MAJOR => WriteLayout::RowMajor,
+        TDB_COL_MAJOR => WriteLayout::ColMajor,
+        TDB_GLOBAL_ORDER => WriteLayout::GlobalOrder,
+        TDB_UNORDERED => WriteLayout::Unordered,
+        other => {
+            return Err(crate::Error::invalid(format!(
+                "layout {other} is not a write layout (0 row-major, 1 col-major, 2 global \
+                 order, 3 unordered)"
+            )));
+        }
+    })
+}
+
 /// The format version TileDB 2.30 writes (pass it to `tdb_pipeline_deserialize` for 2.30 schemas).
 pub const TDB_FORMAT_VERSION: u32 = 22;
 
@@ -346,6 +374,15 @@ mod tests {
         ]
     }
 
+    fn layouts() -> Vec<(&'static str, u64)> {
+        named![
+            TDB_ROW_MAJOR,
+            TDB_COL_MAJOR,
+            TDB_GLOBAL_ORDER,
+            TDB_UNORDERED
+        ]
+    }
+
     fn sizes() -> Vec<(&'static str, u64)> {
         named![TDB_FORMAT_VERSION, TDB_GENERIC_TILE_HEADER_BASE_SIZE]
     }
@@ -398,6 +435,7 @@ mod tests {
             encryption_types(),
             tile_kinds(),
             pipeline_kinds(),
+            layouts(),
             sizes(),
         ];
         let mut rust = BTreeMap::new();
@@ -408,7 +446,7 @@ mod tests {
             );
         }
         let header = header_constants();
-        assert_eq!(rust.len(), 93);
+        assert_eq!(rust.len(), 97);
         assert_eq!(header, rust, "include/tdbfilter.h against src/ffi");
         // Each enum's values are distinct.
         for group in &groups[..groups.len() - 1] {
@@ -505,6 +543,19 @@ mod tests {
             assert_eq!(super::super::array::tile_kind(value as u32).unwrap(), kind);
         }
         assert!(super::super::array::tile_kind(kinds.len() as u32).is_err());
+        // Layouts: the writer's WriteLayout, in TileDB's numbering.
+        use crate::array::WriteLayout;
+        let core_layouts = [
+            WriteLayout::RowMajor,
+            WriteLayout::ColMajor,
+            WriteLayout::GlobalOrder,
+            WriteLayout::Unordered,
+        ];
+        for ((name, value), layout) in layouts().into_iter().zip(core_layouts) {
+            assert_eq!(super::write_layout(get(&h, name) as u32).unwrap(), layout);
+            assert_eq!(value, get(&h, name));
+        }
+        assert!(super::write_layout(4).is_err());
         // Format constants.
         assert_eq!(
             get(&h, "TDB_FORMAT_VERSION"),

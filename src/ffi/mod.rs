@@ -18,6 +18,7 @@ mod pipeline;
 mod result;
 mod tile;
 mod types;
+mod writer;
 
 pub use array::*;
 pub use config::*;
@@ -28,3 +29,4 @@ pub use pipeline::*;
 pub use result::*;
 pub use tile::*;
 pub use types::*;
+pub use writer::*;

@@ -418,7 +418,7 @@ impl FragmentWriter {
         storage.sync_dir(&self.root.join(names::FRAGMENTS_DIR))?;
         let commits = self.root.join(names::COMMITS_DIR);
         storage.create_dir(&commits)?;
-        storage.write_new(&commits.join(&names::commit_file_name(&self.name)), &[])?;
+        storage.write_new(&commits.join(names::commit_file_name(&self.name)), &[])?;
         storage.sync_dir(&commits)?;
         self.done = true;
         Ok(std::mem::take(&mut self.name))

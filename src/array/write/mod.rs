@@ -151,10 +151,7 @@ impl Writer {
             crate::engine::encryption_key::EncryptionKey::new(k)?;
         }
         let file = dir.latest_schema(timestamp);
-        let bytes = dir.read_file(&file.path)?;
-        let (_, tile, _) = generic_tile::read(&bytes, key)
-            .map_err(|e| e.context(format!("array schema {}", file.name)))?;
-        let schema = Arc::new(ArraySchema::parse(tile.data(), &file.name)?);
+        let schema = Arc::new(load_schema(&dir, file, key)?);
         let version = crate::array::fragment_metadata::MAX_FRAGMENT_VERSION;
         if schema.version != version || file.timestamps.is_none() {
             return Err(Error::Unsupported(format!(
@@ -288,7 +285,7 @@ impl Writer {
         Ok(())
     }
 
-    fn field_index(&self, field: &str) -> Result<usize> {
+    pub(crate) fn field_index(&self, field: &str) -> Result<usize> {
         if let Some(i) = self.fields.iter().position(|f| f.name == field) {
             return Ok(i);
         }
@@ -337,7 +334,7 @@ impl Writer {
     }
 
     /// The index of var-size `field`.
-    fn var_field_index(&self, field: &str) -> Result<usize> {
+    pub(crate) fn var_field_index(&self, field: &str) -> Result<usize> {
         let i = self.field_index(field)?;
         if !self.fields[i].var {
             return Err(Error::invalid(format!(
@@ -348,7 +345,7 @@ impl Writer {
     }
 
     /// The index of nullable `field`.
-    fn nullable_field_index(&self, field: &str) -> Result<usize> {
+    pub(crate) fn nullable_field_index(&self, field: &str) -> Result<usize> {
         let i = self.field_index(field)?;
         if !self.fields[i].nullable {
             return Err(Error::invalid(format!(
@@ -915,6 +912,43 @@ impl Writer {
         frag.commit(&self.schema, ned, key)
             .map_err(|e| e.context("committing the fragment"))
     }
+}
+
+/// Reads and parses schema file `file`, decrypting it with `key` (which a wrong key fails).
+fn load_schema(
+    dir: &ArrayDirectory,
+    file: &crate::array::directory::SchemaFile,
+    key: Option<&[u8]>,
+) -> Result<ArraySchema> {
+    let bytes = dir.read_file(&file.path)?;
+    let (_, tile, _) = generic_tile::read(&bytes, key)
+        .map_err(|e| e.context(format!("array schema {}", file.name)))?;
+    ArraySchema::parse(tile.data(), &file.name)
+}
+
+/// Writes `changes` to the array metadata of the array at `uri` (a local folder, `file://` or
+/// object-store URI; `config` and the environment configure object stores) as one new `__meta` file at
+/// `timestamp` (milliseconds; `None` or 0: now), as TileDB does when an array opened for
+/// writing closes. `key` must open the array (the latest schema is decrypted with it first),
+/// so that no file is written that the array's readers cannot decrypt. Returns the file's
+/// name (`None` for no changes).
+pub fn write_metadata(
+    uri: &str,
+    key: Option<&[u8]>,
+    timestamp: Option<u64>,
+    changes: &[crate::array::metadata::MetadataChange],
+    config: &crate::storage::StorageConfig,
+) -> Result<Option<String>> {
+    let dir = ArrayDirectory::open(uri, config)?;
+    if let Some(k) = key {
+        crate::engine::encryption_key::EncryptionKey::new(k)?;
+    }
+    let t = match timestamp {
+        None | Some(0) => names::now_ms(),
+        Some(t) => t,
+    };
+    load_schema(&dir, dir.latest_schema(t), key)?;
+    crate::array::metadata::write(dir.storage(), dir.root(), key, Some(t), changes)
 }
 
 impl Pending {

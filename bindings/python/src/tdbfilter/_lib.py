@@ -2,10 +2,13 @@
 
 The library is looked up, in order, at:
 
-1. ``TDBFILTER_LIBRARY`` (a path to ``libtdbfilter.so``);
-2. the install prefix: ``pkg-config --variable=libdir tdbfilter``, then ``sys.prefix/lib``;
-3. the build tree, when this package runs from a source checkout (``target/release``);
-4. the system loader's search path (``libtdbfilter.so.0.2``, ``libtdbfilter.so``).
+1. the library bundled in the package (``tdbfilter/libtdbfilter.so``: the wheel's, built with
+   this package, so a ``TDBFILTER_LIBRARY`` set for other purposes cannot pair it with
+   another version of the C API);
+2. ``TDBFILTER_LIBRARY`` (a path to ``libtdbfilter.so``), then nothing else;
+3. the install prefix: ``pkg-config --variable=libdir tdbfilter``, then ``sys.prefix/lib``;
+4. the build tree, when this package runs from a source checkout (``target/release``);
+5. the system loader's search path (``libtdbfilter.so.0.2``, ``libtdbfilter.so``).
 
 Every C function the package calls is declared once, in :data:`SIGNATURES`, and only declared
 functions are reachable (:func:`load` returns a :class:`Library` holding exactly those).
@@ -29,13 +32,17 @@ from ctypes import (POINTER, c_bool, c_char_p, c_int, c_int32, c_size_t, c_uint8
 from pathlib import Path
 
 SONAME = "libtdbfilter.so.0.2"
+BUNDLED = "libtdbfilter.so"
+"""The library's name in a wheel, next to this file (bindings/python/build_backend)."""
 
 
 def _candidates() -> list[str]:
-    found: list[str] = []
+    here = Path(__file__).resolve()
+    bundled = here.with_name(BUNDLED)
+    found: list[str] = [str(bundled)] if bundled.is_file() else []
     env = os.environ.get("TDBFILTER_LIBRARY")
     if env:
-        return [env]
+        return found + [env]
     if shutil.which("pkg-config"):
         try:
             libdir = subprocess.run(
@@ -47,7 +54,6 @@ def _candidates() -> list[str]:
         except (subprocess.SubprocessError, OSError):
             pass
     found.append(str(Path(sys.prefix) / "lib" / SONAME))
-    here = Path(__file__).resolve()
     for parent in here.parents:
         if (parent / "Cargo.toml").is_file() and (parent / "include" / "tdbfilter.h").is_file():
             found.append(str(parent / "target" / "release" / "libtdbfilter.so"))
@@ -149,9 +155,10 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_pipeline_filtered_size_bound": (c_int, [P, c_size_t, SIZEP, PP]),
     "tdb_pipeline_filter": (c_int, [P, P, PP, PP]),
     "tdb_pipeline_filter_into": (c_int, [P, P, c_void_p, c_size_t, SIZEP, PP]),
-    "tdb_pipeline_unfilter": (c_int, [P, c_char_p, c_size_t, c_uint32, c_uint64, PP, PP]),
+    "tdb_pipeline_unfilter": (c_int, [P, c_void_p, c_size_t, c_uint32, c_uint64, PP, PP]),
+    # The filtered bytes as c_void_p: bytes objects and the addresses of other buffers alike.
     "tdb_pipeline_unfilter_into": (
-        c_int, [P, c_char_p, c_size_t, c_uint32, c_uint64, c_void_p, c_size_t, SIZEP, PP]),
+        c_int, [P, c_void_p, c_size_t, c_uint32, c_uint64, c_void_p, c_size_t, SIZEP, PP]),
     "tdb_pipeline_filter_var": (c_int, [P, P, P, PP, PP, PP]),
     "tdb_pipeline_unfilter_var": (
         c_int, [P, P, c_char_p, c_size_t, c_char_p, c_size_t, c_uint32, PP, PP]),
@@ -200,4 +207,11 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_array_fragment_count": (c_int, [P, U32P, PP]),
     "tdb_array_fragment": (
         c_int, [P, c_uint32, STRP, U64P, U64P, U32P, POINTER(c_bool), U64P, U64P, PP]),
+    # fragment and tile layout (tdbfilter.dask plans its chunks and partitions with these)
+    "tdb_array_fragment_non_empty_domain": (
+        c_int, [P, c_uint32, c_uint32, PP, SIZEP, PP, SIZEP, PP]),
+    "tdb_array_tile_count": (c_int, [P, c_uint32, U64P, PP]),
+    "tdb_array_tile_cell_count": (c_int, [P, c_uint32, c_uint64, U64P, PP]),
+    "tdb_array_tile_mbr": (
+        c_int, [P, c_uint32, c_uint64, c_uint32, PP, SIZEP, PP, SIZEP, PP]),
 }

@@ -236,7 +236,7 @@ class Array:
         """The values of enumeration ``name`` (the attribute's cells are indices into it)."""
         r = c_void_p()
         _call(lib().tdb_array_enumeration, self._handle(), name.encode(), byref(r))
-        return list(_to_numpy(_take_result(r)))
+        return list(_to_numpy(_take_result(r, numpy=True)))
 
     # -- cells -----------------------------------------------------------------------------
 
@@ -253,7 +253,7 @@ class Array:
         cells come as a numpy array (shape ``(n, cell_val_num)`` for multi-value cells),
         var-size text as an object array of str and other var cells as arrays per cell;
         nullable fields as a numpy masked array (or an object array with None)."""
-        raw = self.read_raw(fields, subarray)
+        raw = self._read(fields, subarray, numpy=True)
         if isinstance(raw, RawResult):
             return _to_numpy(raw)
         return {name: _to_numpy(r) for name, r in raw.items()}
@@ -262,6 +262,12 @@ class Array:
                  subarray: Optional[Sequence[tuple[Any, Any]]] = None):
         """Like :meth:`read`, but each field's cells as the C API returns them: a
         :class:`RawResult` (bytes, offsets, validity), or a dict of them."""
+        return self._read(fields, subarray, numpy=False)
+
+    def _read(self, fields: Union[str, Sequence[str], None],
+              subarray: Optional[Sequence[tuple[Any, Any]]], numpy: bool):
+        """The C read of :meth:`read` and :meth:`read_raw`; ``numpy``: fixed-size cells are
+        copied from the library's result straight into a numpy array (see :func:`_take_result`)."""
         single = isinstance(fields, str)
         if fields is None:
             fields = ([d.name for d in self.dimensions] if self.sparse else []) + \
@@ -275,7 +281,7 @@ class Array:
               results)
         out = {}
         for i, name in enumerate(names):
-            out[name] = _take_result(c_void_p(results[i]))
+            out[name] = _take_result(c_void_p(results[i]), numpy)
         return out[names[0]] if single else out
 
     def _subarray_bytes(self, subarray: Sequence[tuple[Any, Any]]) -> bytes:
@@ -305,6 +311,138 @@ class Array:
                                       "is not a (low, high) pair") from None
             parts.append(_bound(d, cell, lo) + _bound(d, cell, hi))
         return b"".join(parts)
+
+    # -- layout: tile extents, non-empty domains, R-tree leaves (for planning reads) -------
+
+    def tile_extent(self, dim: int) -> Any:
+        """Dimension ``dim``'s space tile extent (a value of its type); None when it has none
+        (string dimensions, sparse dimensions without an extent)."""
+        lo, hi, size, ext = c_void_p(), c_void_p(), c_size_t(), c_void_p()
+        _call(lib().tdb_array_dimension_domain, self._handle(), dim, byref(lo), byref(hi),
+              byref(size), byref(ext))
+        if not ext.value:
+            return None
+        return self._bound_value(dim, ext, size.value)
+
+    def _bound_value(self, dim: int, ptr: c_void_p, size: int) -> Any:
+        """A bound of dimension ``dim`` at ``ptr``: a numpy scalar of its type, bytes for
+        string dimensions."""
+        d = self.dimensions[dim]
+        raw = ctypes.string_at(ptr, size) if size else b""
+        if d.var or not _numeric(d.cell_type):
+            return raw
+        return np.frombuffer(raw, d.cell_type.dtype)[0]
+
+    def fragment_non_empty_domain(self, index: int) -> list[tuple[Any, Any]]:
+        """Fragment ``index``'s non-empty domain: an inclusive ``(lo, hi)`` per dimension
+        (numpy scalars of the dimension's type; bytes for string dimensions)."""
+        L, h = lib(), self._handle()
+        out = []
+        for d in range(len(self.dimensions)):
+            lo, lo_n, hi, hi_n = c_void_p(), c_size_t(), c_void_p(), c_size_t()
+            _call(L.tdb_array_fragment_non_empty_domain, h, index, d, byref(lo), byref(lo_n),
+                  byref(hi), byref(hi_n))
+            out.append((self._bound_value(d, lo, lo_n.value), self._bound_value(d, hi, hi_n.value)))
+        return out
+
+    def non_empty_domain(self) -> Optional[list[tuple[Any, Any]]]:
+        """The union of the visible fragments' non-empty domains (what a read without a
+        subarray covers), ``(lo, hi)`` per dimension; None when no fragment is visible."""
+        union: Optional[list[tuple[Any, Any]]] = None
+        for i in range(len(self.fragments)):
+            ned = self.fragment_non_empty_domain(i)
+            union = ned if union is None else \
+                [(min(a[0], b[0]), max(a[1], b[1])) for a, b in zip(union, ned)]
+        return union
+
+    def tile_cell_counts(self, index: int) -> np.ndarray:
+        """The number of cells of each tile of fragment ``index`` (uint64)."""
+        L, h = lib(), self._handle()
+        n, c = c_uint64(), c_uint64()
+        _call(L.tdb_array_tile_count, h, index, byref(n))
+        out = np.empty(n.value, np.uint64)
+        for t in range(n.value):
+            _call(L.tdb_array_tile_cell_count, h, index, t, byref(c))
+            out[t] = c.value
+        return out
+
+    def tile_mbrs(self, index: int) -> list[list[tuple[Any, Any]]]:
+        """The R-tree leaves of sparse fragment ``index``: per tile, an inclusive ``(lo, hi)``
+        per dimension bounding the tile's coordinates (bytes for string dimensions)."""
+        L, h = lib(), self._handle()
+        n = c_uint64()
+        _call(L.tdb_array_tile_count, h, index, byref(n))
+        lo, lo_n, hi, hi_n = c_void_p(), c_size_t(), c_void_p(), c_size_t()
+        out = []
+        for t in range(n.value):
+            box = []
+            for d in range(len(self.dimensions)):
+                _call(L.tdb_array_tile_mbr, h, index, t, d, byref(lo), byref(lo_n), byref(hi),
+                      byref(hi_n))
+                box.append((self._bound_value(d, lo, lo_n.value),
+                            self._bound_value(d, hi, hi_n.value)))
+            out.append(box)
+        return out
+
+    def read_view(self, field: str, subarray: Optional[Sequence[tuple[Any, Any]]] = None):
+        """Like :meth:`read` for one field, without copying fixed-size numeric cells: the
+        numpy array (and a nullable field's mask source) views the library's result, which
+        is freed when the last array viewing it goes. Other fields are read by :meth:`read`.
+        (Dask reads chunks through this: one buffer per chunk, filled once.)"""
+        f = next((x for x in self.dimensions + self.attributes if x.name == field), None)
+        if f is None or f.var or not _numeric(f.cell_type):
+            return self.read(field, subarray)
+        packed = b"" if subarray is None else self._subarray_bytes(subarray)
+        sub = ctypes.create_string_buffer(packed, len(packed)) if packed else None
+        names = (c_char_p * 1)(field.encode())
+        results = (c_void_p * 1)()
+        L = lib()
+        _call(L.tdb_array_read_fields, self._handle(), names, 1, sub, len(packed), results)
+        owner = _ResultMemory(c_void_p(results[0]))
+        data, size, n = c_void_p(), c_size_t(), c_uint64()
+        _call(L.tdb_result_data, owner.result, byref(data), byref(size))
+        _call(L.tdb_result_cell_count, owner.result, byref(n))
+        values = owner.view(data.value, size.value).view(f.cell_type.dtype)
+        if f.cell_val_num > 1:
+            values = values.reshape(n.value, f.cell_val_num)
+        if not f.nullable:
+            return values
+        vp, vn = c_void_p(), c_size_t()
+        _call(L.tdb_result_validity, owner.result, byref(vp), byref(vn))
+        mask = owner.view(vp.value, vn.value) == 0
+        if values.ndim == 2:
+            mask = np.repeat(mask[:, None], values.shape[1], axis=1)
+        return np.ma.array(values, mask=mask)
+
+
+class _ResultMemory:
+    """Owns a C result whose memory numpy arrays view (their ``base``); frees it when the
+    last of them goes."""
+
+    def __init__(self, result: c_void_p):
+        self.result = result
+
+    def view(self, address: Optional[int], nbytes: int) -> np.ndarray:
+        """``nbytes`` at ``address`` (inside the result) as a writable uint8 array that keeps
+        this owner alive."""
+        if not nbytes:
+            return np.zeros(0, np.uint8)
+        return np.asarray(_Window(self, address, nbytes))
+
+    def __del__(self) -> None:
+        if self.result:
+            lib().tdb_result_free(self.result)
+            self.result = None
+
+
+class _Window:
+    """A span of a result's memory, exposed to numpy through ``__array_interface__``."""
+
+    def __init__(self, owner: _ResultMemory, address: int, nbytes: int):
+        self.owner = owner
+        self.__array_interface__ = {"shape": (nbytes,), "typestr": "|u1",
+                                    "data": (address, False), "version": 3}
+
 
 
 def _bound(d: Field, cell: CellType, value: Any) -> bytes:
@@ -344,8 +482,19 @@ def _bound(d: Field, cell: CellType, value: Any) -> bytes:
     return np.array(converted, dtype=dt).tobytes()
 
 
-def _take_result(r: c_void_p) -> RawResult:
-    """Copies a C result out of the library and frees it."""
+def _copy_out(address: int, nbytes: int) -> np.ndarray:
+    """``nbytes`` of library memory at ``address`` copied into a new uint8 array (one copy)."""
+    out = np.empty(nbytes, dtype=np.uint8)
+    if nbytes:
+        ctypes.memmove(out.ctypes.data, address, nbytes)
+    return out
+
+
+def _take_result(r: c_void_p, numpy: bool = False) -> RawResult:
+    """Copies a C result out of the library and frees it. The cells of a fixed-size field go
+    into a numpy uint8 array when ``numpy`` (for :func:`_to_numpy`, which views it as the
+    field's dtype: the only copy of the cells), else (and for var-size cells, split per cell
+    anyway) into bytes."""
     L = lib()
     try:
         data, size = c_void_p(), c_size_t()
@@ -353,17 +502,20 @@ def _take_result(r: c_void_p) -> RawResult:
         n, dt, cvn = c_uint64(), c_uint32(), c_uint32()
         _call(L.tdb_result_cell_count, r, byref(n))
         _call(L.tdb_result_type, r, byref(dt), byref(cvn))
-        raw = ctypes.string_at(data, size.value) if size.value else b""
+        if numpy and cvn.value != VAR:
+            raw: Any = _copy_out(data.value, size.value)
+        else:
+            raw = ctypes.string_at(data, size.value) if size.value else b""
         validity = None
         vp, vn = c_void_p(), c_size_t()
         _call(L.tdb_result_validity, r, byref(vp), byref(vn))
         if vp.value:
-            validity = np.ctypeslib.as_array((c_uint8 * vn.value).from_address(vp.value)).copy()
+            validity = _copy_out(vp.value, vn.value)
         offsets = None
         if cvn.value == VAR:
             op, on = c_void_p(), c_size_t()
             _call(L.tdb_result_offsets, r, byref(op), byref(on))
-            offsets = np.ctypeslib.as_array((c_uint64 * on.value).from_address(op.value)).copy() \
+            offsets = _copy_out(op.value, 8 * on.value).view(np.uint64) \
                 if on.value else np.zeros(0, np.uint64)
         return RawResult(dt.value, cvn.value, n.value, raw, offsets, validity)
     finally:
@@ -386,7 +538,8 @@ def _to_numpy(r: RawResult):
         if validity is not None:
             values[validity == 0] = None
         return values
-    raw = np.frombuffer(r.data, dtype=np.uint8).copy()
+    # The array _take_result filled (read_raw's bytes are copied once more).
+    raw = r.data if isinstance(r.data, np.ndarray) else np.frombuffer(r.data, np.uint8).copy()
     cvn = r.cell_val_num
     if cell.name in TEXT:
         values = raw.view(f"S{cvn}")

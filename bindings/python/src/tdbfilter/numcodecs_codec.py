@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import numpy as np
 from numcodecs.abc import Codec
-from numcodecs.compat import ensure_contiguous_ndarray, ndarray_copy
+from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like, ndarray_copy
 from numcodecs.registry import register_codec
 
 from ._datatypes import resolve
@@ -61,9 +61,22 @@ class TileDBCodec(Codec):
         return self._pipeline.filter(arr.view(dtype).reshape(-1), dtype)
 
     def decode(self, buf: Any, out: Optional[Any] = None) -> Any:
-        data = ensure_contiguous_ndarray(buf).view(np.uint8).tobytes()
-        cells = self._pipeline.unfilter(data, np.dtype(self.dtype))
-        return ndarray_copy(cells, out)
+        """Decodes one chunk: into ``out`` when given (zarr's chunk array: the library writes
+        the cells straight into it; its size must be the chunk's), else into a new array."""
+        data = ensure_contiguous_ndarray(buf)
+        dtype = np.dtype(self.dtype)
+        if out is not None:
+            dst = ensure_ndarray_like(out)
+            if dst.dtype != object and (dst.flags.c_contiguous or dst.flags.f_contiguous) \
+                    and dst.flags.writeable:
+                # The chunk's memory in storage order, as encode read it.
+                flat = dst.reshape(-1, order="A").view(np.uint8)
+                written = self._pipeline.unfilter_into(data, flat, dtype)
+                if written != flat.nbytes:
+                    raise ValueError(f"the chunk decodes to {written} bytes, but out has "
+                                     f"{flat.nbytes}")
+                return dst
+        return ndarray_copy(self._pipeline.unfilter(data, dtype), out)
 
     def get_config(self) -> dict:
         return {"id": self.codec_id, "filters": self.filters, "dtype": self.dtype,

@@ -12,7 +12,7 @@ from ._datatypes import CellType, Datatype, resolve
 from ._ffi import check as _check
 from ._ffi import lib, loaded
 from ._lib import CONSTANTS
-from .errors import BufferTooSmall, InvalidArgument
+from .errors import BufferTooSmall, InternalError, InvalidArgument, OutOfMemory
 
 FORMAT_VERSION = CONSTANTS["TDB_FORMAT_VERSION"]
 """The format version TileDB 2.30 writes (the default of :meth:`Pipeline.deserialize`)."""
@@ -54,6 +54,30 @@ def _address(mv: memoryview) -> tuple[int, object]:
         return arr.ctypes.data, arr
     holder = (ctypes.c_char * mv.nbytes).from_buffer(mv)
     return ctypes.addressof(holder), holder
+
+
+def _input(data: Buffer) -> tuple[object, int, object]:
+    """A filtered tile's bytes as a C argument without copying them: ``(pointer, size,
+    keep-alive)``. ``bytes`` go as they are; other buffers (``bytearray``, ``memoryview``,
+    numpy arrays) by address."""
+    if isinstance(data, bytes):
+        return data, len(data), None
+    mv = _bytes_view(data)
+    addr, keep = _address(mv)
+    return addr or None, mv.nbytes, keep
+
+
+def _output(out: Buffer) -> tuple[int, int, object]:
+    """A writable buffer's ``(address, size, keep-alive)``."""
+    if isinstance(out, np.ndarray) and out.flags.c_contiguous:
+        if not out.flags.writeable:
+            raise InvalidArgument("the output buffer is read-only")
+        return out.ctypes.data if out.nbytes else 0, out.nbytes, out
+    dst = _bytes_view(out)
+    if dst.readonly:
+        raise InvalidArgument("the output buffer is read-only")
+    addr, keep = _address(dst)
+    return addr, dst.nbytes, keep
 
 
 def _take_tile(tile: c_void_p) -> bytes:
@@ -144,6 +168,7 @@ class Pipeline:
             err = c_void_p()
             _check(lib().tdb_pipeline_create(byref(_handle), byref(err)), err)
         self._handle: Optional[c_void_p] = _handle
+        self._memory_limit = 0  # set_memory_limit's, checked by unfilter (numpy allocates)
 
     @classmethod
     def from_spec(cls, spec: str) -> "Pipeline":
@@ -264,9 +289,11 @@ class Pipeline:
         _check(lib().tdb_pipeline_set_encryption_key(self.handle, key, len(key), byref(err)), err)
 
     def set_memory_limit(self, limit: int) -> None:
-        """The most bytes one :meth:`unfilter` may allocate for its output (0: no limit)."""
+        """The most bytes one :meth:`unfilter` (or :meth:`unfilter_var`) may allocate for its
+        output (0: no limit)."""
         err = c_void_p()
         _check(lib().tdb_pipeline_set_memory_limit(self.handle, limit, byref(err)), err)
+        self._memory_limit = int(limit)
 
     # --- text and bytes -------------------------------------------------------------------
 
@@ -319,15 +346,12 @@ class Pipeline:
         :meth:`filtered_size_bound` bytes always suffices."""
         cell = self._cell_type(cells, dtype)
         mv = _bytes_view(cells)
-        dst = _bytes_view(out)
-        if dst.readonly:
-            raise InvalidArgument("the output buffer is read-only")
-        addr, keep = _address(dst)
+        addr, capacity, keep = _output(out)
         written = c_size_t()
         err = c_void_p()
         with _Tile(cell.datatype, cell_size or cell.cell_size, mv) as tile:
             status = lib().tdb_pipeline_filter_into(self.handle, tile.handle, addr or None,
-                                                    dst.nbytes, byref(written), byref(err))
+                                                    capacity, byref(written), byref(err))
         del keep
         self._check_into(status, err, written)
         return written.value
@@ -339,40 +363,67 @@ class Pipeline:
         _check(lib().tdb_pipeline_filtered_size_bound(self.handle, nbytes, byref(n), byref(err)), err)
         return n.value
 
-    def unfilter(self, data: bytes, dtype: Datatype, cell_size: Optional[int] = None) -> np.ndarray:
-        """Unfilters TileDB's filtered tile bytes (exactly one tile) into a numpy array of
-        ``dtype``: any numpy spelling (``"<i8"``, ``np.int64``, ``"M8[ns]"``…) gives that
-        dtype; a TileDB datatype name or number gives its numpy dtype (``"datetime_ns"``:
-        ``datetime64[ns]``, ``"string_utf8"``: ``S1`` bytes, ``"blob"``: ``uint8``)."""
+    def unfilter(self, data: Buffer, dtype: Datatype, cell_size: Optional[int] = None) -> np.ndarray:
+        """Unfilters TileDB's filtered tile bytes (exactly one tile; ``bytes`` or any
+        contiguous buffer) into a new numpy array of ``dtype``: any numpy spelling (``"<i8"``,
+        ``np.int64``, ``"M8[ns]"``…) gives that dtype; a TileDB datatype name or number gives
+        its numpy dtype (``"datetime_ns"``: ``datetime64[ns]``, ``"string_utf8"``: ``S1``
+        bytes, ``"blob"``: ``uint8``). The library writes the cells straight into the array's
+        memory (no intermediate copy)."""
         cell = resolve(dtype)
-        data = bytes(data)
-        out = c_void_p()
-        err = c_void_p()
-        _check(lib().tdb_pipeline_unfilter(self.handle, data, len(data), cell.datatype,
-                                           cell_size or cell.cell_size, byref(out), byref(err)),
-               err)
-        raw = _take_tile(out)
-        if len(raw) % cell.dtype.itemsize:
-            raise InvalidArgument(f"the unfiltered tile has {len(raw)} bytes, not whole "
-                                  f"{cell.dtype} cells of {cell.dtype.itemsize} bytes")
-        return np.frombuffer(raw, dtype=cell.dtype).copy()
+        cs = cell_size or cell.cell_size
+        src, size, keep = _input(data)
+        # The size the tile unfilters to, from its chunk headers (checked, nothing decoded).
+        needed = self._unfilter_into(src, size, cell.datatype, cs, None, 0)
+        itemsize = cell.dtype.itemsize
+        if needed % itemsize:
+            raise InvalidArgument(f"the unfiltered tile has {needed} bytes, not whole "
+                                  f"{cell.dtype} cells of {itemsize} bytes")
+        # The limit of set_memory_limit: the library applies it to the tiles it allocates;
+        # here numpy allocates the output, so it is checked here, with the library's message.
+        if self._memory_limit and needed > self._memory_limit:
+            raise OutOfMemory(f"unfiltering the tile needs {needed} bytes, over the memory "
+                              f"limit of {self._memory_limit} bytes", OutOfMemory.status,
+                              "TDB_ERR_OUT_OF_MEMORY")
+        try:
+            out = np.empty(needed // itemsize, dtype=cell.dtype)
+        except MemoryError:
+            raise OutOfMemory(f"cannot allocate {needed} bytes for the unfiltered tile",
+                              OutOfMemory.status, "TDB_ERR_OUT_OF_MEMORY") from None
+        if needed:
+            written = self._unfilter_into(src, size, cell.datatype, cs, out.ctypes.data, needed)
+            if written != needed:
+                raise InternalError(f"the tile unfiltered to {written} bytes after its chunk "
+                                    f"headers announced {needed}", InternalError.status,
+                                    "TDB_ERR_INTERNAL")
+        del keep
+        return out
 
-    def unfilter_into(self, data: bytes, out: Buffer, dtype: Datatype,
+    def unfilter_into(self, data: Buffer, out: Buffer, dtype: Datatype,
                       cell_size: Optional[int] = None) -> int:
-        """Unfilters into a writable buffer; returns the bytes written."""
+        """Unfilters into a writable buffer (a C-contiguous numpy array, ``bytearray``,
+        writable ``memoryview``…); returns the bytes written. Too small:
+        :class:`BufferTooSmall` with ``needed`` set, before anything is decoded."""
         cell = resolve(dtype)
-        data = bytes(data)
-        dst = _bytes_view(out)
-        if dst.readonly:
-            raise InvalidArgument("the output buffer is read-only")
-        addr, keep = _address(dst)
+        src, size, keep = _input(data)
+        addr, capacity, keep_out = _output(out)
+        n = self._unfilter_into(src, size, cell.datatype, cell_size or cell.cell_size,
+                                addr or None, capacity, raise_too_small=True)
+        del keep, keep_out
+        return n
+
+    def _unfilter_into(self, src: object, size: int, datatype: int, cell_size: int,
+                       addr: Optional[int], capacity: int, raise_too_small: bool = False) -> int:
+        """``tdb_pipeline_unfilter_into``: the bytes written, or (a buffer too small, unless
+        ``raise_too_small``) the bytes needed."""
+        L = lib()
         written = c_size_t()
         err = c_void_p()
-        status = lib().tdb_pipeline_unfilter_into(self.handle, data, len(data), cell.datatype,
-                                                  cell_size or cell.cell_size, addr or None,
-                                                  dst.nbytes,
-                                                  byref(written), byref(err))
-        del keep
+        status = L.tdb_pipeline_unfilter_into(self.handle, src, size, datatype, cell_size, addr,
+                                              capacity, byref(written), byref(err))
+        if status == BufferTooSmall.status and not raise_too_small:
+            L.tdb_error_free(err)
+            return written.value
         self._check_into(status, err, written)
         return written.value
 

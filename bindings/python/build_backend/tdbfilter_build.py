@@ -1,0 +1,175 @@
+"""The PEP 517 build backend of the tdbfilter Python package: flit_core's wheel with the C
+library inside.
+
+``pip install ./bindings/python`` (or ``pip wheel``) builds flit_core's pure wheel of
+``src/tdbfilter`` and adds ``tdbfilter/libtdbfilter.so``, the package's loader's first choice
+(``_lib.py``); the wheel is then tagged ``py3-none-<platform>`` (ctypes: no Python ABI), for
+``auditwheel repair`` to make it a ``manylinux_2_*`` wheel. The library comes from, in order:
+
+1. the ``library`` config setting (``pip wheel -C library=PATH``) or ``TDBFILTER_WHEEL_LIBRARY``:
+   a ``libtdbfilter.so`` to package as it is, or ``none`` for the pure package without a
+   library (which then finds an installed C library: pkg-config, ``TDBFILTER_LIBRARY``…);
+2. otherwise ``cargo build --release --lib`` of the checkout this package sits in, in the
+   checkout's ``target/`` (so a release build already there is reused, not compiled again),
+   with the features of ``TDBFILTER_CARGO_FEATURES``, by default ``cli``: the features of the
+   test command's release build (``cargo build --release --features cli``, CMake's
+   ``TDBFILTER_CARGO_FEATURES=cli``), so that one build serves the tool, the C tests and the
+   wheel (the library's code is the same; set it to an empty value for no features).
+   ``TDBFILTER_WHEEL_REQUIRE_FRESH=1`` makes a build that had to compile the crate an error
+   (the test command's check that its release build is reused).
+
+Nothing is written into the source tree but cargo's ``target/``: flit_core builds in pip's
+directories, this module deletes the bytecode Python cached when importing it, and the
+wheel is assembled in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import importlib.util
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Optional
+
+# pip imports this module from the checkout (backend-path): keep its bytecode out of it.
+sys.dont_write_bytecode = True
+try:
+    _cached = Path(importlib.util.cache_from_source(__file__))
+    _cached.unlink(missing_ok=True)
+    _cached.parent.rmdir()  # only when empty
+except (OSError, NotImplementedError):
+    pass
+
+from flit_core import buildapi as _flit  # noqa: E402
+
+PACKAGE = "tdbfilter"
+BUNDLED = "libtdbfilter.so"  # the name _lib.py looks for next to itself
+CHECKOUT = Path(__file__).resolve().parents[3]
+
+get_requires_for_build_wheel = _flit.get_requires_for_build_wheel
+get_requires_for_build_sdist = _flit.get_requires_for_build_sdist
+get_requires_for_build_editable = _flit.get_requires_for_build_editable
+prepare_metadata_for_build_wheel = _flit.prepare_metadata_for_build_wheel
+prepare_metadata_for_build_editable = _flit.prepare_metadata_for_build_editable
+build_sdist = _flit.build_sdist
+# An editable install runs from src/ and finds the library of the checkout's build tree.
+build_editable = _flit.build_editable
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    """flit_core's wheel, with the C library added (unless the library setting is ``none``)."""
+    library = _library(config_settings or {})
+    with tempfile.TemporaryDirectory(prefix="tdbfilter-wheel-") as tmp:
+        pure = Path(tmp) / _flit.build_wheel(tmp, config_settings, metadata_directory)
+        if library is None:
+            shutil.move(str(pure), os.path.join(wheel_directory, pure.name))
+            return pure.name
+        return _bundle(pure, library, Path(wheel_directory))
+
+
+def _library(config_settings: dict) -> Optional[Path]:
+    """The library to bundle (None: none), from the settings or a cargo build."""
+    setting = config_settings.get("library") or os.environ.get("TDBFILTER_WHEEL_LIBRARY")
+    if setting == "none":
+        return None
+    if setting:
+        path = Path(setting).resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"the library to bundle, {path}, does not exist")
+        return path
+    return _cargo_build()
+
+
+def _cargo_build() -> Path:
+    """``cargo build --release --lib`` in the checkout; the cdylib's path."""
+    manifest = CHECKOUT / "Cargo.toml"
+    if not (manifest.is_file() and (CHECKOUT / "include" / "tdbfilter.h").is_file()):
+        raise RuntimeError(
+            f"no tdbfilter checkout around {Path(__file__).parent} to build the library in: "
+            "build the wheel from a checkout, or set TDBFILTER_WHEEL_LIBRARY to a "
+            "libtdbfilter.so (or to 'none' for the package without a library)")
+    cargo = os.environ.get("CARGO") or shutil.which("cargo")
+    if not cargo:
+        raise RuntimeError("cargo (the Rust toolchain) is needed to build the tdbfilter library; "
+                           "or set TDBFILTER_WHEEL_LIBRARY to a built libtdbfilter.so")
+    cmd = [cargo, "build", "--release", "--lib", "--manifest-path", str(manifest),
+           "--message-format=json-render-diagnostics"]
+    features = os.environ.get("TDBFILTER_CARGO_FEATURES", "cli").strip()
+    if features:
+        cmd += ["--features", features]
+    print("tdbfilter: " + " ".join(cmd), file=sys.stderr, flush=True)
+    # cargo's own messages (stderr) go to pip's log; its JSON (stdout) names the artifacts.
+    proc = subprocess.run(cmd, cwd=CHECKOUT, stdout=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"cargo build failed (exit status {proc.returncode})")
+    found = None
+    for line in proc.stdout.splitlines():
+        msg = json.loads(line) if line.startswith("{") else {}
+        target = msg.get("target", {})
+        if msg.get("reason") == "compiler-artifact" and target.get("name") == PACKAGE \
+                and "cdylib" in target.get("kind", []):
+            found = msg
+    sos = [f for f in (found or {}).get("filenames", []) if f.endswith(".so")]
+    if not sos:
+        raise RuntimeError("cargo build reported no libtdbfilter.so (cdylib) artifact")
+    fresh = found.get("fresh", False)
+    print(f"tdbfilter: library {sos[0]} ({'reused' if fresh else 'compiled'})",
+          file=sys.stderr, flush=True)
+    if os.environ.get("TDBFILTER_WHEEL_REQUIRE_FRESH") == "1" and not fresh:
+        raise RuntimeError(
+            f"cargo compiled the tdbfilter crate again (features {features or 'none'!r}) "
+            f"instead of reusing the release build in {CHECKOUT / 'target'}: build it first "
+            "with the same features (TDBFILTER_CARGO_FEATURES)")
+    return Path(sos[0])
+
+
+def _platform_tag() -> str:
+    return sysconfig.get_platform().replace("-", "_").replace(".", "_")
+
+
+def _record_line(name: str, data: bytes) -> list:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return [name, f"sha256={digest}", str(len(data))]
+
+
+def _bundle(pure: Path, library: Path, wheel_directory: Path) -> str:
+    """Rewrites flit_core's wheel as a platform wheel with ``library`` inside."""
+    name, version = pure.name.split("-")[:2]
+    tag = f"py3-none-{_platform_tag()}"
+    out_name = f"{name}-{version}-{tag}.whl"
+    dist_info = f"{name}-{version}.dist-info"
+    records = []
+    with zipfile.ZipFile(pure) as src, \
+            zipfile.ZipFile(wheel_directory / out_name, "w", zipfile.ZIP_DEFLATED) as dst:
+        def put(arcname: str, data: bytes, mode: int = 0o644) -> None:
+            info = zipfile.ZipInfo(arcname, date_time=(2020, 1, 1, 0, 0, 0))
+            info.external_attr = (0o100000 | mode) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            dst.writestr(info, data)
+            records.append(_record_line(arcname, data))
+
+        for item in src.infolist():
+            if item.filename in (f"{dist_info}/RECORD", f"{dist_info}/WHEEL"):
+                continue
+            put(item.filename, src.read(item), (item.external_attr >> 16) & 0o777 or 0o644)
+        put(f"{PACKAGE}/{BUNDLED}", library.read_bytes(), 0o755)
+        wheel = src.read(f"{dist_info}/WHEEL").decode().splitlines()
+        wheel = [line for line in wheel
+                 if not line.startswith(("Root-Is-Purelib:", "Tag:")) and line.strip()]
+        wheel += ["Root-Is-Purelib: false", f"Tag: {tag}"]
+        put(f"{dist_info}/WHEEL", ("\n".join(wheel) + "\n").encode())
+        text = io.StringIO()
+        csv.writer(text, lineterminator="\n").writerows(records + [[f"{dist_info}/RECORD", "", ""]])
+        dst.writestr(zipfile.ZipInfo(f"{dist_info}/RECORD", date_time=(2020, 1, 1, 0, 0, 0)),
+                     text.getvalue())
+    return out_name
