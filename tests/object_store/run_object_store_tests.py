@@ -326,6 +326,58 @@ def ours_large(store, name, workdir):
     check_read(store, uri, subarray=[(1_000_000, 3_000_000)], label="ours large subarray")
 
 
+def ours_metadata(store, name, workdir):
+    """Array metadata put and deleted through the C API (tdb_array_metadata_put_with_config,
+    _delete_with_config) into an array in the store; TileDB-Py reads the result."""
+    import ctypes
+    uri = store.uri(name)
+    ctx = store.ctx()
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 9), tile=10, dtype=np.int32, ctx=ctx), ctx=ctx)
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, ctx=ctx, attrs=[
+        tiledb.Attr("a", dtype=np.int32, ctx=ctx)]), ctx=ctx)
+    with tiledb.open(uri, "w", ctx=ctx, timestamp=1) as A:
+        A.meta["gone"] = 5
+    L = ctypes.CDLL(os.environ["TDBFILTER_LIBRARY"])
+    P = ctypes.c_void_p
+    L.tdb_config_alloc.argtypes = [ctypes.POINTER(P), ctypes.POINTER(P)]
+    L.tdb_config_set.argtypes = [P, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(P)]
+    L.tdb_config_free.argtypes = [P]
+    L.tdb_array_metadata_put_with_config.argtypes = [
+        ctypes.c_char_p, P, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_char_p, ctypes.c_uint32,
+        ctypes.c_uint32, P, ctypes.c_size_t, P, ctypes.POINTER(P)]
+    L.tdb_array_metadata_delete_with_config.argtypes = [
+        ctypes.c_char_p, P, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_char_p, P,
+        ctypes.POINTER(P)]
+    L.tdb_error_message.argtypes = [P]
+    L.tdb_error_message.restype = ctypes.c_char_p
+
+    def ok(status, err):
+        if status != 0:
+            raise Mismatch(f"C API status {status}: {L.tdb_error_message(err).decode()}")
+
+    cfg, err = P(), P()
+    ok(L.tdb_config_alloc(ctypes.byref(cfg), ctypes.byref(err)), err)
+    for k, v in store.our_config.items():
+        ok(L.tdb_config_set(cfg, k.encode(), v.encode(), ctypes.byref(err)), err)
+    vals = np.array([1.5, -2.25], dtype=np.float64)
+    ok(L.tdb_array_metadata_put_with_config(
+        uri.encode(), None, 0, 2, b"pair", 3, 2, vals.ctypes.data, vals.nbytes, cfg,
+        ctypes.byref(err)), err)
+    ok(L.tdb_array_metadata_delete_with_config(uri.encode(), None, 0, 3, b"gone", cfg,
+                                               ctypes.byref(err)), err)
+    # An unknown key is refused, naming it.
+    status = L.tdb_config_set(cfg, b"vfs.s3.no_such_key", b"1", ctypes.byref(err))
+    CHECKS[0] += 1
+    if status == 0 or b"vfs.s3.no_such_key" not in L.tdb_error_message(err):
+        raise Mismatch("an unknown configuration key was accepted")
+    L.tdb_config_free(cfg)
+    with tiledb.open(uri, ctx=ctx) as A:
+        meta = dict(A.meta)
+    CHECKS[0] += 1
+    if set(meta) != {"pair"} or tuple(meta["pair"]) != (1.5, -2.25):
+        raise Mismatch(f"TileDB-Py reads the metadata {meta}")
+
+
 CASES = [
     ("TileDB-Py writes, we read", "dense, 2 fragments, info/verify/cat, env-only cat", tiledb_dense),
     ("TileDB-Py writes, we read", "var-size + nullable, 2 fragments, metadata", tiledb_var_nullable),
@@ -335,6 +387,7 @@ CASES = [
     ("we write, TileDB-Py reads", "sparse, int64 + float64 dims, var-size", ours_sparse),
     ("we write, TileDB-Py reads", "encrypted dense", ours_encrypted),
     ("we write, TileDB-Py reads", "32 MiB data file (multipart upload)", ours_large),
+    ("we write, TileDB-Py reads", "array metadata put/delete (C API, config)", ours_metadata),
 ]
 
 
