@@ -1,5 +1,5 @@
-/* Caller-owned buffers: tdb_pipeline_filtered_size_bound, tdb_pipeline_filter_into and
- * tdb_pipeline_unfilter_into give the same bytes as the allocating calls, report the size
+/* Caller-owned buffers: tdb_pipeline_filtered_size_bound, tdb_pipeline_filter_into,
+ * tdb_pipeline_filter_cells_into and tdb_pipeline_unfilter_into give the same bytes as the allocating calls, report the size
  * needed when the buffer is too small, and leave the buffer untouched on other errors. */
 #include "helpers.h"
 
@@ -22,6 +22,22 @@ static void test_pipeline_into(tdb_pipeline_t *p, uint32_t dt, uint64_t cell, co
             TDB_ERR_BUFFER_TOO_SMALL);
   CHECK(needed >= want_n);
   CHECK_ERR(tdb_pipeline_filter_into(p, tile, NULL, 0, &needed, E), TDB_ERR_BUFFER_TOO_SMALL);
+  /* The same bytes straight from the caller's cells, without a tile. */
+  memset(buf, 0, bound);
+  written = 0;
+  CHECK_OK(tdb_pipeline_filter_cells_into(p, data, n, dt, cell, buf, bound, &written, E));
+  CHECK_MEM(buf, written, want, want_n);
+  CHECK_ERR(tdb_pipeline_filter_cells_into(p, data, n, dt, cell, buf, want_n - 1, &needed, E),
+            TDB_ERR_BUFFER_TOO_SMALL);
+  CHECK(needed >= want_n);
+  if (n > 0 && cell > 1) {
+    written = 777;
+    CHECK_ERR(tdb_pipeline_filter_cells_into(p, data, n - 1, dt, cell, buf, bound, &written, E),
+              TDB_ERR_INVALID_ARGUMENT);
+    CHECK(written == 777);
+  }
+  CHECK_ERR(tdb_pipeline_filter_cells_into(p, NULL, 8, dt, cell, buf, bound, &written, E),
+            TDB_ERR_INVALID_ARGUMENT);
   /* Unfilter into an exact and a larger buffer. */
   uint8_t *back = (uint8_t *)xmalloc(n + 16);
   CHECK_OK(tdb_pipeline_unfilter_into(p, want, want_n, dt, cell, back, n + 16, &written, E));

@@ -1278,6 +1278,21 @@ tdb_status_t tdb_pipeline_filter_into(const tdb_pipeline_t *pipeline,
                                       tdb_error_t **error);
 
 /**
+ * Filters `size` bytes of fixed-size cells of `datatype` (`cell_size` bytes each) straight
+ * from the caller's memory into the caller's buffer `out` of `capacity` bytes, without a
+ * `tdb_tile_t` (no copy of the input); otherwise as `tdb_pipeline_filter_into`.
+ */
+tdb_status_t tdb_pipeline_filter_cells_into(const tdb_pipeline_t *pipeline,
+                                            const uint8_t *data,
+                                            size_t size,
+                                            tdb_datatype_t datatype,
+                                            uint64_t cell_size,
+                                            uint8_t *out,
+                                            size_t capacity,
+                                            size_t *written,
+                                            tdb_error_t **error);
+
+/**
  * Unfilters one filtered tile of `size` bytes into the caller's buffer `out` of `capacity`
  * bytes; `*written` receives the unfiltered size. Too small: `TDB_ERR_BUFFER_TOO_SMALL` with
  * `*written` set to the exact size needed, before any decoding.

@@ -7,7 +7,24 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step's wall time is printed when the next one starts, and all of them at the end.
+step_name=""
+step_start=$SECONDS
+suite_start=$SECONDS
+step_times=()
+end_step() {
+  if [ -n "$step_name" ]; then
+    local took=$((SECONDS - step_start))
+    printf '    (%dm%02ds) %s\n' $((took / 60)) $((took % 60)) "$step_name"
+    step_times+=("$(printf '%4dm%02ds  %.100s' $((took / 60)) $((took % 60)) "$step_name")")
+  fi
+}
+step() {
+  end_step
+  step_name="$*"
+  step_start=$SECONDS
+  printf '\n==> %s\n' "$*"
+}
 
 step "Python environment (.venv: tiledb 2.30, numpy, lz4, cryptography, cmake)"
 if [ ! -x .venv/bin/python ]; then
@@ -106,5 +123,10 @@ for s in scripts/test.d/*.sh; do
   bash "$s"
 done
 
+end_step
 echo
+echo "Step times:"
+printf '%s\n' "${step_times[@]}"
+total=$((SECONDS - suite_start))
+printf 'Total: %dm%02ds\n' $((total / 60)) $((total % 60))
 echo "All tests passed."

@@ -28,4 +28,7 @@ python tests/array/run_global_order_tests.py --cases 400
 # Writes (tdbf array write) against TileDB-Py's: fragment files byte for byte, reads,
 # aggregates, verify, consolidation.
 python tests/array/run_writer_tests.py --tdbf "$TDBF_ROOT/target/release/tdbf"
+# Array metadata (tdbf array metadata put/delete) read by TileDB-Py, plain and encrypted, with
+# time travel.
+python tests/array/run_metadata_tests.py --tdbf "$TDBF_ROOT/target/release/tdbf"
 python bench/compare_arrays.py --quick --workdir "$TDBF_ROOT/build/bench-arrays-quick" --lib "$lib"

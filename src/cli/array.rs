@@ -1,4 +1,4 @@
-//! `tdbf array info|cat|verify|create`: a TileDB array folder's schema and fragments, its
+//! `tdbf array info|cat|verify|create|write|metadata`: a TileDB array folder's schema and fragments, its
 //! cells, an integrity check of every tile, and new arrays from a schema JSON (src/array/).
 
 use crate::common::{CliResult, Failure, parse_key, parse_size, print_json, to_json};
@@ -37,6 +37,9 @@ pub enum ArrayCommand {
     /// Write one fragment from files of cells (dense: a box; sparse: cells in global order)
     /// and print its name.
     Write(crate::array_write::WriteArgs),
+    /// Put or delete an array metadata entry (one new `__meta` file, as TileDB writes it) and
+    /// print the file's name.
+    Metadata(crate::array_metadata::MetadataArgs),
 }
 
 /// Options every array subcommand takes.
@@ -174,6 +177,7 @@ pub fn run(args: &ArrayArgs) -> CliResult<()> {
         ArrayCommand::Verify(a) => verify_cmd(a, &mut out)?,
         ArrayCommand::Create(a) => create(a)?,
         ArrayCommand::Write(a) => crate::array_write::run(a, &mut out)?,
+        ArrayCommand::Metadata(a) => crate::array_metadata::run(a, &mut out)?,
     }
     out.flush().map_err(Failure::stdout)
 }

@@ -1,5 +1,6 @@
 //! `tdbf demo`: generates deterministic sample data, filters it through several pipelines,
-//! and prints sizes, ratios and speeds after verifying every round trip byte for byte.
+//! and prints sizes, ratios and speeds after verifying every round trip byte for byte; then
+//! creates, writes, reads back and verifies a dense and a sparse array (src/cli/demo_array.rs).
 
 use crate::common::{CliResult, Failure, parse_size, ratio};
 use clap::Args;
@@ -306,7 +307,7 @@ pub fn run(args: &DemoArgs) -> CliResult<()> {
             datasets.len() * pipelines.len()
         )));
     }
-    Ok(())
+    crate::demo_array::run(&mut out)
 }
 
 #[cfg(test)]

@@ -22,11 +22,13 @@
 mod common;
 mod advise;
 mod array;
+mod array_metadata;
 mod array_write;
 mod bench;
 mod bench_codec;
 mod convert;
 mod demo;
+mod demo_array;
 mod inspect;
 mod tiles;
 

@@ -491,6 +491,34 @@ pub unsafe extern "C" fn tdb_pipeline_filter_into(
     })
 }
 
+/// Filters `size` bytes of fixed-size cells of `datatype` (`cell_size` bytes each) straight
+/// from the caller's memory into the caller's buffer `out` of `capacity` bytes, without a
+/// `tdb_tile_t` (no copy of the input); otherwise as `tdb_pipeline_filter_into`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_pipeline_filter_cells_into(
+    pipeline: *const tdb_pipeline_t,
+    data: *const u8,
+    size: usize,
+    datatype: tdb_datatype_t,
+    cell_size: u64,
+    out: *mut u8,
+    capacity: usize,
+    written: *mut usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let p = arg(pipeline, "pipeline")?;
+        let input = guard::bytes(data, size, "data")?;
+        let datatype = Datatype::try_from_u32(datatype)?;
+        let written = Out::new(written, "written")?;
+        let buf = guard::bytes_mut(out, capacity, "out")?;
+        report_needed(
+            p.inner.filter_cells_into(datatype, cell_size, input, buf),
+            written,
+        )
+    })
+}
+
 /// Unfilters one filtered tile of `size` bytes into the caller's buffer `out` of `capacity`
 /// bytes; `*written` receives the unfiltered size. Too small: `TDB_ERR_BUFFER_TOO_SMALL` with
 /// `*written` set to the exact size needed, before any decoding.

@@ -366,12 +366,36 @@ impl Pipeline {
     /// [`Pipeline::filtered_size_bound`] bytes always suffices; a smaller one that turns out too
     /// small gives `BufferTooSmall` (with that bound as the needed size).
     pub fn filter_tile_into(&self, tile: &Tile, out: &mut [u8]) -> Result<usize> {
+        if tile.offsets().is_some() {
+            return Err(Error::invalid(
+                "tile is var-size: filter it with a data and an offsets pipeline",
+            ));
+        }
+        self.filter_cells_into(tile.datatype(), tile.cell_size(), tile.data(), out)
+    }
+
+    /// [`Pipeline::filter_tile_into`] of fixed-size cells of `datatype` (`cell_size` bytes
+    /// each) borrowed from the caller, without first copying them into a [`Tile`].
+    pub fn filter_cells_into(
+        &self,
+        datatype: Datatype,
+        cell_size: u64,
+        data: &[u8],
+        out: &mut [u8],
+    ) -> Result<usize> {
+        crate::engine::tile::check_cell_size(datatype, cell_size)?;
+        if !(data.len() as u64).is_multiple_of(cell_size) {
+            return Err(Error::invalid(format!(
+                "{} bytes is not a whole number of {cell_size}-byte cells",
+                data.len()
+            )));
+        }
         let mut sink = forward::SliceSink {
             buf: out,
             pos: 0,
-            bound: self.filtered_size_bound(tile.data().len()),
+            bound: self.filtered_size_bound(data.len()),
         };
-        self.filter_fixed(tile, &mut sink)?;
+        self.filter_cells(datatype, cell_size, data, &mut sink)?;
         Ok(sink.pos)
     }
 
@@ -399,14 +423,25 @@ impl Pipeline {
                 "tile is var-size: filter it with a data and an offsets pipeline",
             ));
         }
-        self.check_types(tile.datatype(), false)?;
-        let chunking = self.uses_tile_chunking(false, tile.datatype());
-        let chunks = chunking::fixed_chunks(tile.data().len(), tile.cell_size(), chunking)?;
+        self.filter_cells(tile.datatype(), tile.cell_size(), tile.data(), out)
+    }
+
+    /// Filters fixed-size cells (checked by the caller) into `out`.
+    fn filter_cells(
+        &self,
+        datatype: Datatype,
+        cell_size: u64,
+        data: &[u8],
+        out: &mut impl forward::ChunkSink,
+    ) -> Result<()> {
+        self.check_types(datatype, false)?;
+        let chunking = self.uses_tile_chunking(false, datatype);
+        let chunks = chunking::fixed_chunks(data.len(), cell_size, chunking)?;
         let run = self.run_filters();
-        let types = self.types_of(&run, tile.datatype());
+        let types = self.types_of(&run, datatype);
         forward::filter_chunks(
-            &self.settings(&run, &types, tile.cell_size()),
-            tile.data(),
+            &self.settings(&run, &types, cell_size),
+            data,
             &chunks,
             threads::effective_threads(self.threads),
             out,

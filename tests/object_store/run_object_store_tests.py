@@ -59,7 +59,7 @@ def tdbf(store, *args, expect=0, env_only=False, binary=False):
 
 
 def ours(store, uri, key=None):
-    return tdbfilter.Array(uri, key, config=store.our_config)
+    return tdbfilter.Array(uri, key=key, config=store.our_config)
 
 
 def check_read(store, uri, key=None, subarray=None, label="", sparse=False):

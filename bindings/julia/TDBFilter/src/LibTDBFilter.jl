@@ -19,6 +19,7 @@ const Error = Cvoid
 const PipelineHandle = Cvoid
 const TileHandle = Cvoid
 const ArrayHandle = Cvoid
+const WriterHandle = Cvoid
 const ResultHandle = Cvoid
 
 """Mirror of `tdb_generic_tile_header_t`."""
@@ -302,6 +303,57 @@ tdb_array_tile_read(array, fragment, field, tile, result, error) =
     ccall((:tdb_array_tile_read, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, UInt32, Cstring, UInt64, Ref{Ptr{ResultHandle}}, Ref{Ptr{Error}}),
           array, fragment, field, tile, result, error)
+tdb_array_tile_mbr(array, fragment, tile, dim, lo, lo_size, hi, hi_size, error) =
+    ccall((:tdb_array_tile_mbr, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt32, UInt64, UInt32, Ref{Ptr{Cvoid}}, Ref{Csize_t}, Ref{Ptr{Cvoid}},
+           Ref{Csize_t}, Ref{Ptr{Error}}),
+          array, fragment, tile, dim, lo, lo_size, hi, hi_size, error)
+
+# Writing: array creation, array metadata, fragments (tdb_writer_t).
+tdb_array_create(path, schema_json, key, key_len, error) =
+    ccall((:tdb_array_create, libtdbfilter), Cint,
+          (Cstring, Cstring, Ptr{Cvoid}, Csize_t, Ref{Ptr{Error}}), path, schema_json, key, key_len, error)
+tdb_array_metadata_put(path, key, key_len, timestamp, name, type, value_count, value, value_size, error) =
+    ccall((:tdb_array_metadata_put, libtdbfilter), Cint,
+          (Cstring, Ptr{Cvoid}, Csize_t, UInt64, Cstring, UInt32, UInt32, Ptr{Cvoid}, Csize_t,
+           Ref{Ptr{Error}}),
+          path, key, key_len, timestamp, name, type, value_count, value, value_size, error)
+tdb_array_metadata_delete(path, key, key_len, timestamp, name, error) =
+    ccall((:tdb_array_metadata_delete, libtdbfilter), Cint,
+          (Cstring, Ptr{Cvoid}, Csize_t, UInt64, Cstring, Ref{Ptr{Error}}),
+          path, key, key_len, timestamp, name, error)
+tdb_writer_open(path, key, key_len, timestamp, writer, error) =
+    ccall((:tdb_writer_open, libtdbfilter), Cint,
+          (Cstring, Ptr{Cvoid}, Csize_t, UInt64, Ref{Ptr{WriterHandle}}, Ref{Ptr{Error}}),
+          path, key, key_len, timestamp, writer, error)
+tdb_writer_free(writer) = ccall((:tdb_writer_free, libtdbfilter), Cvoid, (Ptr{WriterHandle},), writer)
+tdb_writer_set_layout(writer, layout, error) =
+    ccall((:tdb_writer_set_layout, libtdbfilter), Cint,
+          (Ptr{WriterHandle}, UInt32, Ref{Ptr{Error}}), writer, layout, error)
+tdb_writer_set_threads(writer, threads, error) =
+    ccall((:tdb_writer_set_threads, libtdbfilter), Cint,
+          (Ptr{WriterHandle}, UInt32, Ref{Ptr{Error}}), writer, threads, error)
+tdb_writer_set_subarray(writer, subarray, subarray_size, error) =
+    ccall((:tdb_writer_set_subarray, libtdbfilter), Cint,
+          (Ptr{WriterHandle}, Ptr{Cvoid}, Csize_t, Ref{Ptr{Error}}), writer, subarray, subarray_size, error)
+tdb_writer_set_data(writer, field, data, data_size, error) =
+    ccall((:tdb_writer_set_data, libtdbfilter), Cint,
+          (Ptr{WriterHandle}, Cstring, Ptr{Cvoid}, Csize_t, Ref{Ptr{Error}}), writer, field, data, data_size, error)
+tdb_writer_set_offsets(writer, field, offsets, offset_count, error) =
+    ccall((:tdb_writer_set_offsets, libtdbfilter), Cint,
+          (Ptr{WriterHandle}, Cstring, Ptr{UInt64}, Csize_t, Ref{Ptr{Error}}),
+          writer, field, offsets, offset_count, error)
+tdb_writer_set_validity(writer, field, validity, validity_size, error) =
+    ccall((:tdb_writer_set_validity, libtdbfilter), Cint,
+          (Ptr{WriterHandle}, Cstring, Ptr{UInt8}, Csize_t, Ref{Ptr{Error}}),
+          writer, field, validity, validity_size, error)
+tdb_writer_submit(writer, error) =
+    ccall((:tdb_writer_submit, libtdbfilter), Cint, (Ptr{WriterHandle}, Ref{Ptr{Error}}), writer, error)
+tdb_writer_finalize(writer, error) =
+    ccall((:tdb_writer_finalize, libtdbfilter), Cint, (Ptr{WriterHandle}, Ref{Ptr{Error}}), writer, error)
+tdb_writer_fragment_name(writer, name, error) =
+    ccall((:tdb_writer_fragment_name, libtdbfilter), Cint,
+          (Ptr{WriterHandle}, Ref{Ptr{UInt8}}, Ref{Ptr{Error}}), writer, name, error)
 
 # Names and sizes of types, status names (no handle).
 tdb_datatype_size(datatype, size, error) =

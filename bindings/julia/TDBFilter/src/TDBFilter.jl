@@ -29,7 +29,9 @@ export Pipeline, TDBFilterError, Status, unfilter, filter_var, unfilter_var,
        set_level!, level, filter_types, generic_tile_write, generic_tile_read, datatype_of,
        datatype_name, datatype_from_name, datatype_size, filter_type_name, filter_type_from_name,
        status_name,
-       TDBArray, ArrayField, fields, metadata, enumeration
+       TDBArray, ArrayField, fields, metadata, enumeration,
+       create_array, metadata_put!, metadata_delete!, TDBWriter, set_layout!, set_subarray!,
+       set_data!, set_offsets!, set_validity!, set_strings!, submit!, finalize!, tile_mbr
 
 """
     TDBFilterError(status, message)
@@ -389,5 +391,6 @@ status_name(status::Integer) = unsafe_string(L.tdb_status_name(Int32(status)))
 version() = unsafe_string(L.tdb_version())
 
 include("array.jl")
+include("writer.jl")
 
 end # module

@@ -90,4 +90,61 @@ using TDBFilter
     close(m)
     e = try TDBArray("s3://bucket/array"); nothing catch e; e end
     @test e isa TDBFilterError && e.status == TDBFilter.TDB_ERR_UNSUPPORTED
+
+    # Writing: create, a dense col-major fragment, a sparse var-size one, metadata; read back.
+    dir = mktempdir()
+    dense = joinpath(dir, "dense")
+    create_array(dense, """{"dimensions": [{"name": "r", "type": "INT32", "domain": [1, 4], "tile": 2},
+                                           {"name": "c", "type": "INT32", "domain": [1, 3], "tile": 3}],
+                            "attributes": [{"name": "a", "type": "INT64", "filters": "zstd:3"}]}""")
+    e = try create_array(dense, "{}"); nothing catch e; e end
+    @test e isa TDBFilterError && e.status == TDBFilter.TDB_ERR_INVALID_ARGUMENT
+    w = TDBWriter(dense; timestamp = 5, layout = TDBFilter.TDB_COL_MAJOR)
+    set_subarray!(w, [(Int32(1), Int32(4)), (Int32(1), Int32(3))])
+    m = reshape(Int64.(1:12), 4, 3)              # m[r, c], column-major in memory
+    set_data!(w, "a", m)
+    submit!(w)
+    name = finalize!(w)
+    @test startswith(name, "__5_5_") && endswith(name, "_22")
+    close(w)
+    close(w) # idempotent
+    a = TDBArray(dense)
+    @test read(a, "a", [(1, 4), (1, 3)]) == vec(permutedims(m))   # read row-major
+    close(a)
+    # A failed submit commits nothing; a writer closed without finalize! neither.
+    w = TDBWriter(dense)
+    set_data!(w, "a", Int64[1, 2, 3])
+    e = try submit!(w); nothing catch e; e end
+    @test e isa TDBFilterError && e.status == TDBFilter.TDB_ERR_INVALID_ARGUMENT
+    close(w)
+    w = TDBWriter(dense)
+    set_data!(w, "a", zeros(Int64, 12))
+    submit!(w)
+    close(w)
+    @test length(readdir(joinpath(dense, "__commits"))) == 1
+
+    sparse = joinpath(dir, "sparse")
+    create_array(sparse, """{"sparse": true,
+        "dimensions": [{"name": "x", "type": "INT64", "domain": [0, 99], "tile": 10}],
+        "attributes": [{"name": "s", "type": "STRING_UTF8", "cell_val_num": "var", "nullable": true}]}""")
+    w = TDBWriter(sparse; timestamp = 3)
+    set_data!(w, "x", Int64[42, 7, 99])
+    set_strings!(w, "s", ["forty-two", missing, "ninety-nine"])
+    submit!(w)
+    finalize!(w)
+    close(w)
+    metadata_put!(sparse, "pair", Int32[5, 6]; timestamp = 10)
+    metadata_put!(sparse, "title", "hello"; timestamp = 11)
+    metadata_delete!(sparse, "pair"; timestamp = 12)
+    a = TDBArray(sparse)
+    cols = read(a, ["x", "s"])
+    @test cols["x"] == Int64[7, 42, 99]
+    @test ismissing(cols["s"][1]) && cols["s"][2:3] == ["forty-two", "ninety-nine"]
+    @test collect(keys(metadata(a))) == ["title"] && String(metadata(a)["title"][2]) == "hello"
+    lo, hi = tile_mbr(a, 0, 0, 0)
+    @test reinterpret(Int64, lo)[1] == 7 && reinterpret(Int64, hi)[1] == 99
+    close(a)
+    old = TDBArray(sparse; timestamp = 11)
+    @test reinterpret(Int32, metadata(old)["pair"][2]) == Int32[5, 6]
+    close(old)
 end

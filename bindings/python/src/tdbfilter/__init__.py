@@ -10,17 +10,19 @@ array([0, 1, 2])
 Failures raise :class:`TdbfilterError` subclasses mirroring the C status codes
 (:class:`ChecksumMismatch`, :class:`CorruptData`, …). The numcodecs codec is
 :class:`tdbfilter.numcodecs_codec.TileDBCodec` (``codec_id = "tiledb"``). Whole TileDB
-arrays are read with :class:`Array` (``tdbfilter.Array("my_array").read("a")``).
+arrays are read with :class:`Array` (``tdbfilter.Array("my_array").read("a")``) and written
+with ``Array(uri, mode="w")`` (``A[0:10] = data``), :func:`create` and :func:`from_numpy`.
 """
 
 from .errors import (BufferTooSmall, ChecksumMismatch, CorruptData, DecryptionFailed,
                      InternalError, InvalidArgument, OutOfMemory, TdbfilterError, Unsupported)
-from .array import Array, Field, Fragment, RawResult
+from .array import Array, Field, Fragment, Metadata, RawResult
+from .write import create, from_numpy
 from .pipeline import (FORMAT_VERSION, Pipeline, datatype_of, generic_tile_read,
                        generic_tile_write, version)
 
 __all__ = [
-    "Array", "Field", "Fragment", "RawResult", "BufferTooSmall", "ChecksumMismatch", "CorruptData", "DecryptionFailed", "FORMAT_VERSION",
+    "Array", "Field", "Fragment", "Metadata", "RawResult", "create", "from_numpy", "BufferTooSmall", "ChecksumMismatch", "CorruptData", "DecryptionFailed", "FORMAT_VERSION",
     "InternalError", "InvalidArgument", "OutOfMemory", "Pipeline", "TdbfilterError",
     "Unsupported", "datatype_of", "generic_tile_read", "generic_tile_write", "version",
 ]

@@ -113,6 +113,8 @@ CONSTANTS = {
     "TDB_ARRAY_PIPELINE_VALIDITY": 2, "TDB_ARRAY_PIPELINE_COORDS": 3,
     # the format version TileDB 2.30 writes
     "TDB_FORMAT_VERSION": 22,
+    # tdb_layout_t (the writer's cell orders)
+    "TDB_ROW_MAJOR": 0, "TDB_COL_MAJOR": 1, "TDB_GLOBAL_ORDER": 2, "TDB_UNORDERED": 3,
 }
 
 P = c_void_p  # an opaque handle, or a void pointer
@@ -155,6 +157,8 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_pipeline_filtered_size_bound": (c_int, [P, c_size_t, SIZEP, PP]),
     "tdb_pipeline_filter": (c_int, [P, P, PP, PP]),
     "tdb_pipeline_filter_into": (c_int, [P, P, c_void_p, c_size_t, SIZEP, PP]),
+    "tdb_pipeline_filter_cells_into": (
+        c_int, [P, c_void_p, c_size_t, c_uint32, c_uint64, c_void_p, c_size_t, SIZEP, PP]),
     "tdb_pipeline_unfilter": (c_int, [P, c_void_p, c_size_t, c_uint32, c_uint64, PP, PP]),
     # The filtered bytes as c_void_p: bytes objects and the addresses of other buffers alike.
     "tdb_pipeline_unfilter_into": (
@@ -214,4 +218,21 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_array_tile_cell_count": (c_int, [P, c_uint32, c_uint64, U64P, PP]),
     "tdb_array_tile_mbr": (
         c_int, [P, c_uint32, c_uint64, c_uint32, PP, SIZEP, PP, SIZEP, PP]),
+    # writing: array creation, fragments, array metadata
+    "tdb_array_create": (c_int, [c_char_p, c_char_p, c_void_p, c_size_t, PP]),
+    "tdb_array_metadata_put": (
+        c_int, [c_char_p, c_void_p, c_size_t, c_uint64, c_char_p, c_uint32, c_uint32, c_void_p,
+                c_size_t, PP]),
+    "tdb_array_metadata_delete": (c_int, [c_char_p, c_void_p, c_size_t, c_uint64, c_char_p, PP]),
+    "tdb_writer_open": (c_int, [c_char_p, c_void_p, c_size_t, c_uint64, PP, PP]),
+    "tdb_writer_free": (None, [P]),
+    "tdb_writer_set_layout": (c_int, [P, c_uint32, PP]),
+    "tdb_writer_set_threads": (c_int, [P, c_uint32, PP]),
+    "tdb_writer_set_subarray": (c_int, [P, c_void_p, c_size_t, PP]),
+    "tdb_writer_set_data": (c_int, [P, c_char_p, c_void_p, c_size_t, PP]),
+    "tdb_writer_set_offsets": (c_int, [P, c_char_p, U64P, c_size_t, PP]),
+    "tdb_writer_set_validity": (c_int, [P, c_char_p, POINTER(c_uint8), c_size_t, PP]),
+    "tdb_writer_submit": (c_int, [P, PP]),
+    "tdb_writer_finalize": (c_int, [P, PP]),
+    "tdb_writer_fragment_name": (c_int, [P, STRP, PP]),
 }

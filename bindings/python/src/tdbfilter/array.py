@@ -5,10 +5,11 @@ from __future__ import annotations
 import ctypes
 from ctypes import byref, c_bool, c_char_p, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from . import write as _write
 from ._datatypes import TEXT, CellType, of_datatype
 from ._lib import CONSTANTS
 from .errors import InvalidArgument, Unsupported
@@ -83,8 +84,9 @@ class RawResult:
 
 
 class Array:
-    """A TileDB array (a folder, or ``s3://``, ``azure://``, ``gs://`` URI) opened for reading,
-    as TileDB 2.30 opens it.
+    """A TileDB array (a folder, or an ``s3://``, ``azure://``, ``gs://`` URI) opened for
+    reading (``mode="r"``) as TileDB 2.30 opens it, or for writing (``mode="w"``:
+    ``A[box] = cells``, ``A.meta[key] = value``; see :meth:`__setitem__`).
 
     >>> with tdbfilter.Array("my_array") as A:          # doctest: +SKIP
     ...     a = A.read("a")                              # numpy, dense: row-major box
@@ -100,11 +102,24 @@ class Array:
     ``AZURE_STORAGE_*``). Close it (or use ``with``); a finalizer is only a backstop.
     """
 
-    def __init__(self, path: str, key: Union[bytes, str, None] = None,
+    def __init__(self, path: str, mode: str = "r", key: Union[bytes, str, None] = None,
                  timestamp: Union[int, tuple[int, int], None] = None, threads: int = 0,
                  memory_limit: int = 0, config: Optional[dict] = None):
+        if mode not in ("r", "w"):
+            raise InvalidArgument(f"mode {mode!r}: an array opens for reading (\"r\") or "
+                                  "writing (\"w\")")
         L = lib()
-        k = key.encode() if isinstance(key, str) else key
+        self.mode = mode
+        self.path = str(path)
+        self._key = _write.key_bytes(key)
+        k = self._key
+        if mode == "w" and timestamp is not None and not isinstance(timestamp, (int, np.integer)):
+            raise InvalidArgument(f"timestamp {timestamp!r}: a write happens at one time (ms)")
+        self._write_timestamp = int(timestamp) if mode == "w" and timestamp is not None else 0
+        self._threads = threads
+        self._config = config
+        self._meta_ops: dict[str, Optional[tuple[str, int, bytes]]] = {}
+        self.written_fragments: list[str] = []
         handle = c_void_p()
         cfg = c_void_p()
         try:
@@ -118,7 +133,8 @@ class Array:
                 _call(L.tdb_array_open_with_config, str(path).encode(), k, len(k) if k else 0,
                       cfg, byref(handle))
             else:
-                start, end = (0, timestamp) if isinstance(timestamp, int) else timestamp
+                start, end = (0, timestamp) if isinstance(timestamp, (int, np.integer)) \
+                    else timestamp
                 _call(L.tdb_array_open_at_with_config, str(path).encode(), k,
                       len(k) if k else 0, start, end, cfg, byref(handle))
         finally:
@@ -134,19 +150,28 @@ class Array:
     # -- life cycle ------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Frees the C handle (idempotent)."""
-        if getattr(self, "_h", None):
-            lib().tdb_array_free(self._h)
-            self._h = None
+        """Writes the pending metadata changes (write mode), then frees the C handle
+        (idempotent)."""
+        try:
+            if getattr(self, "_meta_ops", None):
+                self._flush_meta()
+        finally:
+            if getattr(self, "_h", None):
+                lib().tdb_array_free(self._h)
+                self._h = None
 
     def __enter__(self) -> "Array":
         return self
 
     def __exit__(self, *exc) -> None:
+        if exc[0] is not None:
+            self._meta_ops = {}  # an exception in the block writes no metadata
         self.close()
 
     def __del__(self) -> None:
-        self.close()
+        if getattr(self, "_h", None):
+            lib().tdb_array_free(self._h)
+            self._h = None
 
     def _handle(self) -> c_void_p:
         if not self._h:
@@ -268,6 +293,7 @@ class Array:
               subarray: Optional[Sequence[tuple[Any, Any]]], numpy: bool):
         """The C read of :meth:`read` and :meth:`read_raw`; ``numpy``: fixed-size cells are
         copied from the library's result straight into a numpy array (see :func:`_take_result`)."""
+        self._readable()
         single = isinstance(fields, str)
         if fields is None:
             fields = ([d.name for d in self.dimensions] if self.sparse else []) + \
@@ -389,6 +415,7 @@ class Array:
         numpy array (and a nullable field's mask source) views the library's result, which
         is freed when the last array viewing it goes. Other fields are read by :meth:`read`.
         (Dask reads chunks through this: one buffer per chunk, filled once.)"""
+        self._readable()
         f = next((x for x in self.dimensions + self.attributes if x.name == field), None)
         if f is None or f.var or not _numeric(f.cell_type):
             return self.read(field, subarray)
@@ -413,6 +440,222 @@ class Array:
         if values.ndim == 2:
             mask = np.repeat(mask[:, None], values.shape[1], axis=1)
         return np.ma.array(values, mask=mask)
+
+
+    # -- writing (mode="w") ----------------------------------------------------------------
+
+    def _readable(self) -> None:
+        if self.mode != "r":
+            raise InvalidArgument(f"{self.path} is open for writing; open it with mode=\"r\" to "
+                                  "read its cells")
+
+    def _writable(self) -> None:
+        self._handle()
+        if self.mode != "w":
+            raise InvalidArgument(f"{self.path} is open for reading; open it with mode=\"w\" to "
+                                  "write")
+
+    @property
+    def meta(self) -> "Metadata":
+        """The array metadata as a mapping, as TileDB-Py's ``A.meta``: read mode reads it (see
+        :attr:`metadata`); write mode takes ``A.meta[key] = value`` and ``del A.meta[key]``,
+        written when the array closes at its write timestamp, one ``__meta`` file per
+        change (values as TileDB-Py stores them: int/float and tuples of them as INT64 /
+        FLOAT64, str STRING_UTF8, bytes BLOB, numpy scalars their dtype, numpy arrays as
+        ``__np_flat_<key>`` plus ``__np_shape_<key>`` when not 1-D)."""
+        return Metadata(self)
+
+    def __setitem__(self, index, value) -> None:
+        """Writes one fragment. Dense: ``A[box] = ndarray`` or ``{field: ndarray}`` with
+        TileDB-Py's indexing over domain coordinates (``A[100:400]`` writes cells 100..399,
+        ``A[:]`` or ``A[...]`` the whole domain; an int or a slice per dimension, missing
+        dimensions whole). Sparse: ``A[c1, c2, ...] = {field: values}`` (a bare array for an
+        array of one attribute), one coordinate array per dimension (a 1-tuple, or the bare
+        array, for 1-D), written unordered. Nullable fields take masked arrays (var-size:
+        None cells too); var-size text object arrays of str or bytes, or ``U``/``S`` arrays;
+        var-size numbers a list or object array of 1-D arrays."""
+        self._writable()
+        attrs = self.attributes
+        if isinstance(value, Mapping):
+            values = dict(value)
+        elif len(attrs) == 1:
+            values = {attrs[0].name: value}
+        else:
+            raise InvalidArgument(f"{self.path} has {len(attrs)} attributes: assign a dict "
+                                  "{name: values} naming each")
+        if self.sparse:
+            self._write_sparse(index, values)
+        else:
+            self._write_dense(index, values)
+
+    def _field(self, name: str) -> Field:
+        for f in self.dimensions + self.attributes:
+            if f.name == name:
+                return f
+        raise InvalidArgument(f"{self.path} has no field '{name}'")
+
+    def _dim_int(self, d: int, v: Any) -> int:
+        """A dense coordinate as an integer of dimension ``d``'s type (datetime64 values in
+        the dimension's unit)."""
+        dt = self.dimensions[d].cell_type.dtype
+        if isinstance(v, (np.datetime64, np.timedelta64)):
+            return int(v.astype(dt).astype(np.int64))
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise InvalidArgument(f"dimension '{self.dimensions[d].name}': index {v!r} is not "
+                                  "an integer")
+        return int(v)
+
+    def _dense_box(self, index) -> list[tuple[int, int]]:
+        """TileDB-Py's dense indexing: each dimension's inclusive ``(lo, hi)``."""
+        nd = len(self.dimensions)
+        keys = list(index) if isinstance(index, tuple) else [index]
+        if keys.count(Ellipsis) > 1:
+            raise InvalidArgument("an index can only have a single ellipsis ('...')")
+        if Ellipsis in keys:
+            at = keys.index(Ellipsis)
+            keys[at:at + 1] = [slice(None)] * (nd - len(keys) + 1)
+        if len(keys) > nd:
+            raise InvalidArgument(f"{len(keys)} indices for {nd} dimension(s)")
+        keys += [slice(None)] * (nd - len(keys))
+        box = []
+        for d, k in enumerate(keys):
+            lo, hi = (self._dim_int(d, x) for x in self.domain(d))
+            name = self.dimensions[d].name
+            if isinstance(k, slice):
+                if k.step not in (None, 1):
+                    raise InvalidArgument(f"dimension '{name}': slice steps are not supported")
+                a = lo if k.start is None else self._dim_int(d, k.start)
+                b = hi if k.stop is None else self._dim_int(d, k.stop) - 1
+            else:
+                a = b = self._dim_int(d, k)
+            if a > b:
+                raise InvalidArgument(f"dimension '{name}': the index {k!r} selects no cell")
+            if a < lo or b > hi:
+                raise InvalidArgument(f"dimension '{name}': [{a}, {b}] is outside the domain "
+                                      f"[{lo}, {hi}]")
+            box.append((a, b))
+        return box
+
+    def _write_dense(self, index, values: dict) -> None:
+        box = self._dense_box(index)
+        ncells = 1
+        for a, b in box:
+            ncells *= b - a + 1
+        fields = {name: self._field(name) for name in values}
+        for f in fields.values():
+            if f in self.dimensions:
+                raise InvalidArgument(f"'{f.name}' is a dimension: dense writes take attributes")
+        # Col-major only when it spares a copy: every fixed array Fortran-ordered, not C.
+        fixed = [np.ma.getdata(v) for n, v in values.items()
+                 if not fields[n].var and isinstance(np.ma.getdata(v), np.ndarray)]
+        col = len(box) > 1 and bool(fixed) and all(
+            a.flags.f_contiguous and not a.flags.c_contiguous for a in fixed) and all(
+            fields[n].cell_val_num == 1 for n in values)
+        order = "F" if col else "C"
+        bufs = {n: _write.buffers(fields[n], v, ncells, order) for n, v in values.items()}
+        packed = self._subarray_bytes(box)
+        self.written_fragments.append(_write.write_fragment(
+            self.path, self._key, self._write_timestamp, self._threads,
+            "col" if col else "row", packed, bufs))
+
+    def _write_sparse(self, index, values: dict) -> None:
+        dims = self.dimensions
+        coords = list(index) if isinstance(index, tuple) else [index]
+        if len(coords) != len(dims):
+            raise InvalidArgument(f"{len(coords)} coordinate array(s) for {len(dims)} "
+                                  "dimension(s): give one per dimension")
+        first = coords[0]
+        ncells = len(first) if hasattr(first, "__len__") else 1
+        bufs = {}
+        for d, c in zip(dims, coords):
+            if not hasattr(c, "__len__") or isinstance(c, (str, bytes)):
+                c = [c]
+            if not d.var and _numeric(d.cell_type) and d.cell_type.dtype.kind in "Mm":
+                arr = np.asarray(c)
+                if arr.dtype.kind in "iu":
+                    c = arr.astype(np.int64).view(d.cell_type.dtype)
+            bufs[d.name] = _write.buffers(d, c, ncells)
+        for name, v in values.items():
+            f = self._field(name)
+            if f in dims:
+                raise InvalidArgument(f"'{name}' is a dimension: give its coordinates in the "
+                                      "index")
+            bufs[name] = _write.buffers(f, v, ncells)
+        self.written_fragments.append(_write.write_fragment(
+            self.path, self._key, self._write_timestamp, self._threads, "unordered", None,
+            bufs))
+
+    def _flush_meta(self) -> None:
+        """Writes the pending metadata changes: deletions of the other spellings of a key
+        (plain vs ``__np_flat_``/``__np_shape_``) only where the array has them."""
+        ops, self._meta_ops = self._meta_ops, {}
+        with Array(self.path, key=self._key, config=self._config) as reader:
+            present = set(reader.metadata)
+        names = [n for n in ops if ops[n] is not None or n in present]
+        for name in names:
+            op = ops[name]
+            if op is None:
+                _write.metadata_delete(self.path, self._key, self._write_timestamp, name)
+            else:
+                _write.metadata_put(self.path, self._key, self._write_timestamp, name, *op)
+
+
+class Metadata:
+    """``A.meta``: the array metadata as a mapping (reads in read mode, changes in write
+    mode, written when the array closes)."""
+
+    def __init__(self, array: Array):
+        self._a = array
+
+    def _read(self) -> dict[str, Any]:
+        self._a._readable()
+        return self._a.metadata
+
+    def __getitem__(self, key: str):
+        data = self._read()
+        if key in data:
+            return data[key]
+        if _write.NP_DATA_PREFIX + key in data:
+            v = data[_write.NP_DATA_PREFIX + key]
+            arr = np.atleast_1d(np.asarray(v))
+            shape = data.get(_write.NP_SHAPE_PREFIX + key)
+            return arr.reshape(shape) if shape is not None else arr
+        raise KeyError(key)
+
+    def __contains__(self, key: str) -> bool:
+        data = self._read()
+        return key in data or _write.NP_DATA_PREFIX + key in data
+
+    def keys(self):
+        return self._read().keys()
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __iter__(self):
+        return iter(self._read())
+
+    def __setitem__(self, key: str, value) -> None:
+        self._a._writable()
+        if not isinstance(key, str):
+            raise TypeError(f"Unexpected key type '{type(key)}': expected str")
+        ops = self._a._meta_ops
+        for n in (key, _write.NP_DATA_PREFIX + key, _write.NP_SHAPE_PREFIX + key):
+            ops[n] = None
+        if isinstance(value, np.ndarray):
+            flat = np.ascontiguousarray(value).reshape(-1)
+            cell = of_datatype(_write.resolve(flat.dtype).datatype)
+            ops[_write.NP_DATA_PREFIX + key] = (cell.name, flat.size, flat.tobytes())
+            if value.ndim != 1:
+                ops[_write.NP_SHAPE_PREFIX + key] = _write.pack_metadata(tuple(value.shape))
+        else:
+            ops[key] = _write.pack_metadata(value)
+
+    def __delitem__(self, key: str) -> None:
+        self._a._writable()
+        for n in (key, _write.NP_DATA_PREFIX + key, _write.NP_SHAPE_PREFIX + key):
+            self._a._meta_ops[n] = None
+
 
 
 class _ResultMemory:

@@ -331,28 +331,29 @@ class Pipeline:
     def filter(self, cells: Buffer, dtype: Optional[Datatype] = None,
                cell_size: Optional[int] = None) -> bytes:
         """Filters cells into TileDB's filtered tile bytes. ``dtype`` defaults to a numpy
-        array's dtype (bytes-like input needs one); ``cell_size`` to the element size."""
-        cell = self._cell_type(cells, dtype)
+        array's dtype (bytes-like input needs one); ``cell_size`` to the element size. The
+        library reads the cells where they are and filters into uninitialised numpy memory;
+        only the filtered bytes are copied, into the result."""
         mv = _bytes_view(cells)
-        out = c_void_p()
-        err = c_void_p()
-        with _Tile(cell.datatype, cell_size or cell.cell_size, mv) as tile:
-            _check(lib().tdb_pipeline_filter(self.handle, tile.handle, byref(out), byref(err)), err)
-        return _take_tile(out)
+        out = np.empty(self.filtered_size_bound(mv.nbytes), dtype=np.uint8)
+        n = self.filter_into(cells, out, dtype, cell_size)
+        return out[:n].tobytes()
 
     def filter_into(self, cells: Buffer, out: Buffer, dtype: Optional[Datatype] = None,
                     cell_size: Optional[int] = None) -> int:
         """Filters into a writable buffer; returns the bytes written. A buffer of
-        :meth:`filtered_size_bound` bytes always suffices."""
+        :meth:`filtered_size_bound` bytes always suffices. The cells are read in place (no
+        copy)."""
         cell = self._cell_type(cells, dtype)
         mv = _bytes_view(cells)
+        src, keep_src = _address(mv)
         addr, capacity, keep = _output(out)
         written = c_size_t()
         err = c_void_p()
-        with _Tile(cell.datatype, cell_size or cell.cell_size, mv) as tile:
-            status = lib().tdb_pipeline_filter_into(self.handle, tile.handle, addr or None,
-                                                    capacity, byref(written), byref(err))
-        del keep
+        status = lib().tdb_pipeline_filter_cells_into(
+            self.handle, src or None, mv.nbytes, cell.datatype, cell_size or cell.cell_size,
+            addr or None, capacity, byref(written), byref(err))
+        del keep, keep_src
         self._check_into(status, err, written)
         return written.value
 
