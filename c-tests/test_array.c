@@ -511,7 +511,7 @@ static void test_threads(void) {
 static void test_errors(void) {
   tdb_array_t *a = NULL;
   CHECK_ERR(tdb_array_open(array_path("missing"), NULL, 0, &a, E), TDB_ERR_INVALID_ARGUMENT);
-  CHECK_ERR(tdb_array_open("s3://bucket/array", NULL, 0, &a, E), TDB_ERR_UNSUPPORTED);
+  CHECK_ERR(tdb_array_open("tiledb://namespace/array", NULL, 0, &a, E), TDB_ERR_UNSUPPORTED);
   CHECK_ERR(tdb_array_open(NULL, NULL, 0, &a, E), TDB_ERR_INVALID_ARGUMENT);
   CHECK_ERR(tdb_array_open(array_path("dense"), "short", 5, &a, E), TDB_ERR_INVALID_ARGUMENT);
   CHECK_ERR(tdb_array_open_at(array_path("dense"), NULL, 0, 5, 1, &a, E),

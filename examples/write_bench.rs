@@ -18,6 +18,13 @@
 use std::path::Path;
 use std::time::Instant;
 use tdbfilter::array::{WriteLayout, Writer};
+use tdbfilter::storage::StorageConfig;
+
+/// A path as the writer's URI.
+fn path_str(path: &Path) -> tdbfilter::Result<&str> {
+    path.to_str()
+        .ok_or_else(|| tdbfilter::Error::invalid(format!("{}: not UTF-8", path.display())))
+}
 
 /// A field of `/proc/self/status` in bytes.
 fn status(field: &str) -> u64 {
@@ -142,7 +149,7 @@ fn big_write(
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let base = status("VmRSS");
     let t0 = Instant::now();
-    let mut w = Writer::open(path, None, None)?;
+    let mut w = Writer::open(path_str(path)?, None, None, &StorageConfig::default())?;
     w.set_threads(threads)?;
     w.set_layout(layout)?;
     for (name, d) in data {
@@ -170,7 +177,7 @@ fn small_writes(
     for i in 0..k as i64 {
         let a: Vec<i64> = (0..16).map(|j| i * 16 + j).collect();
         let t0 = Instant::now();
-        let mut w = Writer::open(path, None, None)?;
+        let mut w = Writer::open(path_str(path)?, None, None, &StorageConfig::default())?;
         w.set_threads(threads)?;
         w.set_layout(layout)?;
         if layout == WriteLayout::RowMajor {

@@ -79,6 +79,18 @@ typedef enum {
 typedef struct tdb_array_t tdb_array_t;
 
 /**
+ * Object-store options: endpoint, region, credentials, path-style addressing, plain HTTP,
+ * request batching and retries. Keys are this library's (`s3.endpoint`, `s3.region`,
+ * `azure.account`, …) or TileDB's names for the same settings (`vfs.s3.endpoint_override`,
+ * `vfs.s3.scheme`, `vfs.s3.use_virtual_addressing`, `vfs.s3.region`,
+ * `vfs.s3.aws_access_key_id`, `vfs.s3.aws_secret_access_key`,
+ * `vfs.azure.storage_account_name`, `vfs.azure.storage_account_key`,
+ * `vfs.azure.blob_endpoint`, `vfs.min_batch_gap`, …). Unset options come from the standard
+ * environment variables (`AWS_*`, `AZURE_STORAGE_*`, `GOOGLE_*`).
+ */
+typedef struct tdb_config_t tdb_config_t;
+
+/**
  * An error returned through a `tdb_error_t **error` out-parameter. Free it with `tdb_error_free`.
  */
 typedef struct tdb_error_t tdb_error_t;
@@ -634,16 +646,27 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * Opens the array folder at `path` (a local path or `file://` URI) for reading at the current
- * time, as TileDB opens it. `key`/`key_len`: the 32-byte AES-256-GCM key of an encrypted
- * array, or NULL and 0. Remote URIs are `TDB_ERR_UNSUPPORTED`; a folder that is not an array
- * is `TDB_ERR_INVALID_ARGUMENT`.
+ * Opens the array at `path` (a local path, `file://` URI, or `s3://`, `azure://`, `gs://`
+ * URI configured from the environment) for reading at the current time, as TileDB opens it.
+ * `key`/`key_len`: the 32-byte AES-256-GCM key of an encrypted array, or NULL and 0. Other
+ * schemes, and object stores in a build without them, are `TDB_ERR_UNSUPPORTED`; a folder
+ * that is not an array is `TDB_ERR_INVALID_ARGUMENT`.
  */
 tdb_status_t tdb_array_open(const char *path,
                             const void *key,
                             size_t key_len,
                             tdb_array_t **array,
                             tdb_error_t **error);
+
+/**
+ * [`tdb_array_open`] with object-store options (`config` may be NULL: the environment only).
+ */
+tdb_status_t tdb_array_open_with_config(const char *path,
+                                        const void *key,
+                                        size_t key_len,
+                                        const tdb_config_t *config,
+                                        tdb_array_t **array,
+                                        tdb_error_t **error);
 
 /**
  * Opens the array at `path` with the fragments of the timestamp range
@@ -657,6 +680,19 @@ tdb_status_t tdb_array_open_at(const char *path,
                                uint64_t timestamp_end,
                                tdb_array_t **array,
                                tdb_error_t **error);
+
+/**
+ * [`tdb_array_open_at`] with object-store options (`config` may be NULL: the environment
+ * only).
+ */
+tdb_status_t tdb_array_open_at_with_config(const char *path,
+                                           const void *key,
+                                           size_t key_len,
+                                           uint64_t timestamp_start,
+                                           uint64_t timestamp_end,
+                                           const tdb_config_t *config,
+                                           tdb_array_t **array,
+                                           tdb_error_t **error);
 
 /**
  * Frees an array. NULL is a no-op.
@@ -928,6 +964,26 @@ tdb_status_t tdb_array_tile_read(const tdb_array_t *array,
                                  uint64_t tile,
                                  tdb_result_t **result,
                                  tdb_error_t **error);
+
+/**
+ * Creates an empty configuration.
+ */
+tdb_status_t tdb_config_alloc(tdb_config_t **config, tdb_error_t **error);
+
+/**
+ * Sets option `key` to `value` (NUL-terminated UTF-8). An unknown key or a malformed value
+ * (booleans `true`/`false`, counts as decimal numbers) is `TDB_ERR_INVALID_ARGUMENT` naming
+ * it, and leaves the configuration unchanged.
+ */
+tdb_status_t tdb_config_set(tdb_config_t *config,
+                            const char *key,
+                            const char *value,
+                            tdb_error_t **error);
+
+/**
+ * Frees a configuration. NULL is a no-op.
+ */
+void tdb_config_free(tdb_config_t *config);
 
 /**
  * The status of an error; `TDB_OK` for NULL.
@@ -1487,6 +1543,17 @@ tdb_status_t tdb_array_create(const char *path,
                               tdb_error_t **error);
 
 /**
+ * [`tdb_array_create`] at a local path or object-store URI (`s3://`, `azure://`, `gs://`)
+ * with object-store options (`config` may be NULL: the environment only).
+ */
+tdb_status_t tdb_array_create_with_config(const char *path,
+                                          const char *schema_json,
+                                          const void *key,
+                                          size_t key_len,
+                                          const tdb_config_t *config,
+                                          tdb_error_t **error);
+
+/**
  * Writes one array metadata entry into the array at `path`: `value_count` values of `type`
  * in `value` (`value_size` bytes, exactly `value_count` × the type's size), as one new
  * `__meta` file at `timestamp` (milliseconds; 0: now), as TileDB writes it when an array
@@ -1505,6 +1572,21 @@ tdb_status_t tdb_array_metadata_put(const char *path,
                                     tdb_error_t **error);
 
 /**
+ * [`tdb_array_metadata_put`] with object-store options (`config` may be NULL).
+ */
+tdb_status_t tdb_array_metadata_put_with_config(const char *path,
+                                                const void *key,
+                                                size_t key_len,
+                                                uint64_t timestamp,
+                                                const char *name,
+                                                tdb_datatype_t type,
+                                                uint32_t value_count,
+                                                const void *value,
+                                                size_t value_size,
+                                                const tdb_config_t *config,
+                                                tdb_error_t **error);
+
+/**
  * Deletes the array metadata entry `name` of the array at `path`: one new `__meta` file at
  * `timestamp` (milliseconds; 0: now) holding the deletion, as TileDB writes it. Deleting a
  * key that has no value is not an error (TileDB's behaviour).
@@ -1515,6 +1597,17 @@ tdb_status_t tdb_array_metadata_delete(const char *path,
                                        uint64_t timestamp,
                                        const char *name,
                                        tdb_error_t **error);
+
+/**
+ * [`tdb_array_metadata_delete`] with object-store options (`config` may be NULL).
+ */
+tdb_status_t tdb_array_metadata_delete_with_config(const char *path,
+                                                   const void *key,
+                                                   size_t key_len,
+                                                   uint64_t timestamp,
+                                                   const char *name,
+                                                   const tdb_config_t *config,
+                                                   tdb_error_t **error);
 
 /**
  * Opens the array at `path` for writing one fragment at `timestamp` (milliseconds; 0: now,
@@ -1529,6 +1622,20 @@ tdb_status_t tdb_writer_open(const char *path,
                              uint64_t timestamp,
                              tdb_writer_t **writer,
                              tdb_error_t **error);
+
+/**
+ * [`tdb_writer_open`] at a local path or object-store URI with object-store options
+ * (`config` may be NULL: the environment only). In an object store the fragment's files are
+ * uploaded (multipart when large) and the commit object is written last by
+ * `tdb_writer_finalize`.
+ */
+tdb_status_t tdb_writer_open_with_config(const char *path,
+                                         const void *key,
+                                         size_t key_len,
+                                         uint64_t timestamp,
+                                         const tdb_config_t *config,
+                                         tdb_writer_t **writer,
+                                         tdb_error_t **error);
 
 /**
  * Frees a writer. A writer not finalized commits nothing: its partial fragment folder is

@@ -41,6 +41,14 @@ fi
   -r tests/compat/requirements.txt -r tests/compat/requirements-encryption.txt cmake
 export PATH="$root/.venv/bin:$PATH"
 
+step "Object-store servers (moto for S3, azurite for Azure Blob, on 127.0.0.1; stopped on exit)"
+# Started once for every step that needs them (scripts/test.d/55-object-store.sh), stopped by
+# PID when this script exits.
+export TDBF_ROOT="$root"
+source scripts/object-store-servers.sh
+tdbf_object_stores_install
+tdbf_object_stores_start
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
@@ -58,14 +66,30 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   fi
 fi
 
-step "The library alone depends on none of the CLI's crates (clap, serde_derive)"
-lib_deps=$(cargo tree -e normal -p tdbfilter --prefix none --format '{p}')
+step "The library alone depends on none of the CLI's crates (clap, serde_derive); no OpenSSL"
+# Local-only (no default features): neither clap nor serde_derive. With object storage (the
+# default): no clap, and serde_derive only through object_store (its S3/Azure XML and JSON).
+lib_deps=$(cargo tree -e normal -p tdbfilter --no-default-features --prefix none --format '{p}')
 if cli_deps=$(printf '%s\n' "$lib_deps" | grep -E '^(clap|clap_builder|serde_derive) '); then
-  echo "cargo tree -e normal -p tdbfilter (no features) lists CLI dependencies:" >&2
+  echo "cargo tree -e normal -p tdbfilter --no-default-features lists CLI dependencies:" >&2
   echo "$cli_deps" >&2
   exit 1
 fi
-echo "$(printf '%s\n' "$lib_deps" | sort -u | wc -l) crates, none of them clap or serde_derive"
+echo "local-only: $(printf '%s\n' "$lib_deps" | sort -u | wc -l) crates, none of them clap or serde_derive"
+lib_deps=$(cargo tree -e normal -p tdbfilter --prefix none --format '{p}')
+if bad=$(printf '%s\n' "$lib_deps" | grep -E '^(clap|clap_builder|openssl|openssl-sys|native-tls|aws-lc-rs|aws-lc-sys) '); then
+  echo "cargo tree -e normal -p tdbfilter lists clap, OpenSSL or aws-lc:" >&2
+  echo "$bad" >&2
+  exit 1
+fi
+derive_users=$(cargo tree -e normal -p tdbfilter -i serde_derive --prefix none --format '{p}' 2>/dev/null \
+  | grep -vE '^(serde_derive|serde|tdbfilter|object_store|chrono|quick-xml|serde_urlencoded|serde_json) ' || true)
+if [ -n "$derive_users" ]; then
+  echo "serde_derive reaches tdbfilter other than through object_store:" >&2
+  echo "$derive_users" >&2
+  exit 1
+fi
+echo "default: $(printf '%s\n' "$lib_deps" | sort -u | wc -l) crates, no clap, OpenSSL or aws-lc; serde_derive only via object_store"
 
 step "cargo test --release --features cli"
 cargo test --release --features cli

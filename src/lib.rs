@@ -29,6 +29,7 @@ pub mod format;
 pub mod engine;
 pub mod filters;
 pub mod pipeline;
+pub mod storage;
 pub mod array;
 #[allow(unsafe_code)]
 pub mod ffi;

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use tdbfilter::array::{Array, OpenOptions, WriteLayout, Writer};
+use tdbfilter::storage::StorageConfig;
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/c_array");
 
@@ -125,7 +126,7 @@ fn dense_fragment_1(w: &mut Writer) {
 #[test]
 fn dense_fragments_are_tiledbs_bytes() {
     let root = empty_copy("dense", "dense");
-    let mut w = Writer::open(&root, None, Some(1)).unwrap();
+    let mut w = Writer::open(root.to_str().unwrap(), None, Some(1), &StorageConfig::new()).unwrap();
     dense_fragment_1(&mut w);
     w.submit().unwrap();
     let name = w.finalize().unwrap();
@@ -140,7 +141,7 @@ fn dense_fragments_are_tiledbs_bytes() {
     );
 
     // Fragment 2: rows 3..5 x cols 2..3, col-major input gives the same tiles as row-major.
-    let mut w = Writer::open(&root, None, Some(2)).unwrap();
+    let mut w = Writer::open(root.to_str().unwrap(), None, Some(2), &StorageConfig::new()).unwrap();
     w.set_layout(WriteLayout::ColMajor).unwrap();
     w.set_subarray(&subarray(&[3, 5, 2, 3])).unwrap();
     let a: Vec<i32> = [2, 3]
@@ -179,7 +180,8 @@ fn dense_fragments_are_tiledbs_bytes() {
 fn sparse_fragments_are_tiledbs_bytes() {
     let root = empty_copy("sparse", "sparse");
     let write = |t: u64, x: &[i64], names: &[&str], v: &[u16], text: &[&str], valid: &[u8]| {
-        let mut w = Writer::open(&root, None, Some(t)).unwrap();
+        let mut w =
+            Writer::open(root.to_str().unwrap(), None, Some(t), &StorageConfig::new()).unwrap();
         w.set_layout(WriteLayout::Unordered).unwrap();
         w.set_data("x", &bytes(x, i64::to_le_bytes)).unwrap();
         let (nd, no) = var(names);
@@ -215,7 +217,8 @@ fn sparse_fragments_are_tiledbs_bytes() {
 fn global_order_batches_stream_into_the_same_fragment() {
     // Rows 1..6 x cols 1..3: three whole 2x3 tiles, given tile by tile in cell order.
     let write = |root: &Path, batch: usize| {
-        let mut w = Writer::open(root, None, Some(7)).unwrap();
+        let mut w =
+            Writer::open(root.to_str().unwrap(), None, Some(7), &StorageConfig::new()).unwrap();
         w.set_layout(WriteLayout::GlobalOrder).unwrap();
         w.set_subarray(&subarray(&[1, 6, 1, 3])).unwrap();
         let a: Vec<i32> = (0..18).collect();
@@ -259,7 +262,7 @@ fn entries(d: &Path) -> usize {
 fn failures_and_dropped_writers_commit_nothing() {
     let root = empty_copy("dense", "failures");
     // Dropped after a submit: the fragment folder goes away, nothing is committed.
-    let mut w = Writer::open(&root, None, Some(1)).unwrap();
+    let mut w = Writer::open(root.to_str().unwrap(), None, Some(1), &StorageConfig::new()).unwrap();
     dense_fragment_1(&mut w);
     w.submit().unwrap();
     assert_eq!(entries(&root.join("__fragments")), 1);
@@ -268,7 +271,7 @@ fn failures_and_dropped_writers_commit_nothing() {
     assert_eq!(entries(&root.join("__commits")), 0);
 
     // A batch with too few cells fails, and so does everything after it.
-    let mut w = Writer::open(&root, None, Some(1)).unwrap();
+    let mut w = Writer::open(root.to_str().unwrap(), None, Some(1), &StorageConfig::new()).unwrap();
     dense_fragment_1(&mut w);
     w.set_data("a", &[0; 12]).unwrap();
     let e = w.submit().unwrap_err();
@@ -278,7 +281,7 @@ fn failures_and_dropped_writers_commit_nothing() {
 
     // Refused before anything is written: a box outside the domain, a missing field, a
     // layout dense arrays do not take, coordinates for a dense array.
-    let mut w = Writer::open(&root, None, Some(1)).unwrap();
+    let mut w = Writer::open(root.to_str().unwrap(), None, Some(1), &StorageConfig::new()).unwrap();
     assert!(w.set_subarray(&subarray(&[0, 4, 1, 4])).is_err());
     assert!(w.set_layout(WriteLayout::Unordered).is_err());
     assert!(w.set_data("r", &[0; 4]).is_err());
@@ -294,7 +297,7 @@ fn failures_and_dropped_writers_commit_nothing() {
 #[test]
 fn verify_names_the_folder_of_a_writer_that_never_committed() {
     let root = empty_copy("dense", "leftover");
-    let mut w = Writer::open(&root, None, Some(1)).unwrap();
+    let mut w = Writer::open(root.to_str().unwrap(), None, Some(1), &StorageConfig::new()).unwrap();
     dense_fragment_1(&mut w);
     w.submit().unwrap();
     let name = w.finalize().unwrap();
@@ -346,7 +349,9 @@ fn metadata_files_are_tiledbs_bytes_and_merge_in_order() {
         let mut shuffled = changes.clone();
         shuffled.reverse();
         let t = (i + 1) as u64;
-        let name = metadata::write(&root, None, Some(t), &shuffled)
+        let storage = tdbfilter::storage::Storage::local();
+        let uri = tdbfilter::storage::Uri::new(root.to_str().unwrap());
+        let name = metadata::write(&storage, &uri, None, Some(t), &shuffled)
             .unwrap()
             .unwrap();
         assert!(name.starts_with(&format!("__{t}_{t}_")), "{name}");

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 /// The layers, lowest first. `cli` (the `tdbf` binary) sits on top and is not a library module.
 const LAYERS: &[&str] = &[
-    "error", "mem", "kernels", "codecs", "format", "engine", "filters", "pipeline", "array", "ffi",
+    "error", "mem", "kernels", "codecs", "format", "engine", "filters", "pipeline", "storage",
+    "array", "ffi",
 ];
 
 fn rank(name: &str) -> Option<usize> {
@@ -129,6 +130,39 @@ fn no_layer_imports_from_a_layer_above() {
     assert!(
         violations.is_empty(),
         "imports from a higher layer:\n{}",
+        violations.join("\n")
+    );
+}
+
+/// The storage layer knows nothing of the format: besides the standard library and its
+/// object-store crates it uses only `error`.
+#[test]
+fn storage_uses_only_error() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/storage");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    assert!(files.len() >= 4, "src/storage has {} files", files.len());
+    let mut violations = Vec::new();
+    for path in &files {
+        let code = production_code(&fs::read_to_string(path).unwrap());
+        for (i, line) in code.lines().enumerate() {
+            let mut rest = line;
+            while let Some(p) = rest.find("crate::") {
+                let after = &rest[p + 7..];
+                let dep: String = after
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if dep != "error" {
+                    violations.push(format!("{}:{}: crate::{dep}", path.display(), i + 1));
+                }
+                rest = after;
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "src/storage uses more than error:\n{}",
         violations.join("\n")
     );
 }

@@ -15,6 +15,12 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use tdbfilter::array::schema::ArraySchema;
 use tdbfilter::array::{self, Array, FieldData, OpenOptions, WriteLayout, Writer};
+use tdbfilter::storage::StorageConfig;
+
+/// A temporary path as a URI (always UTF-8 here).
+fn utf8(p: &Path) -> &str {
+    p.to_str().expect("utf-8 temporary path")
+}
 
 /// The fuzz input as a stream of choices (zeros once it runs out).
 struct Input<'a> {
@@ -283,10 +289,19 @@ fn run(inp: &mut Input, root: &Path) {
         };
         let dim = match ty {
             DimType::Int(_, _, signed) => {
-                let lo = if signed { inp.below(41) as f64 - 20.0 } else { inp.below(41) as f64 };
+                let lo = if signed {
+                    inp.below(41) as f64 - 20.0
+                } else {
+                    inp.below(41) as f64
+                };
                 let width = 1.0 + inp.below(if dense { 12 } else { 40 }) as f64;
                 let tile = 1.0 + inp.below(width as u64) as f64;
-                Dim { ty, lo, hi: lo + width - 1.0, tile }
+                Dim {
+                    ty,
+                    lo,
+                    hi: lo + width - 1.0,
+                    tile,
+                }
             }
             DimType::Float(..) => {
                 let lo = inp.below(64) as f64 / 4.0 - 8.0;
@@ -294,7 +309,12 @@ fn run(inp: &mut Input, root: &Path) {
                 let tile = 0.25 + inp.below(16) as f64 / 4.0;
                 Dim { ty, lo, hi, tile }
             }
-            DimType::Str => Dim { ty, lo: 0.0, hi: 0.0, tile: 0.0 },
+            DimType::Str => Dim {
+                ty,
+                lo: 0.0,
+                hi: 0.0,
+                tile: 0.0,
+            },
         };
         dims.push(dim);
     }
@@ -312,7 +332,17 @@ fn run(inp: &mut Input, root: &Path) {
         for _ in 0..inp.below(3) {
             filters.push(*inp.pick(&FILTERS));
         }
-        attrs.push((name, Attr { name: format!("a{i}"), size, kind, num, nullable: inp.bool(), filters }));
+        attrs.push((
+            name,
+            Attr {
+                name: format!("a{i}"),
+                size,
+                kind,
+                num,
+                nullable: inp.bool(),
+                filters,
+            },
+        ));
     }
     let tile_order = *inp.pick(&["row-major", "col-major"]);
     let cell_order = if !dense && inp.below(3) == 0 {
@@ -324,7 +354,8 @@ fn run(inp: &mut Input, root: &Path) {
     let allows_dups = !dense && inp.bool();
     let offsets_filters = *inp.pick(&["zstd", "", "bitshuffle,lz4", "delta,zstd:1"]);
     let validity_filters = *inp.pick(&["rle", "", "zstd:1"]);
-    let key: Option<Vec<u8>> = (inp.below(8) == 0).then(|| b"0123456789abcdef0123456789abcdef".to_vec());
+    let key: Option<Vec<u8>> =
+        (inp.below(8) == 0).then(|| b"0123456789abcdef0123456789abcdef".to_vec());
 
     let dims_json: Vec<Value> = dims
         .iter()
@@ -359,21 +390,46 @@ fn run(inp: &mut Input, root: &Path) {
         return;
     };
     let uri = root.join("A");
-    if array::create(&uri, &schema, key.as_deref()).is_err() {
+    if array::create(
+        utf8(&uri),
+        &schema,
+        key.as_deref(),
+        &StorageConfig::default(),
+    )
+    .is_err()
+    {
         return;
     }
     let may_refuse = attrs.iter().any(|(ty, a)| may_refuse(ty, a));
     let attrs: Vec<Attr> = attrs.into_iter().map(|(_, a)| a).collect();
     if dense {
-        dense_write(inp, &uri, &dims, &attrs, key.as_deref(), tile_order, cell_order, may_refuse);
+        dense_write(
+            inp,
+            &uri,
+            &dims,
+            &attrs,
+            key.as_deref(),
+            tile_order,
+            cell_order,
+            may_refuse,
+        );
     } else {
-        sparse_write(inp, root, &uri, &dims, &attrs, key.as_deref(), allows_dups, may_refuse);
+        sparse_write(
+            inp,
+            root,
+            &uri,
+            &dims,
+            &attrs,
+            key.as_deref(),
+            allows_dups,
+            may_refuse,
+        );
     }
 }
 
 /// Opens a writer; errors only where the schema's filters cannot take its types.
 fn open_writer(uri: &Path, key: Option<&[u8]>, threads: usize) -> Option<Writer> {
-    let mut w = Writer::open(uri, key, Some(1)).ok()?;
+    let mut w = Writer::open(utf8(uri), key, Some(1), &StorageConfig::default()).ok()?;
     w.set_threads(threads).expect("set_threads");
     Some(w)
 }
@@ -418,7 +474,11 @@ fn dense_write(
     cell_order: &str,
     may_refuse: bool,
 ) {
-    let layout = *inp.pick(&[WriteLayout::RowMajor, WriteLayout::ColMajor, WriteLayout::GlobalOrder]);
+    let layout = *inp.pick(&[
+        WriteLayout::RowMajor,
+        WriteLayout::ColMajor,
+        WriteLayout::GlobalOrder,
+    ]);
     // The box: any sub-box; global order: whole tiles inside the domain.
     let mut bx = Vec::new();
     for d in dims {
@@ -460,7 +520,11 @@ fn dense_write(
     let r = (|| {
         for b in cuts.windows(2) {
             for (a, c) in attrs.iter().zip(&cells) {
-                set_cells(&mut w, &a.name, &c.slice(b[0], b[1] - b[0], a.size * a.num.max(1)))?;
+                set_cells(
+                    &mut w,
+                    &a.name,
+                    &c.slice(b[0], b[1] - b[0], a.size * a.num.max(1)),
+                )?;
             }
             w.submit()?;
         }
@@ -473,15 +537,33 @@ fn dense_write(
     let got = read_back(uri, key, &names);
     for ((a, c), f) in attrs.iter().zip(&cells).zip(&got) {
         assert_eq!(f.cell_count as usize, n, "field {}: cell count", a.name);
-        let back = Cells { data: f.data.clone(), offsets: f.offsets.clone(), validity: f.validity.clone() };
+        let back = Cells {
+            data: f.data.clone(),
+            offsets: f.offsets.clone(),
+            validity: f.validity.clone(),
+        };
         let size = a.size * a.num.max(1);
         for k in 0..n {
             let p = pos[k];
-            let (want, have) = if a.num == 0 { (c.cell(k), back.cell(p)) } else {
-                (&c.data[k * size..(k + 1) * size], &back.data[p * size..(p + 1) * size])
+            let (want, have) = if a.num == 0 {
+                (c.cell(k), back.cell(p))
+            } else {
+                (
+                    &c.data[k * size..(k + 1) * size],
+                    &back.data[p * size..(p + 1) * size],
+                )
             };
-            assert_eq!(want, have, "field {}: input cell {k} at box cell {p}", a.name);
-            assert_eq!(c.valid(k), back.valid(p), "field {}: validity of input cell {k}", a.name);
+            assert_eq!(
+                want, have,
+                "field {}: input cell {k} at box cell {p}",
+                a.name
+            );
+            assert_eq!(
+                c.valid(k),
+                back.valid(p),
+                "field {}: validity of input cell {k}",
+                a.name
+            );
         }
     }
 }
@@ -527,7 +609,12 @@ fn input_positions(
             let mut out = Vec::new();
             for t in walk(&tiles, tile_order == "row-major") {
                 for c in walk(&ext, cell_order == "row-major") {
-                    let abs: Vec<i64> = t.iter().zip(&c).zip(&ext).map(|((t, c), e)| t * e + c).collect();
+                    let abs: Vec<i64> = t
+                        .iter()
+                        .zip(&c)
+                        .zip(&ext)
+                        .map(|((t, c), e)| t * e + c)
+                        .collect();
                     out.push(row_major(&abs));
                 }
             }
@@ -554,7 +641,9 @@ fn sparse_write(
         let c: Vec<Vec<u8>> = dims
             .iter()
             .map(|d| match d.ty {
-                DimType::Str => (0..1 + inp.below(3)).map(|_| b'a' + inp.below(3) as u8).collect(),
+                DimType::Str => (0..1 + inp.below(3))
+                    .map(|_| b'a' + inp.below(3) as u8)
+                    .collect(),
                 DimType::Int(..) => d.value_bytes(d.lo + inp.below(d.width() as u64) as f64),
                 DimType::Float(..) => {
                     let v = d.lo + (d.hi - d.lo) * inp.below(256) as f64 / 255.0;
@@ -605,34 +694,57 @@ fn sparse_write(
     }
     let names: Vec<&str> = fields.iter().map(|f| f.0.as_str()).collect();
     let got = read_back(uri, key, &names);
-    let rows = |cells: &dyn Fn(usize, usize) -> (Vec<u8>, u8), m: usize| -> Vec<Vec<(Vec<u8>, u8)>> {
-        let mut v: Vec<Vec<(Vec<u8>, u8)>> =
-            (0..m).map(|i| (0..names.len()).map(|f| cells(i, f)).collect()).collect();
-        v.sort();
-        v
-    };
+    let rows =
+        |cells: &dyn Fn(usize, usize) -> (Vec<u8>, u8), m: usize| -> Vec<Vec<(Vec<u8>, u8)>> {
+            let mut v: Vec<Vec<(Vec<u8>, u8)>> = (0..m)
+                .map(|i| (0..names.len()).map(|f| cells(i, f)).collect())
+                .collect();
+            v.sort();
+            v
+        };
     let m = got[0].cell_count as usize;
     let back: Vec<Cells> = got
         .iter()
-        .map(|f| Cells { data: f.data.clone(), offsets: f.offsets.clone(), validity: f.validity.clone() })
+        .map(|f| Cells {
+            data: f.data.clone(),
+            offsets: f.offsets.clone(),
+            validity: f.validity.clone(),
+        })
         .collect();
     let fixed = |c: &Cells, i: usize, size: usize| -> Vec<u8> {
-        if c.offsets.is_some() { c.cell(i).to_vec() } else { c.data[i * size..(i + 1) * size].to_vec() }
+        if c.offsets.is_some() {
+            c.cell(i).to_vec()
+        } else {
+            c.data[i * size..(i + 1) * size].to_vec()
+        }
     };
-    let want = rows(&|i, f| (fixed(&fields[f].1, i, fields[f].2), fields[f].1.valid(i)), n);
-    let have = rows(&|i, f| (fixed(&back[f], i, fields[f].2), back[f].valid(i)), m);
-    assert_eq!(want, have, "sparse: the cells read back differ from the cells written");
+    let want = rows(
+        &|i, f| (fixed(&fields[f].1, i, fields[f].2), fields[f].1.valid(i)),
+        n,
+    );
+    let have = rows(
+        &|i, f| (fixed(&back[f], i, fields[f].2), back[f].valid(i)),
+        m,
+    );
+    assert_eq!(
+        want, have,
+        "sparse: the cells read back differ from the cells written"
+    );
 
     // The cells in global order (as read), streamed in batches into a second array.
     let uri2 = root.join("B");
     let schema = Array::open(
         uri.to_str().expect("utf-8"),
-        &OpenOptions { key: key.map(|k| k.to_vec()), ..OpenOptions::default() },
+        &OpenOptions {
+            key: key.map(|k| k.to_vec()),
+            ..OpenOptions::default()
+        },
     )
     .expect("open")
     .schema()
     .clone();
-    array::create(&uri2, &schema, key).expect("the schema created once creates again");
+    array::create(utf8(&uri2), &schema, key, &StorageConfig::default())
+        .expect("the schema created once creates again");
     let mut w = open_writer(&uri2, key, threads).expect("writer on the copy");
     w.set_layout(WriteLayout::GlobalOrder).expect("set_layout");
     let mut cuts = vec![0, m];
@@ -652,6 +764,10 @@ fn sparse_write(
     check_write(r, false, "sparse global order (cells as read)");
     let again = read_back(&uri2, key, &names);
     for (a, b) in got.iter().zip(&again) {
-        assert_eq!(a, b, "field {}: the global-order copy reads differently", a.name);
+        assert_eq!(
+            a, b,
+            "field {}: the global-order copy reads differently",
+            a.name
+        );
     }
 }

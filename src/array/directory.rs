@@ -2,13 +2,12 @@
 //! visible for a timestamp range, which array-metadata files count, exactly as TileDB 2.30's
 //! `ArrayDirectory` decides.
 //!
-//! Only local paths are read; `s3://`, `tiledb://` and other remote URIs are `Unsupported`.
+//! The folder is read through a [`Storage`]: a local folder or an object store (`s3://`,
+//! `azure://`, `gs://`); other schemes (`tiledb://`, …) are `Unsupported`.
 
 use crate::error::{Error, Result};
+use crate::storage::{Storage, StorageConfig, Uri};
 use std::collections::{HashMap, HashSet};
-use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
 
 /// The folder names TileDB uses inside an array (tiledb/sm/misc/constants.cc).
 pub mod names {
@@ -154,8 +153,8 @@ fn two_timestamps(name: &str) -> Option<(u64, u64)> {
 /// A schema file of the array, in TileDB's listing order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchemaFile {
-    /// Path of the file.
-    pub path: PathBuf,
+    /// The file.
+    pub path: Uri,
     /// File name (`__t1_t2_uuid`, or `__array_schema.tdb`).
     pub name: String,
     /// Timestamps from the name; `None` for the legacy `__array_schema.tdb`.
@@ -166,7 +165,7 @@ pub struct SchemaFile {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FragmentDir {
     /// The fragment's folder.
-    pub path: PathBuf,
+    pub path: Uri,
     /// Its parsed name.
     pub name: TimestampedName,
 }
@@ -177,7 +176,7 @@ pub struct ConditionCommit {
     /// The commit's name relative to the array (`__commits/__t1_t2_uuid_v.del`).
     pub marker: String,
     /// The file holding the tile (the `.del` itself, or a `.con` embedding it).
-    pub file: PathBuf,
+    pub file: Uri,
     /// Byte offset of the tile in `file`.
     pub offset: u64,
     /// Byte size of the tile (the whole file for a standalone `.del`).
@@ -192,7 +191,8 @@ pub struct ConditionCommit {
 /// visibility for any timestamp range.
 #[derive(Clone, Debug)]
 pub struct ArrayDirectory {
-    root: PathBuf,
+    storage: Storage,
+    root: Uri,
     schemas: Vec<SchemaFile>,
     /// Candidate fragment paths relative to the root and `.vac` files, in TileDB's order.
     candidates: Vec<String>,
@@ -202,86 +202,14 @@ pub struct ArrayDirectory {
     meta: Vec<String>,
 }
 
-/// Whether `path` names a local array folder; remote URIs are refused.
-fn local_path(uri: &str) -> Result<PathBuf> {
-    if let Some(rest) = uri.strip_prefix("file://") {
-        return Ok(PathBuf::from(rest));
-    }
-    if let Some((scheme, _)) = uri.split_once("://") {
-        return Err(Error::Unsupported(format!(
-            "remote URIs ({scheme}://) are not supported: only local array folders are read"
-        )));
-    }
-    Ok(PathBuf::from(uri))
-}
-
 /// The sorted entries of a folder (empty when it does not exist): (name, is_dir, size).
-fn list(dir: &Path) -> Result<Vec<(String, bool, u64)>> {
-    let rd = match std::fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io_error(dir, e)),
-    };
-    let mut out = Vec::new();
-    for entry in rd {
-        let entry = entry.map_err(|e| io_error(dir, e))?;
-        let meta = entry.metadata().map_err(|e| io_error(&entry.path(), e))?;
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        out.push((name, meta.is_dir(), meta.len()));
-    }
+fn list(storage: &Storage, dir: &Uri) -> Result<Vec<(String, bool, u64)>> {
     // TileDB sorts listings by full path; within one folder that is the name's byte order.
-    out.sort();
-    Ok(out)
-}
-
-/// An I/O error naming the path.
-pub(crate) fn io_error(path: &Path, e: std::io::Error) -> Error {
-    let msg = format!("{}: {e}", path.display());
-    match e.kind() {
-        std::io::ErrorKind::NotFound => Error::invalid(msg),
-        std::io::ErrorKind::OutOfMemory => Error::OutOfMemory(msg),
-        _ => Error::corrupt(msg),
-    }
-}
-
-/// Writes a new file and syncs it to disk.
-pub(crate) fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| io_error_in(path, "cannot create", e))?;
-    f.write_all(bytes)
-        .map_err(|e| io_error_in(path, "cannot write", e))?;
-    f.sync_all()
-        .map_err(|e| io_error_in(path, "cannot sync", e))
-}
-
-/// Syncs a folder's entries to disk (where the platform allows opening folders).
-pub(crate) fn sync_dir(path: &Path) -> Result<()> {
-    match fs::File::open(path) {
-        Ok(d) => d.sync_all().or_else(|e| {
-            // Some file systems refuse fsync on folders; the files themselves are synced.
-            if e.kind() == std::io::ErrorKind::InvalidInput {
-                Ok(())
-            } else {
-                Err(io_error_in(path, "cannot sync", e))
-            }
-        }),
-        Err(e) => Err(io_error_in(path, "cannot open", e)),
-    }
-}
-
-/// An error of `what` on `path` (creating, writing, syncing).
-fn io_error_in(path: &Path, what: &str, e: std::io::Error) -> Error {
-    Error::invalid(format!("{what} {}: {e}", path.display()))
-}
-
-/// Reads a whole (small) file.
-pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| io_error(path, e))
+    Ok(storage
+        .list(dir)?
+        .into_iter()
+        .map(|e| (e.name, e.is_dir, e.size))
+        .collect())
 }
 
 /// The lines of a text file as `std::getline` splits them (a final line without `\n` counts).
@@ -297,11 +225,18 @@ fn lines(bytes: &[u8]) -> Vec<String> {
 }
 
 impl ArrayDirectory {
-    /// Lists the array at `uri` (a local path or `file://` URI). Fails with `InvalidArgument`
-    /// when it is not a TileDB array.
-    pub fn open(uri: &str) -> Result<ArrayDirectory> {
-        let root = local_path(uri)?;
-        let root_entries = list(&root)?;
+    /// Lists the array at `uri` (a local path, `file://` URI or object-store URI, configured
+    /// by `config` and the environment). Fails with `InvalidArgument` when it is not a TileDB
+    /// array.
+    pub fn open(uri: &str, config: &StorageConfig) -> Result<ArrayDirectory> {
+        let (storage, root) = Storage::open(uri, config)?;
+        Self::open_in(storage, root)
+    }
+
+    /// Lists the array at `root` in `storage`: the root, `__schema`, `__commits` and `__meta`,
+    /// one listing each.
+    pub fn open_in(storage: Storage, root: Uri) -> Result<ArrayDirectory> {
+        let root_entries = list(&storage, &root)?;
         let schema_dir = root.join(names::SCHEMA_DIR);
         let mut schemas = Vec::new();
         if root_entries
@@ -314,7 +249,7 @@ impl ArrayDirectory {
                 timestamps: None,
             });
         }
-        for (name, _, _) in list(&schema_dir)? {
+        for (name, _, _) in list(&storage, &schema_dir)? {
             if name == names::ENUMERATIONS_DIR {
                 continue;
             }
@@ -328,21 +263,21 @@ impl ArrayDirectory {
         }
         if schemas.is_empty() {
             return Err(Error::invalid(format!(
-                "{} is not a TileDB array (no {} folder or {} file)",
-                root.display(),
+                "{root} is not a TileDB array (no {} folder or {} file)",
                 names::SCHEMA_DIR,
                 names::LEGACY_SCHEMA_FILE
             )));
         }
-        let commits = list(&root.join(names::COMMITS_DIR))?;
+        let commits = list(&storage, &root.join(names::COMMITS_DIR))?;
         let mut dir = ArrayDirectory {
+            storage,
             root,
             schemas,
             candidates: Vec::new(),
             conditions: Vec::new(),
             meta: Vec::new(),
         };
-        dir.meta = list(&dir.root.join(names::META_DIR))?
+        dir.meta = list(&dir.storage, &dir.root.join(names::META_DIR))?
             .into_iter()
             .filter(|(_, d, _)| !d)
             .map(|(n, _, _)| n)
@@ -352,8 +287,18 @@ impl ArrayDirectory {
     }
 
     /// The array's folder.
-    pub fn root(&self) -> &Path {
+    pub fn root(&self) -> &Uri {
         &self.root
+    }
+
+    /// The storage holding the array.
+    pub fn storage(&self) -> &Storage {
+        &self.storage
+    }
+
+    /// Reads a whole (small) file of the array.
+    pub fn read_file(&self, uri: &Uri) -> Result<Vec<u8>> {
+        self.storage.read(uri)
     }
 
     /// Every schema file, legacy first, then `__schema/` in listing order.
@@ -394,12 +339,12 @@ impl ArrayDirectory {
         let commits_dir = self.root.join(names::COMMITS_DIR);
         let mut ignore = HashSet::new();
         for (name, _, _) in commits.iter().filter(|(n, _, _)| n.ends_with(".ign")) {
-            ignore.extend(lines(&read_file(&commits_dir.join(name))?));
+            ignore.extend(lines(&self.read_file(&commits_dir.join(name))?));
         }
         let mut consolidated: HashSet<String> = HashSet::new();
         for (name, _, _) in commits.iter().filter(|(n, _, _)| n.ends_with(".con")) {
             let path = commits_dir.join(name);
-            let bytes = read_file(&path)?;
+            let bytes = self.read_file(&path)?;
             let mut pos = 0usize;
             while pos < bytes.len() {
                 let end = bytes[pos..]
@@ -413,10 +358,7 @@ impl ArrayDirectory {
                 }
                 if line.ends_with(".del") {
                     let size_bytes = bytes.get(pos..pos + 8).ok_or_else(|| {
-                        Error::corrupt(format!(
-                            "{}: the delete commit {line} has no tile size",
-                            path.display()
-                        ))
+                        Error::corrupt(format!("{path}: the delete commit {line} has no tile size"))
                     })?;
                     let size = u64::from_le_bytes(size_bytes.try_into().expect("8 bytes"));
                     let offset = pos as u64 + 8;
@@ -449,12 +391,10 @@ impl ArrayDirectory {
                 && !name.contains('.')
                 && (oks.contains(name.as_str())
                     || consolidated.contains(&format!("{name}.ok"))
-                    || self
-                        .root
-                        .join(name)
-                        .join(names::FRAGMENT_METADATA_FILE)
-                        .is_file()
-                        && TimestampedName::parse(name).is_ok_and(|n| n.name_version < 5));
+                    || TimestampedName::parse(name).is_ok_and(|n| n.name_version < 5)
+                        && self
+                            .storage
+                            .is_file(&self.root.join(name).join(names::FRAGMENT_METADATA_FILE))?);
             let vacuum = !is_dir && name.ends_with(".vac");
             if (legacy && TimestampedName::parse(name).is_ok()) || vacuum {
                 candidates.push(name.clone());
@@ -548,7 +488,7 @@ impl ArrayDirectory {
             if !rel.ends_with(".vac") || !overlaps(n) {
                 continue;
             }
-            for line in lines(&read_file(&self.root.join(rel))?) {
+            for line in lines(&self.read_file(&self.root.join(rel))?) {
                 let entry = vacuum_entry(&line, folder);
                 if live.contains_key(entry.as_str()) {
                     out.insert(entry);
@@ -568,7 +508,7 @@ impl ArrayDirectory {
             .filter_map(|c| c.strip_prefix(names::FRAGMENTS_DIR))
             .map(|c| c.trim_start_matches('/'))
             .collect();
-        Ok(list(&self.root.join(names::FRAGMENTS_DIR))?
+        Ok(list(&self.storage, &self.root.join(names::FRAGMENTS_DIR))?
             .into_iter()
             .filter(|(n, is_dir, _)| *is_dir && !committed.contains(n.as_str()))
             .map(|(n, _, _)| n)
@@ -577,7 +517,7 @@ impl ArrayDirectory {
 
     /// The `__meta` files visible for `[start, end]` (full overlap, minus vacuumed ones), sorted
     /// by t1 as TileDB applies them.
-    pub fn metadata_files(&self, start: u64, end: u64) -> Result<Vec<PathBuf>> {
+    pub fn metadata_files(&self, start: u64, end: u64) -> Result<Vec<Uri>> {
         let overlaps = |n: &TimestampedName| n.t1 >= start && n.t2 <= end;
         let parsed: Vec<(String, TimestampedName)> = self
             .meta
@@ -588,7 +528,7 @@ impl ArrayDirectory {
             })
             .collect::<Result<_>>()?;
         let vacuumed = self.vacuumed(&parsed, overlaps, names::META_DIR)?;
-        let mut out: Vec<(u64, PathBuf)> = parsed
+        let mut out: Vec<(u64, Uri)> = parsed
             .into_iter()
             .filter(|(rel, n)| !rel.ends_with(".vac") && !vacuumed.contains(rel) && overlaps(n))
             .map(|(rel, n)| (n.t1, self.root.join(rel)))
@@ -682,8 +622,8 @@ mod tests {
     }
 
     #[test]
-    fn remote_uris_are_refused() {
-        let e = ArrayDirectory::open("s3://bucket/array").unwrap_err();
+    fn unknown_remote_schemes_are_refused() {
+        let e = ArrayDirectory::open("tiledb://ns/array", &StorageConfig::new()).unwrap_err();
         assert!(matches!(e, Error::Unsupported(_)), "{e:?}");
     }
 }

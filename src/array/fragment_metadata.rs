@@ -6,14 +6,14 @@
 //! The footer is parsed at load; every generic tile is decoded on first use, so a damaged
 //! section fails only the reads that need it.
 
-use super::directory::{FragmentDir, io_error, names};
+use super::directory::{FragmentDir, names};
 use super::rtree::{self, RTree};
 use super::schema::{ArraySchema, Range};
 use super::value;
 use crate::error::{Error, Result};
 use crate::format::byte_reader::ByteReader;
 use crate::pipeline::generic_tile;
-use std::path::{Path, PathBuf};
+use crate::storage::{Storage, Uri};
 use std::sync::OnceLock;
 
 /// The oldest fragment format version read (TileDB 2.0).
@@ -158,11 +158,12 @@ impl FragmentMetadata {
     /// Loads the footer of the fragment in `dir`. `schema_of` gives the schema a footer names
     /// (`__array_schema.tdb` for fragments before v10).
     pub fn load<'s>(
+        storage: &Storage,
         dir: &FragmentDir,
         schema_of: impl Fn(&str) -> Option<&'s ArraySchema>,
     ) -> Result<FragmentMetadata> {
         let path = dir.path.join(names::FRAGMENT_METADATA_FILE);
-        let bytes = std::fs::read(&path).map_err(|e| io_error(&path, e))?;
+        let bytes = storage.read(&path)?;
         Self::parse(dir, bytes, schema_of)
             .map_err(|e| e.context(format!("fragment {}", dir.name.name)))
     }
@@ -391,7 +392,7 @@ impl FragmentMetadata {
     }
 
     /// Paths of the fixed (or offsets), var and validity files of `field` named `name`.
-    pub fn files(&self, field: FieldSlot, name: &str) -> [PathBuf; 3] {
+    pub fn files(&self, field: FieldSlot, name: &str) -> [Uri; 3] {
         let stem = self.file_stem(field, name);
         let p = &self.dir.path;
         [
@@ -564,12 +565,12 @@ impl FragmentMetadata {
     }
 
     /// The metadata file's path.
-    pub fn metadata_path(&self) -> PathBuf {
+    pub fn metadata_path(&self) -> Uri {
         self.dir.path.join(names::FRAGMENT_METADATA_FILE)
     }
 
     /// The fragment folder.
-    pub fn path(&self) -> &Path {
+    pub fn path(&self) -> &Uri {
         &self.dir.path
     }
 }

@@ -7,8 +7,8 @@ use crate::error::{Error, Result};
 use crate::format::byte_reader::ByteReader;
 use crate::format::datatype::Datatype;
 use crate::pipeline::generic_tile;
+use crate::storage::{Storage, Uri};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 /// One metadata entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,11 +98,12 @@ pub fn serialize(changes: &[MetadataChange]) -> Result<Vec<u8>> {
 }
 
 /// Writes `changes` as one new metadata file `__meta/__<t>_<t>_<label>` of the array at
-/// `root` (TileDB writes one per array opened for writing; `timestamp` in milliseconds, `None`
+/// `root` in `storage` (TileDB writes one per array opened for writing; `timestamp` in milliseconds, `None`
 /// or 0: now), a generic tile encrypted with `key` when given. The file is synced and its folder
 /// too; an empty list writes nothing. Returns the file name.
 pub fn write(
-    root: &Path,
+    storage: &Storage,
+    root: &Uri,
     key: Option<&[u8]>,
     timestamp: Option<u64>,
     changes: &[MetadataChange],
@@ -118,12 +119,11 @@ pub fn write(
     };
     let name = format!("__{t}_{t}_{}", names::random_label().0);
     let dir = root.join(names::META_DIR);
-    if !dir.is_dir() {
-        std::fs::create_dir(&dir).map_err(|e| super::directory::io_error(&dir, e))?;
-    }
+    storage.create_dir(&dir)?;
     let path = dir.join(&name);
-    super::directory::write_synced(&path, &tile)
-        .and_then(|()| super::directory::sync_dir(&dir))
+    storage
+        .write_new(&path, &tile)
+        .and_then(|()| storage.sync_dir(&dir))
         .map_err(|e| e.context(format!("array metadata {name}")))?;
     Ok(Some(name))
 }
@@ -161,10 +161,10 @@ pub fn parse(payload: &[u8]) -> Result<Vec<(String, Option<MetadataEntry>)>> {
 }
 
 /// Loads and merges the metadata files (already in application order).
-pub fn load(files: &[PathBuf], key: Option<&[u8]>) -> Result<Vec<MetadataEntry>> {
+pub fn load(storage: &Storage, files: &[Uri], key: Option<&[u8]>) -> Result<Vec<MetadataEntry>> {
     let mut map: BTreeMap<String, MetadataEntry> = BTreeMap::new();
     for f in files {
-        let bytes = super::directory::read_file(f)?;
+        let bytes = storage.read(f)?;
         let (_, tile, _) = generic_tile::read(&bytes, key)
             .map_err(|e| e.context(format!("array metadata {}", f.display())))?;
         for (k, e) in parse(tile.data()).map_err(|e| e.context(f.display()))? {

@@ -9,12 +9,13 @@
 //! println!("{} cells of {}", a.cell_count, a.datatype);
 //! ```
 //!
-//! What is read: local folders of format versions 5 to 22 (TileDB 2.0 to 2.30), every
+//! What is read: local folders and object stores (`s3://`, `azure://`, `gs://`, see
+//! [`crate::storage`]) holding arrays of format versions 5 to 22 (TileDB 2.0 to 2.30), every
 //! visible fragment with its own schema, fixed, var-size and nullable fields, encryption
 //! (AES-256-GCM key at open), consolidated fragments with per-cell timestamps and delete
 //! timestamps. What would need evaluation this reader does not do (delete conditions of
-//! `.del` commits still to be applied, update commits, sparse fragments in dense arrays,
-//! remote URIs) is refused with [`Error::Unsupported`] naming the feature.
+//! `.del` commits still to be applied, update commits, sparse fragments in dense arrays) is
+//! refused with [`Error::Unsupported`] naming the feature.
 
 pub mod directory;
 pub mod fragment_metadata;
@@ -55,6 +56,8 @@ pub struct OpenOptions {
     /// The most bytes one field's result may take (`None`: no limit). A read needing more
     /// fails with [`Error::OutOfMemory`] naming both sizes, before allocating.
     pub memory_limit: Option<u64>,
+    /// Object-store options (endpoint, credentials, …); unset ones come from the environment.
+    pub config: crate::storage::StorageConfig,
 }
 
 /// A visible fragment: its metadata and the schema it was written with.
@@ -240,13 +243,13 @@ impl Array {
                 "timestamp range [{timestamp_start}, {timestamp_end}] is reversed"
             )));
         }
-        let dir = ArrayDirectory::open(uri)?;
+        let dir = ArrayDirectory::open(uri, &options.config)?;
         let k = key.as_ref().map(|k| k.as_slice());
         let schemas: Vec<Arc<ArraySchema>> = dir
             .schemas()
             .iter()
             .map(|s| {
-                let bytes = directory::read_file(&s.path)?;
+                let bytes = dir.read_file(&s.path)?;
                 let (_, tile, _) = generic_tile::read(&bytes, k)
                     .map_err(|e| e.context(format!("array schema {}", s.name)))?;
                 ArraySchema::parse(tile.data(), &s.name).map(Arc::new)
@@ -265,7 +268,9 @@ impl Array {
         let loaded: Vec<Result<Fragment>> = pool(threads)?.install(|| {
             dirs.par_iter()
                 .map(|d| {
-                    let meta = FragmentMetadata::load(d, |n| by_name.get(n).map(|s| s.as_ref()))?;
+                    let meta = FragmentMetadata::load(dir.storage(), d, |n| {
+                        by_name.get(n).map(|s| s.as_ref())
+                    })?;
                     let schema = Arc::clone(by_name[meta.schema_name.as_str()]);
                     Ok(Fragment { meta, schema })
                 })
@@ -297,8 +302,13 @@ impl Array {
     }
 
     /// The array's folder.
-    pub fn root(&self) -> &std::path::Path {
+    pub fn root(&self) -> &crate::storage::Uri {
         self.dir.root()
+    }
+
+    /// The storage holding the array.
+    pub fn storage(&self) -> &crate::storage::Storage {
+        self.dir.storage()
     }
 
     /// The schema the array is read with (the latest at the open end timestamp).
@@ -393,7 +403,7 @@ impl Array {
             .join(names::SCHEMA_DIR)
             .join(names::ENUMERATIONS_DIR)
             .join(file);
-        let bytes = directory::read_file(&path)?;
+        let bytes = self.dir.read_file(&path)?;
         let (_, tile, _) = generic_tile::read(&bytes, self.key())
             .map_err(|e| e.context(format!("enumeration {name}")))?;
         Enumeration::parse(tile.data())
@@ -404,7 +414,7 @@ impl Array {
         let files = self
             .dir
             .metadata_files(self.timestamp_start, self.timestamp_end)?;
-        metadata::load(&files, self.key())
+        metadata::load(self.storage(), &files, self.key())
     }
 
     /// Writes `changes` to the array metadata as one new `__meta` file at `timestamp`
@@ -416,7 +426,7 @@ impl Array {
         changes: &[metadata::MetadataChange],
         timestamp: Option<u64>,
     ) -> Result<Option<String>> {
-        metadata::write(self.root(), self.key(), timestamp, changes)
+        metadata::write(self.storage(), self.root(), self.key(), timestamp, changes)
     }
 
     /// Resolves a field name of the latest schema.

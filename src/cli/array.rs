@@ -9,6 +9,7 @@ use tdbfilter::Datatype;
 use tdbfilter::array::metadata::MetadataEntry;
 use tdbfilter::array::schema::{ArraySchema, Attribute, Range, VAR_NUM};
 use tdbfilter::array::{Array, FieldData, OpenOptions, read::verify, value};
+use tdbfilter::storage::StorageConfig;
 
 /// `tdbf array …`.
 #[derive(Debug, Args)]
@@ -44,9 +45,14 @@ pub enum ArrayCommand {
 /// Options every array subcommand takes.
 #[derive(Debug, Clone, Args)]
 pub struct OpenArgs {
-    /// The array folder.
+    /// The array: a folder, or s3://bucket/path, azure://container/path, gs://bucket/path.
     #[arg(value_name = "ARRAY")]
     pub path: String,
+    /// Object-store option KEY=VALUE (repeatable), e.g. vfs.s3.endpoint_override=host:port,
+    /// vfs.s3.scheme=http, s3.region=us-east-1; unset ones come from the environment
+    /// (AWS_*, AZURE_STORAGE_*, GOOGLE_*).
+    #[arg(long = "config", value_name = "KEY=VALUE")]
+    pub config: Vec<String>,
     /// AES-256-GCM key of an encrypted array: 32 characters, or hex:<64 hex digits>.
     #[arg(long, value_name = "KEY")]
     pub key: Option<String>,
@@ -88,6 +94,7 @@ impl OpenArgs {
                 .as_deref()
                 .map(|t| parse_size(t).map_err(|e| Failure::new(format!("--memory-limit: {e}"))))
                 .transpose()?,
+            config: storage_config(&self.config)?,
         })
     }
 
@@ -144,9 +151,14 @@ pub struct VerifyArgs {
 /// `tdbf array create`.
 #[derive(Debug, Args)]
 pub struct CreateArgs {
-    /// The new array's folder.
+    /// The new array: a folder, or s3://bucket/path, azure://container/path, gs://bucket/path.
     #[arg(value_name = "ARRAY")]
     pub path: String,
+    /// Object-store option KEY=VALUE (repeatable), e.g. vfs.s3.endpoint_override=host:port,
+    /// vfs.s3.scheme=http, s3.region=us-east-1; unset ones come from the environment
+    /// (AWS_*, AZURE_STORAGE_*, GOOGLE_*).
+    #[arg(long = "config", value_name = "KEY=VALUE")]
+    pub config: Vec<String>,
     /// The schema JSON file (`-` reads standard input).
     #[arg(long, value_name = "FILE")]
     pub schema: String,
@@ -552,11 +564,22 @@ fn create(args: &CreateArgs) -> CliResult<()> {
         ArraySchema::from_json(&json).map_err(|e| Failure::from(e).context(&args.schema))?;
     let key = args.key.as_deref().map(parse_key).transpose()?;
     tdbfilter::array::create(
-        std::path::Path::new(&args.path),
+        &args.path,
         &schema,
         key.as_deref().map(|k| &k[..]),
+        &storage_config(&args.config)?,
     )
     .map_err(|e| Failure::from(e).context(&args.path))
+}
+
+/// The `--config KEY=VALUE` options.
+pub(crate) fn storage_config(pairs: &[String]) -> CliResult<StorageConfig> {
+    let mut c = StorageConfig::new();
+    for p in pairs {
+        c.set_pair(p)
+            .map_err(|e| Failure::from(e).context("--config"))?;
+    }
+    Ok(c)
 }
 
 /// Parses `--subarray` against the schema's dimensions.

@@ -3,7 +3,6 @@
 
 use crate::common::{CliResult, Failure, parse_datatype, parse_key};
 use clap::{Args, Subcommand};
-use std::path::Path;
 use tdbfilter::Datatype;
 use tdbfilter::array::metadata::{MetadataChange, MetadataEntry};
 use tdbfilter::array::write_metadata;
@@ -11,9 +10,14 @@ use tdbfilter::array::write_metadata;
 /// `tdbf array metadata`.
 #[derive(Debug, Args)]
 pub struct MetadataArgs {
-    /// The array folder.
+    /// The array: a folder, or s3://bucket/path, azure://container/path, gs://bucket/path.
     #[arg(value_name = "ARRAY")]
     pub path: String,
+    /// Object-store option KEY=VALUE (repeatable), e.g. vfs.s3.endpoint_override=host:port,
+    /// vfs.s3.scheme=http, s3.region=us-east-1; unset ones come from the environment
+    /// (AWS_*, AZURE_STORAGE_*, GOOGLE_*).
+    #[arg(long = "config", value_name = "KEY=VALUE", global = true)]
+    pub config: Vec<String>,
     /// AES-256-GCM key of an encrypted array: 32 characters, or hex:<64 hex digits>.
     #[arg(long, value_name = "KEY", global = true)]
     pub key: Option<String>,
@@ -118,10 +122,11 @@ pub fn run(args: &MetadataArgs, out: &mut impl std::io::Write) -> CliResult<()> 
         MetadataCommand::Delete { name } => MetadataChange::Delete(name.clone()),
     };
     let file = write_metadata(
-        Path::new(&args.path),
+        &args.path,
         key.as_ref().map(|k| k.as_slice()),
         args.timestamp,
         &[change],
+        &crate::array::storage_config(&args.config)?,
     )
     .map_err(|e| Failure::from(e).context(&args.path))?;
     if let Some(f) = file {

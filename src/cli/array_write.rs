@@ -3,7 +3,6 @@
 
 use crate::common::{CliResult, Failure, parse_key};
 use clap::{Args, ValueEnum};
-use std::path::Path;
 use tdbfilter::array::{WriteLayout, Writer};
 
 /// Cell orders of `tdbf array write`.
@@ -22,9 +21,14 @@ pub enum LayoutArg {
 /// `tdbf array write`.
 #[derive(Debug, Args)]
 pub struct WriteArgs {
-    /// The array folder.
+    /// The array: a folder, or s3://bucket/path, azure://container/path, gs://bucket/path.
     #[arg(value_name = "ARRAY")]
     pub path: String,
+    /// Object-store option KEY=VALUE (repeatable), e.g. vfs.s3.endpoint_override=host:port,
+    /// vfs.s3.scheme=http, s3.region=us-east-1; unset ones come from the environment
+    /// (AWS_*, AZURE_STORAGE_*, GOOGLE_*).
+    #[arg(long = "config", value_name = "KEY=VALUE")]
+    pub config: Vec<String>,
     /// A field's cells: NAME=FILE, FILE a .npy array (its raw little-endian values) or raw
     /// bytes; var-size fields: the concatenated values. Repeat per field.
     #[arg(long = "field", value_name = "NAME=FILE", required = true)]
@@ -146,9 +150,10 @@ fn split(arg: &str, what: &str) -> CliResult<(String, String)> {
 pub fn run(args: &WriteArgs, out: &mut impl std::io::Write) -> CliResult<()> {
     let key = args.key.as_deref().map(parse_key).transpose()?;
     let mut w = Writer::open(
-        Path::new(&args.path),
+        &args.path,
         key.as_ref().map(|k| k.as_slice()),
         args.timestamp,
+        &crate::array::storage_config(&args.config)?,
     )
     .map_err(|e| Failure::from(e).context(&args.path))?;
     w.set_threads(args.threads)?;

@@ -11,6 +11,7 @@ use tdbfilter::array::schema::ArraySchema;
 use tdbfilter::array::{
     Array, FieldBuffers, OpenOptions, WriteLayout, Writer, create, read::verify, write_metadata,
 };
+use tdbfilter::storage::StorageConfig;
 
 /// A 2-D dense array of temperatures (byteshuffle + zstd) and a station name per cell.
 const DENSE: &str = r#"{"sparse": false,
@@ -41,6 +42,12 @@ fn le<T: Copy, const N: usize>(values: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8
 }
 
 /// Reads `field` whole and checks it against `want` (bytes), naming the array.
+/// A demo folder's path as the URI text the array API takes.
+fn utf8(path: &Path) -> CliResult<&str> {
+    path.to_str()
+        .ok_or_else(|| Failure::new(format!("{}: not a UTF-8 path", path.display())))
+}
+
 fn check_field(array: &Array, field: &str, want: &[u8], what: &str) -> CliResult<()> {
     let got = array.read(&[field], None)?;
     if got[0].data != want {
@@ -78,7 +85,12 @@ pub fn run(out: &mut impl Write) -> CliResult<()> {
 
     // Dense: the whole domain in one row-major write.
     let dense = dir.0.join("weather");
-    create(&dense, &ArraySchema::from_json(DENSE)?, None)?;
+    create(
+        utf8(&dense)?,
+        &ArraySchema::from_json(DENSE)?,
+        None,
+        &StorageConfig::new(),
+    )?;
     let (days, stations) = (365usize, 40usize);
     let temp: Vec<f64> = (0..days * stations)
         .map(|i| {
@@ -99,7 +111,7 @@ pub fn run(out: &mut impl Write) -> CliResult<()> {
         }
     }
     let temp_bytes = le(&temp, f64::to_le_bytes);
-    let mut w = Writer::open(&dense, None, None)?;
+    let mut w = Writer::open(utf8(&dense)?, None, None, &StorageConfig::new())?;
     w.set_layout(WriteLayout::RowMajor)?;
     w.submit_fields(&[
         (
@@ -120,7 +132,13 @@ pub fn run(out: &mut impl Write) -> CliResult<()> {
     ])?;
     let fragment = w.finalize()?;
     let entry = MetadataEntry::new("units", Datatype::StringUtf8, 7, b"celsius")?;
-    write_metadata(&dense, None, None, &[MetadataChange::Put(entry)])?;
+    write_metadata(
+        utf8(&dense)?,
+        None,
+        None,
+        &[MetadataChange::Put(entry)],
+        &StorageConfig::new(),
+    )?;
     let array = Array::open(dense.to_str().unwrap_or(""), &OpenOptions::default())?;
     check_field(&array, "temp", &temp_bytes, "dense array")?;
     let note = array.read(&["note"], None)?;
@@ -144,7 +162,12 @@ pub fn run(out: &mut impl Write) -> CliResult<()> {
 
     // Sparse: unordered points, sorted into Hilbert order by the writer.
     let sparse = dir.0.join("events");
-    create(&sparse, &ArraySchema::from_json(SPARSE)?, None)?;
+    create(
+        utf8(&sparse)?,
+        &ArraySchema::from_json(SPARSE)?,
+        None,
+        &StorageConfig::new(),
+    )?;
     let n = 5000usize;
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut next = || {
@@ -161,7 +184,7 @@ pub fn run(out: &mut impl Write) -> CliResult<()> {
         le(&y, f64::to_le_bytes),
         le(&mag, f32::to_le_bytes),
     );
-    let mut w = Writer::open(&sparse, None, None)?;
+    let mut w = Writer::open(utf8(&sparse)?, None, None, &StorageConfig::new())?;
     w.submit_fields(&[
         (
             "x",

@@ -1,6 +1,7 @@
 //! `tdb_array_t`: opening TileDB array folders, reading cells, schema introspection,
 //! fragment listing and tile-level access (src/array/).
 
+use super::config::{config_of, tdb_config_t};
 use super::constants::{tdb_datatype_t, tdb_status_t};
 use super::error::tdb_error_t;
 use super::guard::{self, OptOut, Out, arg, guard};
@@ -31,6 +32,7 @@ fn open(
     key: *const c_void,
     key_len: usize,
     timestamps: Option<(u64, u64)>,
+    config: *const tdb_config_t,
     array: *mut *mut tdb_array_t,
 ) -> Result<()> {
     let out = Out::new(array, "array")?;
@@ -42,6 +44,7 @@ fn open(
         timestamp_end: timestamps.map(|t| t.1),
         threads: 0,
         memory_limit: None,
+        config: config_of(config)?,
     };
     let inner = Array::open(path, &options)?;
     let s = inner.schema();
@@ -70,10 +73,11 @@ fn open(
     Ok(())
 }
 
-/// Opens the array folder at `path` (a local path or `file://` URI) for reading at the current
-/// time, as TileDB opens it. `key`/`key_len`: the 32-byte AES-256-GCM key of an encrypted
-/// array, or NULL and 0. Remote URIs are `TDB_ERR_UNSUPPORTED`; a folder that is not an array
-/// is `TDB_ERR_INVALID_ARGUMENT`.
+/// Opens the array at `path` (a local path, `file://` URI, or `s3://`, `azure://`, `gs://`
+/// URI configured from the environment) for reading at the current time, as TileDB opens it.
+/// `key`/`key_len`: the 32-byte AES-256-GCM key of an encrypted array, or NULL and 0. Other
+/// schemes, and object stores in a build without them, are `TDB_ERR_UNSUPPORTED`; a folder
+/// that is not an array is `TDB_ERR_INVALID_ARGUMENT`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_array_open(
     path: *const c_char,
@@ -82,7 +86,22 @@ pub unsafe extern "C" fn tdb_array_open(
     array: *mut *mut tdb_array_t,
     error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
-    guard(error, || open(path, key, key_len, None, array))
+    guard(error, || {
+        open(path, key, key_len, None, std::ptr::null(), array)
+    })
+}
+
+/// [`tdb_array_open`] with object-store options (`config` may be NULL: the environment only).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_open_with_config(
+    path: *const c_char,
+    key: *const c_void,
+    key_len: usize,
+    config: *const tdb_config_t,
+    array: *mut *mut tdb_array_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || open(path, key, key_len, None, config, array))
 }
 
 /// Opens the array at `path` with the fragments of the timestamp range
@@ -104,6 +123,32 @@ pub unsafe extern "C" fn tdb_array_open_at(
             key,
             key_len,
             Some((timestamp_start, timestamp_end)),
+            std::ptr::null(),
+            array,
+        )
+    })
+}
+
+/// [`tdb_array_open_at`] with object-store options (`config` may be NULL: the environment
+/// only).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_open_at_with_config(
+    path: *const c_char,
+    key: *const c_void,
+    key_len: usize,
+    timestamp_start: u64,
+    timestamp_end: u64,
+    config: *const tdb_config_t,
+    array: *mut *mut tdb_array_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        open(
+            path,
+            key,
+            key_len,
+            Some((timestamp_start, timestamp_end)),
+            config,
             array,
         )
     })
@@ -763,7 +808,7 @@ pub unsafe extern "C" fn tdb_array_tile_location(
             .tile_reader(fragment as usize, name)?
             .ok_or_else(|| Error::invalid(format!("the fragment predates field {name}")))?;
         let (p, off, n) = reader.location(tile, tile_kind(kind)?)?;
-        guard::copy_c_string_out(&p.to_string_lossy(), path, capacity, path_size, "the path")?;
+        guard::copy_c_string_out(p.as_str(), path, capacity, path_size, "the path")?;
         offset.set(off);
         size.set(n);
         Ok(())

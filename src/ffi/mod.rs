@@ -9,6 +9,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 mod array;
+mod config;
 mod constants;
 mod error;
 mod generic_tile;
@@ -20,6 +21,7 @@ mod types;
 mod writer;
 
 pub use array::*;
+pub use config::*;
 pub use constants::*;
 pub use error::*;
 pub use generic_tile::*;

@@ -1,6 +1,7 @@
 //! `tdb_writer_t`: writing one fragment into an array (src/array/write/), and the array-level
 //! writes without a handle: `tdb_array_create` and the array metadata's put and delete.
 
+use super::config::{config_of, tdb_config_t};
 use super::constants::{tdb_datatype_t, tdb_layout_t, tdb_status_t, write_layout};
 use super::error::tdb_error_t;
 use super::guard::{self, Out, arg, arg_mut, guard};
@@ -10,7 +11,6 @@ use crate::array::schema::ArraySchema;
 use crate::array::{FieldBuffers, Writer};
 use crate::error::{Error, Result};
 use std::ffi::{CString, c_char, c_void};
-use std::path::Path;
 
 /// Creates the array `path` from `schema_json` (the JSON `tdbf array info --json` prints, whole
 /// or its `schema` member), as TileDB 2.30 creates it: the schema is checked with TileDB's
@@ -26,12 +26,36 @@ pub unsafe extern "C" fn tdb_array_create(
     error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
     guard(error, || {
-        let path = guard::c_str(path, "path")?;
-        let json = guard::c_str(schema_json, "schema_json")?;
-        let key = optional_key(key, key_len)?;
-        let schema = ArraySchema::from_json(json)?;
-        crate::array::create(Path::new(path), &schema, key)
+        create(path, schema_json, key, key_len, std::ptr::null())
     })
+}
+
+/// [`tdb_array_create`] at a local path or object-store URI (`s3://`, `azure://`, `gs://`)
+/// with object-store options (`config` may be NULL: the environment only).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_create_with_config(
+    path: *const c_char,
+    schema_json: *const c_char,
+    key: *const c_void,
+    key_len: usize,
+    config: *const tdb_config_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || create(path, schema_json, key, key_len, config))
+}
+
+fn create(
+    path: *const c_char,
+    schema_json: *const c_char,
+    key: *const c_void,
+    key_len: usize,
+    config: *const tdb_config_t,
+) -> Result<()> {
+    let path = guard::c_str(path, "path")?;
+    let json = guard::c_str(schema_json, "schema_json")?;
+    let key = optional_key(key, key_len)?;
+    let schema = ArraySchema::from_json(json)?;
+    crate::array::create(path, &schema, key, &config_of(config)?)
 }
 
 /// The key argument: NULL and 0 for none.
@@ -59,12 +83,48 @@ pub unsafe extern "C" fn tdb_array_metadata_put(
     error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
     guard(error, || {
-        let name = guard::c_str(name, "name")?;
-        let datatype = Datatype::try_from_u32(r#type)?;
-        let value = guard::bytes(value.cast(), value_size, "value")?;
-        let entry = MetadataEntry::new(name, datatype, value_count, value)?;
-        write_metadata(path, key, key_len, timestamp, MetadataChange::Put(entry))
+        let change = put_change(name, r#type, value_count, value, value_size)?;
+        write_metadata(path, key, key_len, timestamp, change, std::ptr::null())
     })
+}
+
+/// [`tdb_array_metadata_put`] with object-store options (`config` may be NULL).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_metadata_put_with_config(
+    path: *const c_char,
+    key: *const c_void,
+    key_len: usize,
+    timestamp: u64,
+    name: *const c_char,
+    r#type: tdb_datatype_t,
+    value_count: u32,
+    value: *const c_void,
+    value_size: usize,
+    config: *const tdb_config_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let change = put_change(name, r#type, value_count, value, value_size)?;
+        write_metadata(path, key, key_len, timestamp, change, config)
+    })
+}
+
+fn put_change(
+    name: *const c_char,
+    r#type: tdb_datatype_t,
+    value_count: u32,
+    value: *const c_void,
+    value_size: usize,
+) -> Result<MetadataChange> {
+    let name = guard::c_str(name, "name")?;
+    let datatype = Datatype::try_from_u32(r#type)?;
+    let value = guard::bytes(value.cast(), value_size, "value")?;
+    Ok(MetadataChange::Put(MetadataEntry::new(
+        name,
+        datatype,
+        value_count,
+        value,
+    )?))
 }
 
 /// Deletes the array metadata entry `name` of the array at `path`: one new `__meta` file at
@@ -81,13 +141,26 @@ pub unsafe extern "C" fn tdb_array_metadata_delete(
 ) -> tdb_status_t {
     guard(error, || {
         let name = guard::c_str(name, "name")?;
-        write_metadata(
-            path,
-            key,
-            key_len,
-            timestamp,
-            MetadataChange::Delete(name.to_string()),
-        )
+        let change = MetadataChange::Delete(name.to_string());
+        write_metadata(path, key, key_len, timestamp, change, std::ptr::null())
+    })
+}
+
+/// [`tdb_array_metadata_delete`] with object-store options (`config` may be NULL).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_metadata_delete_with_config(
+    path: *const c_char,
+    key: *const c_void,
+    key_len: usize,
+    timestamp: u64,
+    name: *const c_char,
+    config: *const tdb_config_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let name = guard::c_str(name, "name")?;
+        let change = MetadataChange::Delete(name.to_string());
+        write_metadata(path, key, key_len, timestamp, change, config)
     })
 }
 
@@ -97,10 +170,11 @@ fn write_metadata(
     key_len: usize,
     timestamp: u64,
     change: MetadataChange,
+    config: *const tdb_config_t,
 ) -> Result<()> {
     let path = guard::c_str(path, "path")?;
     let key = optional_key(key, key_len)?;
-    crate::array::write_metadata(Path::new(path), key, Some(timestamp), &[change])?;
+    crate::array::write_metadata(path, key, Some(timestamp), &[change], &config_of(config)?)?;
     Ok(())
 }
 
@@ -191,17 +265,47 @@ pub unsafe extern "C" fn tdb_writer_open(
     error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
     guard(error, || {
-        let out = Out::new(writer, "writer")?;
-        let path = guard::c_str(path, "path")?;
-        let key = optional_key(key, key_len)?;
-        let inner = Writer::open(Path::new(path), key, Some(timestamp))?;
-        out.set(guard::new_handle(tdb_writer_t {
-            inner: Some(inner),
-            batch: Vec::new(),
-            fragment: None,
-        }));
-        Ok(())
+        writer_open(path, key, key_len, timestamp, std::ptr::null(), writer)
     })
+}
+
+/// [`tdb_writer_open`] at a local path or object-store URI with object-store options
+/// (`config` may be NULL: the environment only). In an object store the fragment's files are
+/// uploaded (multipart when large) and the commit object is written last by
+/// `tdb_writer_finalize`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_writer_open_with_config(
+    path: *const c_char,
+    key: *const c_void,
+    key_len: usize,
+    timestamp: u64,
+    config: *const tdb_config_t,
+    writer: *mut *mut tdb_writer_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        writer_open(path, key, key_len, timestamp, config, writer)
+    })
+}
+
+fn writer_open(
+    path: *const c_char,
+    key: *const c_void,
+    key_len: usize,
+    timestamp: u64,
+    config: *const tdb_config_t,
+    writer: *mut *mut tdb_writer_t,
+) -> Result<()> {
+    let out = Out::new(writer, "writer")?;
+    let path = guard::c_str(path, "path")?;
+    let key = optional_key(key, key_len)?;
+    let inner = Writer::open(path, key, Some(timestamp), &config_of(config)?)?;
+    out.set(guard::new_handle(tdb_writer_t {
+        inner: Some(inner),
+        batch: Vec::new(),
+        fragment: None,
+    }));
+    Ok(())
 }
 
 /// Frees a writer. A writer not finalized commits nothing: its partial fragment folder is

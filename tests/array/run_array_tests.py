@@ -148,7 +148,7 @@ def check_dense(uri, key=None, timestamp=None, subarray=None, label=""):
     with tiledb.open(uri, timestamp=timestamp, ctx=ctx) as A:
         box = subarray or A.nonempty_domain()
         if box is None:
-            with tdbfilter.Array(uri, key, timestamp) as ours:
+            with tdbfilter.Array(uri, key=key, timestamp=timestamp) as ours:
                 for name, _, _ in schema_fields(A.schema):
                     cells, _ = read_cells(ours, name)
                     CHECKS[0] += 1
@@ -160,7 +160,7 @@ def check_dense(uri, key=None, timestamp=None, subarray=None, label=""):
         theirs = A.query(dims=dims)[tuple(
             slice(lo, hi if isinstance(hi, np.datetime64) else hi + 1) for lo, hi in box)]
         schema = A.schema
-    with tdbfilter.Array(uri, key, timestamp) as ours:
+    with tdbfilter.Array(uri, key=key, timestamp=timestamp) as ours:
         for name, var, nullable in schema_fields(schema):
             compare(
                 f"{label} {name}",
@@ -179,7 +179,7 @@ def check_sparse(uri, key=None, timestamp=None, subarray=None, label="", unorder
             theirs = A.query(order="G")[:]
         else:
             theirs = A.query(order="G").multi_index[tuple(slice(lo, hi) for lo, hi in subarray)]
-    with tdbfilter.Array(uri, key, timestamp) as ours:
+    with tdbfilter.Array(uri, key=key, timestamp=timestamp) as ours:
         if unordered:
             # Compare whole cells (all fields together) as a multiset.
             fields = schema_fields(schema)
@@ -432,7 +432,7 @@ def dense_encrypted(tmp):
         A[5:60] = {"a": np.linspace(0, 1, 55), "s": np.array([None if i % 5 == 0 else "x" * (i % 4) for i in range(55)], dtype=object)}
     check_dense(uri, key=KEY, label="encrypted")
     expect_error("encrypted without key", 4, lambda: tdbfilter.Array(uri))
-    expect_error("encrypted with a wrong key", 4, lambda: tdbfilter.Array(uri, "X" * 32))
+    expect_error("encrypted with a wrong key", 4, lambda: tdbfilter.Array(uri, key="X" * 32))
 
 
 @case

@@ -89,7 +89,10 @@ def test_errors_and_close(tmp_path):
     with pytest.raises(tdbfilter.InvalidArgument):
         tdbfilter.Array(tmp_path / "missing")
     with pytest.raises(tdbfilter.Unsupported):
-        tdbfilter.Array("s3://bucket/array")
+        tdbfilter.Array("tiledb://namespace/array")
+    # Object stores are read (tests/object_store/); a bad configuration key is refused by name.
+    with pytest.raises(tdbfilter.InvalidArgument, match="vfs.s3.no_such_key"):
+        tdbfilter.Array("s3://bucket/array", config={"vfs.s3.no_such_key": "1"})
     A = tdbfilter.Array(ARRAYS / "dense")
     with pytest.raises(tdbfilter.InvalidArgument):
         A.read("nope")

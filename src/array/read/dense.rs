@@ -517,7 +517,10 @@ fn read_attribute(
             for plan in plans {
                 let frag = &array.fragments()[plan.frag];
                 match TileReader::new(array, frag, TileField::Attribute(i))? {
-                    Some(reader) => read_fixed(&reader, plan, cs, &mut data, validity.as_mut())?,
+                    Some(reader) => {
+                        reader.prefetch(&plan_tiles(plan))?;
+                        read_fixed(&reader, plan, cs, &mut data, validity.as_mut())?
+                    }
                     None => fill_boxes.extend(&plan.pieces),
                 }
             }
@@ -548,6 +551,11 @@ fn read_attribute(
         validity,
         cell_count: n as u64,
     })
+}
+
+/// The tiles a plan reads (what an object store is asked for at once).
+fn plan_tiles(plan: &Plan) -> Vec<u64> {
+    plan.jobs.iter().map(|j| j.tile).collect()
 }
 
 /// Writes the fill value into the result cells of a run (zero fills are already there).
@@ -669,6 +677,7 @@ fn read_var(
         let Some(reader) = TileReader::new(array, frag, TileField::Attribute(i))? else {
             continue;
         };
+        reader.prefetch(&plan_tiles(plan))?;
         let jobs: Vec<&TileJob> = plan.jobs.iter().collect();
         decode_batches(&reader, &jobs, |job, tile| {
             let id = u32::try_from(tiles.len()).map_err(|_| Error::invalid("too many tiles"))?;
@@ -725,6 +734,7 @@ fn read_var_in_order(
         let Some(reader) = TileReader::new(array, frag, TileField::Attribute(i))? else {
             return Ok(None);
         };
+        reader.prefetch(&plan_tiles(plan))?;
         for job in &plan.jobs {
             match job.direct(reader.cell_num(job.tile)) {
                 Some(dst) => order.push((dst, readers.len(), job.tile)),

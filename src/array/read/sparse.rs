@@ -242,9 +242,21 @@ pub(crate) fn read(
         }
     }
     let (t_start, t_end) = array.timestamps();
+    let readers = frags
+        .iter()
+        .enumerate()
+        .map(|(fi, _)| {
+            let tiles: Vec<u64> = wanted
+                .iter()
+                .filter(|(f, _)| *f == fi)
+                .map(|(_, t)| *t)
+                .collect();
+            CoordReaders::new(array, fi, &tiles)
+        })
+        .collect::<Result<Vec<_>>>()?;
     let coord_tiles: Vec<CoordTile> = wanted
         .par_iter()
-        .map(|&(fi, t)| load_coords(array, fi, t))
+        .map(|&(fi, t)| load_coords(array, &readers[fi], fi, t))
         .collect::<Result<_>>()?;
     // Candidates, per fragment in global order.
     let mut cells = Vec::new();
@@ -335,24 +347,62 @@ fn dedup(
     out
 }
 
-fn load_coords(array: &Array, fi: usize, t: u64) -> Result<CoordTile> {
-    let frag = &array.fragments()[fi];
-    let schema = array.schema();
-    let mut dims = Vec::new();
-    for j in 0..schema.dimensions.len() {
-        let r = TileReader::new(array, frag, TileField::Dimension(j))?.ok_or_else(|| {
-            Error::corrupt(format!("fragment {} has no coordinates", frag.name()))
-        })?;
-        dims.push(r.decode(t)?);
-    }
-    let u64s = |f: TileField| -> Result<Option<Vec<u64>>> {
-        match TileReader::new(array, frag, f)? {
-            Some(r) => Ok(Some(r.decode_u64(t)?)),
-            None => Ok(None),
+/// The readers of one fragment's coordinates and per-cell timestamps.
+struct CoordReaders<'a> {
+    dims: Vec<TileReader<'a>>,
+    timestamps: Option<TileReader<'a>>,
+    delete_timestamps: Option<TileReader<'a>>,
+}
+
+impl<'a> CoordReaders<'a> {
+    /// The readers of fragment `fi`, with `tiles` prefetched (from an object store, in few
+    /// requests); no readers are made when no tile is wanted.
+    fn new(array: &'a Array, fi: usize, tiles: &[u64]) -> Result<CoordReaders<'a>> {
+        let mut out = CoordReaders {
+            dims: Vec::new(),
+            timestamps: None,
+            delete_timestamps: None,
+        };
+        if tiles.is_empty() {
+            return Ok(out);
         }
-    };
-    let timestamps = u64s(TileField::Timestamps)?;
-    let delete_timestamps = u64s(TileField::DeleteTimestamps)?;
+        let frag = &array.fragments()[fi];
+        for j in 0..array.schema().dimensions.len() {
+            let r = TileReader::new(array, frag, TileField::Dimension(j))?.ok_or_else(|| {
+                Error::corrupt(format!("fragment {} has no coordinates", frag.name()))
+            })?;
+            r.prefetch(tiles)?;
+            out.dims.push(r);
+        }
+        out.timestamps = TileReader::new(array, frag, TileField::Timestamps)?;
+        out.delete_timestamps = TileReader::new(array, frag, TileField::DeleteTimestamps)?;
+        for r in [&out.timestamps, &out.delete_timestamps]
+            .into_iter()
+            .flatten()
+        {
+            r.prefetch(tiles)?;
+        }
+        Ok(out)
+    }
+}
+
+fn load_coords(array: &Array, readers: &CoordReaders<'_>, fi: usize, t: u64) -> Result<CoordTile> {
+    let schema = array.schema();
+    let dims = readers
+        .dims
+        .iter()
+        .map(|r| r.decode(t))
+        .collect::<Result<Vec<_>>>()?;
+    let timestamps = readers
+        .timestamps
+        .as_ref()
+        .map(|r| r.decode_u64(t))
+        .transpose()?;
+    let delete_timestamps = readers
+        .delete_timestamps
+        .as_ref()
+        .map(|r| r.decode_u64(t))
+        .transpose()?;
     let hilbert = (schema.cell_order == Layout::Hilbert)
         .then(|| hilbert_values(schema, &dims, dims.first().map_or(0, |d| d.cells) as usize))
         .transpose()?;
@@ -399,6 +449,7 @@ fn read_whole(array: &Array, r: &FieldRef) -> Result<FieldData> {
     };
     // TileReader::new checked that the fragment lists an offset for each of its tiles.
     let tiles: Vec<u64> = (0..frag.meta.tile_num()).collect();
+    reader.prefetch(&tiles)?;
     let counts: Vec<usize> = tiles
         .iter()
         .map(|&t| frag.meta.cell_num_of_tile(t) as usize)
@@ -484,10 +535,19 @@ fn gather(array: &Array, r: &FieldRef, tiles: &[CoordTile], cells: &[Cell]) -> R
                 used[c.ct as usize] = true;
             }
             let mut readers: HashMap<usize, Option<TileReader<'_>>> = HashMap::new();
+            let mut wanted: HashMap<usize, Vec<u64>> = HashMap::new();
             for (k, t) in tiles.iter().enumerate() {
                 if used[k] && !readers.contains_key(&t.frag) {
                     let frag = &array.fragments()[t.frag];
                     readers.insert(t.frag, TileReader::new(array, frag, tile_field(r))?);
+                }
+                if used[k] {
+                    wanted.entry(t.frag).or_default().push(t.tile);
+                }
+            }
+            for (f, reader) in &readers {
+                if let Some(reader) = reader {
+                    reader.prefetch(&wanted[f])?;
                 }
             }
             decoded = tiles

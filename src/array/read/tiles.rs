@@ -9,10 +9,8 @@ use crate::array::{Array, Fragment};
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
 use crate::pipeline::Pipeline;
+use crate::storage::{FileReader, Uri};
 use std::cell::Cell;
-use std::fs::File;
-use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
 
 /// Read buffers up to this size are kept per thread between tiles.
 const MAX_KEPT_READ_BUFFER: usize = 256 << 20;
@@ -87,13 +85,15 @@ pub struct TileReader<'a> {
     data: Pipeline,
     offsets_pipeline: Pipeline,
     validity: Pipeline,
-    paths: [PathBuf; 3],
-    files: [Option<File>; 3],
+    paths: [Uri; 3],
+    files: [Option<FileReader>; 3],
     offsets: [&'a [u64]; 3],
     var_sizes: &'a [u64],
     sizes: [u64; 3],
     /// The files' actual lengths (reads never size a buffer past them).
     lengths: [u64; 3],
+    /// Whether the files are local (no prefetching).
+    local: bool,
 }
 
 impl std::fmt::Debug for TileReader<'_> {
@@ -189,17 +189,18 @@ impl<'a> TileReader<'a> {
         let v = meta.version;
         let paths = meta.files(slot, &fname);
         let var = cvn == VAR_NUM;
-        let open = |p: &PathBuf| -> Result<File> {
-            File::open(p).map_err(|e| crate::array::directory::io_error(p, e))
-        };
+        // The sizes the fragment metadata records: an object store needs no HEAD request per
+        // file (a damaged size makes reads past the real end fail, naming the object).
+        let recorded = [
+            meta.file_sizes.get(s).copied().unwrap_or(0),
+            meta.file_var_sizes.get(s).copied().unwrap_or(0),
+            meta.file_validity_sizes.get(s).copied().unwrap_or(0),
+        ];
+        let open = |k: usize| array.storage().open_file_sized(&paths[k], recorded[k]);
         let files = [
-            Some(open(&paths[0])?),
-            if var { Some(open(&paths[1])?) } else { None },
-            if nullable {
-                Some(open(&paths[2])?)
-            } else {
-                None
-            },
+            Some(open(0)?),
+            if var { Some(open(1)?) } else { None },
+            if nullable { Some(open(2)?) } else { None },
         ];
         let ctx = |e: Error| e.context(format!("fragment {} field {name}", frag.name()));
         let offsets = [
@@ -231,18 +232,11 @@ impl<'a> TileReader<'a> {
                 ))));
             }
         }
-        let sizes = [
-            meta.file_sizes.get(s).copied().unwrap_or(0),
-            meta.file_var_sizes.get(s).copied().unwrap_or(0),
-            meta.file_validity_sizes.get(s).copied().unwrap_or(0),
-        ];
+        let sizes = recorded;
         let mut lengths = [0u64; 3];
         for (k, f) in files.iter().enumerate() {
             if let Some(f) = f {
-                lengths[k] = f
-                    .metadata()
-                    .map_err(|e| crate::array::directory::io_error(&paths[k], e))?
-                    .len();
+                lengths[k] = f.len();
             }
         }
         let reader = TileReader {
@@ -261,6 +255,7 @@ impl<'a> TileReader<'a> {
             var_sizes,
             sizes,
             lengths,
+            local: array.storage().is_local(),
         };
         reader
             .check_claims()
@@ -346,7 +341,7 @@ impl<'a> TileReader<'a> {
     }
 
     /// The file, byte offset and persisted size of tile `i` of `kind`.
-    pub fn location(&self, i: u64, kind: TileKind) -> Result<(PathBuf, u64, u64)> {
+    pub fn location(&self, i: u64, kind: TileKind) -> Result<(Uri, u64, u64)> {
         let k = kind as usize;
         if self.files[k].is_none() {
             return Err(Error::invalid(format!(
@@ -360,11 +355,38 @@ impl<'a> TileReader<'a> {
 
     /// The file of `kind` and its size recorded in the fragment metadata (`None` when the
     /// field has no such file).
-    pub fn file_and_size(&self, kind: TileKind) -> Option<(PathBuf, u64)> {
+    pub fn file_and_size(&self, kind: TileKind) -> Option<(Uri, u64)> {
         let k = kind as usize;
         self.files[k]
             .as_ref()
             .map(|_| (self.paths[k].clone(), self.sizes[k]))
+    }
+
+    /// Fetches the filtered bytes of `tiles` (every file of the field) ahead of decoding them:
+    /// from an object store, in few merged ranged requests, many in flight; locally nothing
+    /// happens (tiles are read with positioned reads as they are decoded).
+    pub fn prefetch(&self, tiles: &[u64]) -> Result<()> {
+        if self.local {
+            return Ok(());
+        }
+        for kind in [TileKind::Fixed, TileKind::Var, TileKind::Validity] {
+            let Some(file) = &self.files[kind as usize] else {
+                continue;
+            };
+            let ranges = tiles
+                .iter()
+                .map(|&i| self.location(i, kind).map(|(_, off, size)| off..off + size))
+                .collect::<Result<Vec<_>>>()?;
+            file.prefetch(&ranges).map_err(|e| {
+                e.context(format!("fragment {} field {}", self.frag.name(), self.name))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The actual length of the file of `kind` (0 when the field has none).
+    pub fn file_length(&self, kind: TileKind) -> u64 {
+        self.lengths[kind as usize]
     }
 
     /// The filtered bytes of tile `i` of `kind` (a positioned read).
@@ -372,9 +394,10 @@ impl<'a> TileReader<'a> {
         self.with_filtered(i, kind, |b| Ok(b.to_vec()))
     }
 
-    /// Calls `f` with the filtered bytes of tile `i` of `kind`, read with a positioned read
-    /// into this thread's reusable buffer (no allocation or zero-filling per tile once the
-    /// buffer has grown to the largest tile).
+    /// Calls `f` with the filtered bytes of tile `i` of `kind`: locally a positioned read into
+    /// this thread's reusable buffer (no allocation or zero-filling per tile once the buffer
+    /// has grown to the largest tile); from an object store the prefetched bytes (or one
+    /// ranged request).
     pub fn with_filtered<R>(
         &self,
         i: u64,
@@ -396,16 +419,7 @@ impl<'a> TileReader<'a> {
         // Taken out of the thread-local slot while in use: a nested read on this thread (rayon
         // may run another tile's job while this one waits) finds it empty and allocates.
         let mut buf = READ_BUFFER.with(|b| b.take());
-        if buf.len() < size {
-            buf.resize(size, 0);
-        }
-        let result = match file.read_exact_at(&mut buf[..size], off) {
-            Ok(()) => f(&buf[..size]),
-            Err(e) => Err(Error::corrupt(format!(
-                "{}: cannot read {size} bytes at offset {off}: {e}",
-                path.display()
-            ))),
-        };
+        let result = file.with_range(off, size, &mut buf, f);
         if buf.len() <= MAX_KEPT_READ_BUFFER {
             READ_BUFFER.with(|b| {
                 let mut slot = b.take();

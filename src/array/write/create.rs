@@ -4,13 +4,12 @@
 //! generic tile `__schema/__<t>_<t>_<label>` and one generic tile per enumeration
 //! `__schema/__enumerations/__<label>_0`, encrypted with AES-256-GCM when a key is given.
 
-use crate::array::directory::{names, sync_dir, write_synced};
+use crate::array::directory::names;
 use crate::array::schema::ArraySchema;
 use crate::error::{Error, Result};
 use crate::format::format_version::FORMAT_VERSION;
 use crate::pipeline::generic_tile;
-use std::fs;
-use std::path::{Path, PathBuf};
+use crate::storage::{Storage, StorageConfig, Uri};
 
 /// The folders TileDB creates in a new array after `__schema/__enumerations`, in its order.
 const FOLDERS: [&str; 5] = [
@@ -21,15 +20,23 @@ const FOLDERS: [&str; 5] = [
     names::LABELS_DIR,
 ];
 
-/// Creates the array `path` with `schema`, as TileDB 2.30 does: the schema is checked
+/// Creates the array at `uri` (a local folder, `file://` or object-store URI, configured by
+/// `config` and the environment) with `schema`, as TileDB 2.30 does: the schema is checked
 /// ([`ArraySchema::check`]), the folder (and missing parents) is created, and the schema is
 /// written in format version 22 under a new name `__<now>_<now>_<label>` (the `name` and
 /// `version` of `schema` are not used); enumerations without a file name get
 /// `__<label>_0`. With `key` (32 bytes), the schema and enumeration files are encrypted with
 /// AES-256-GCM, and the array opens only with that key. An existing array (a `__schema`
 /// folder or a pre-v10 `__array_schema.tdb`) is refused and left untouched; on failure,
-/// what this call created is removed.
-pub fn create(path: &Path, schema: &ArraySchema, key: Option<&[u8]>) -> Result<()> {
+/// what this call created is removed. In an object store there are no folders: the schema
+/// and enumeration objects are the array (two concurrent creators are not told apart there).
+pub fn create(
+    uri: &str,
+    schema: &ArraySchema,
+    key: Option<&[u8]>,
+    config: &StorageConfig,
+) -> Result<()> {
+    let (storage, path) = Storage::open(uri, config)?;
     if let Some(k) = key
         && k.len() != 32
     {
@@ -65,103 +72,111 @@ pub fn create(path: &Path, schema: &ArraySchema, key: Option<&[u8]>) -> Result<(
         let tile = generic_tile::write_payload(&e.serialize()?, key)?;
         enumeration_tiles.push((file.clone(), tile));
     }
-    let made = make_folders(path)?;
+    let mut made = make_folders(&storage, &path)?;
     let written = (|| {
         let schema_dir = path.join(names::SCHEMA_DIR);
         let enum_dir = schema_dir.join(names::ENUMERATIONS_DIR);
         for (file, tile) in &enumeration_tiles {
-            write_synced(&enum_dir.join(file), tile)?;
+            let f = enum_dir.join(file);
+            storage.write_new(&f, tile)?;
+            made.files.push(f);
         }
         // The schema file last: the array is whole once it exists.
-        write_synced(&schema_dir.join(&schema.name), &schema_tile)?;
-        sync_dir(&enum_dir)?;
-        sync_dir(&schema_dir)
+        storage.write_new(&schema_dir.join(&schema.name), &schema_tile)?;
+        storage.sync_dir(&enum_dir)?;
+        storage.sync_dir(&schema_dir)
     })();
     if let Err(e) = written {
-        made.undo();
-        return Err(e.context(format!("creating array {}", path.display())));
+        made.undo(&storage);
+        return Err(e.context(format!("creating array {path}")));
     }
     Ok(())
 }
 
-/// The folders one `create` made, removed again when a later step fails.
+/// The folders and files one `create` made, removed again when a later step fails.
 struct Made {
-    root: Option<PathBuf>,
-    folders: Vec<PathBuf>,
+    root: Option<Uri>,
+    folders: Vec<Uri>,
+    files: Vec<Uri>,
 }
 
 impl Made {
-    fn undo(self) {
+    fn undo(self, storage: &Storage) {
         // Best effort: the error being reported is the one that matters.
+        for f in &self.files {
+            let _ = storage.remove_file(f);
+        }
         match self.root {
-            Some(root) => {
-                let _ = fs::remove_dir_all(root);
+            Some(root) if storage.is_local() => {
+                let _ = storage.remove_dir_all(&root);
             }
-            None => {
+            _ => {
                 for f in self.folders.iter().rev() {
-                    let _ = fs::remove_dir_all(f);
+                    if storage.is_local() {
+                        let _ = storage.remove_dir_all(f);
+                    }
                 }
             }
         }
     }
 }
 
-fn io(path: &Path, what: &str, e: std::io::Error) -> Error {
-    Error::invalid(format!("{what} {}: {e}", path.display()))
-}
-
 /// Makes the array folder and its subfolders. `__schema` is made with a plain `mkdir`, so of
-/// two processes creating the same array at once exactly one succeeds.
-fn make_folders(path: &Path) -> Result<Made> {
+/// two processes creating the same local array at once exactly one succeeds.
+fn make_folders(storage: &Storage, path: &Uri) -> Result<Made> {
     let legacy = path.join(names::LEGACY_SCHEMA_FILE);
     let schema_dir = path.join(names::SCHEMA_DIR);
     let exists = || {
         Error::invalid(format!(
-            "Cannot create array; Array '{}' already exists",
-            path.display()
+            "Cannot create array; Array '{path}' already exists"
         ))
     };
-    if legacy.exists() || schema_dir.exists() {
+    if storage.is_file(&legacy)? || storage.is_dir(&schema_dir)? {
         return Err(exists());
     }
     // The root counts as ours (to remove on failure) only if this call's own `mkdir` made it:
     // a concurrent creator may make it between a check and ours.
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent).map_err(|e| io(parent, "cannot create the folder", e))?;
+    if storage.is_local()
+        && let Some(parent) = std::path::Path::new(path.as_str())
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+    {
+        let parent = Uri::new(parent.to_string_lossy().into_owned());
+        storage.create_dir_all(&parent)?;
     }
-    let root = match fs::create_dir(path) {
-        Ok(()) => Some(path.to_path_buf()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => None,
-        Err(e) => return Err(io(path, "cannot create the folder", e)),
-    };
+    let root = storage.create_dir(path)?.then(|| path.clone());
     let mut made = Made {
         root,
         folders: Vec::new(),
+        files: Vec::new(),
     };
-    if let Err(e) = fs::create_dir(&schema_dir) {
-        made.undo();
-        return Err(if e.kind() == std::io::ErrorKind::AlreadyExists {
-            exists()
-        } else {
-            io(&schema_dir, "cannot create the folder", e)
-        });
+    match storage.create_dir(&schema_dir) {
+        Ok(true) => {}
+        Ok(false) => {
+            made.undo(storage);
+            return Err(exists());
+        }
+        Err(e) => {
+            made.undo(storage);
+            return Err(e);
+        }
     }
     made.folders.push(schema_dir.clone());
     let enum_dir = schema_dir.join(names::ENUMERATIONS_DIR);
     let dirs = std::iter::once(enum_dir).chain(FOLDERS.iter().map(|f| path.join(f)));
     for dir in dirs {
-        match fs::create_dir(&dir) {
-            Ok(()) => made.folders.push(dir),
-            // TileDB's `create_dir` accepts existing folders.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+        // TileDB's `create_dir` accepts existing folders.
+        match storage.create_dir(&dir) {
+            Ok(true) => made.folders.push(dir),
+            Ok(false) => {}
             Err(e) => {
-                made.undo();
-                return Err(io(&dir, "cannot create the folder", e));
+                made.undo(storage);
+                return Err(e);
             }
         }
     }
-    if let Err(e) = sync_dir(path) {
-        made.undo();
+    if let Err(e) = storage.sync_dir(path) {
+        made.undo(storage);
         return Err(e);
     }
     Ok(made)
@@ -171,6 +186,8 @@ fn make_folders(path: &Path) -> Result<Made> {
 mod tests {
     use super::*;
     use crate::array::{Array, OpenOptions};
+    use std::fs;
+    use std::path::PathBuf;
 
     /// A fresh folder path under the system's temporary folder.
     fn scratch(name: &str) -> PathBuf {
@@ -192,7 +209,7 @@ mod tests {
     fn creates_what_the_reader_opens() {
         let dir = scratch("plain");
         let schema = ArraySchema::from_json(SCHEMA).unwrap();
-        create(&dir, &schema, None).unwrap();
+        create(dir.to_str().unwrap(), &schema, None, &StorageConfig::new()).unwrap();
         for f in [
             "__commits",
             "__fragments",
@@ -221,7 +238,7 @@ mod tests {
         b["name"] = "".into();
         assert_eq!(a, b);
         // An existing array is refused and left as it was.
-        let err = create(&dir, &schema, None).unwrap_err();
+        let err = create(dir.to_str().unwrap(), &schema, None, &StorageConfig::new()).unwrap_err();
         assert!(err.message().contains("already exists"), "{err}");
         assert_eq!(fs::read_dir(dir.join("__schema")).unwrap().count(), 2);
         fs::remove_dir_all(&dir).unwrap();
@@ -232,9 +249,23 @@ mod tests {
         let dir = scratch("key");
         let key = b"0123456789abcdeF0123456789abcdeF";
         let schema = ArraySchema::from_json(SCHEMA).unwrap();
-        assert!(create(&dir, &schema, Some(&key[..31])).is_err());
+        assert!(
+            create(
+                dir.to_str().unwrap(),
+                &schema,
+                Some(&key[..31]),
+                &StorageConfig::new()
+            )
+            .is_err()
+        );
         assert!(!dir.exists());
-        create(&dir, &schema, Some(key)).unwrap();
+        create(
+            dir.to_str().unwrap(),
+            &schema,
+            Some(key),
+            &StorageConfig::new(),
+        )
+        .unwrap();
         assert!(Array::open(dir.to_str().unwrap(), &OpenOptions::default()).is_err());
         let opts = OpenOptions {
             key: Some(key.to_vec()),
@@ -252,7 +283,11 @@ mod tests {
             let schema = ArraySchema::from_json(SCHEMA).unwrap();
             let results: Vec<Result<()>> = std::thread::scope(|s| {
                 let handles: Vec<_> = (0..6)
-                    .map(|_| s.spawn(|| create(&dir, &schema, None)))
+                    .map(|_| {
+                        s.spawn(|| {
+                            create(dir.to_str().unwrap(), &schema, None, &StorageConfig::new())
+                        })
+                    })
                     .collect();
                 handles.into_iter().map(|h| h.join().unwrap()).collect()
             });
@@ -276,13 +311,13 @@ mod tests {
         let dir = scratch("refused");
         let mut schema = ArraySchema::from_json(SCHEMA).unwrap();
         schema.capacity = 0;
-        let err = create(&dir, &schema, None).unwrap_err();
+        let err = create(dir.to_str().unwrap(), &schema, None, &StorageConfig::new()).unwrap_err();
         assert!(err.message().contains("capacity equal to zero"), "{err}");
         assert!(!dir.exists());
         // An existing empty folder (not an array) is used, as TileDB does.
         fs::create_dir_all(&dir).unwrap();
         schema.capacity = 5;
-        create(&dir, &schema, None).unwrap();
+        create(dir.to_str().unwrap(), &schema, None, &StorageConfig::new()).unwrap();
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -6,7 +6,7 @@
 
 use super::dense::RawTile;
 use super::tile_metadata::{self, SummaryField, TileMetadata};
-use crate::array::directory::{io_error, names, sync_dir};
+use crate::array::directory::names;
 use crate::array::fragment_metadata::{ListKind, NewFragmentMetadata, TileMinMax};
 use crate::array::rtree::{self, Mbr, RTree};
 use crate::array::schema::{ArraySchema, Range};
@@ -14,9 +14,7 @@ use crate::engine::tile::Tile;
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
 use crate::pipeline::Pipeline;
-use std::fs::File;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use crate::storage::{FileWriter, Storage, Uri};
 
 /// A field written into the fragment: an attribute or (sparse) a dimension.
 #[derive(Clone, Debug)]
@@ -202,13 +200,14 @@ struct SlotMeta {
 
 /// A fragment being written.
 pub(crate) struct FragmentWriter {
-    root: PathBuf,
-    dir: PathBuf,
+    storage: Storage,
+    root: Uri,
+    dir: Uri,
     name: String,
     dense: bool,
     slot_num: usize,
     fields: Vec<FieldInfo>,
-    files: Vec<[Option<File>; 3]>,
+    files: Vec<[Option<FileWriter>; 3]>,
     meta: NewFragmentMetadata,
     slot_meta: Vec<SlotMeta>,
     tile_cells: Vec<u64>,
@@ -216,42 +215,39 @@ pub(crate) struct FragmentWriter {
     done: bool,
 }
 
-/// Creates folder `path`, or accepts it when it exists. A folder this call made has its parent
-/// synced, so that after a power loss a commit marker never survives the folders it needs.
-fn create_dir(path: &Path) -> Result<()> {
-    match std::fs::create_dir(path) {
-        Ok(()) => path.parent().map_or(Ok(()), sync_dir),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => Ok(()),
-        Err(e) => Err(io_error(path, e)),
-    }
-}
+/// One step of a commit (a sync, an upload) for [`run_at_once`].
+type Job<'a> = Box<dyn FnOnce() -> Result<()> + Send + 'a>;
 
-/// Syncs `files` (each with the path its errors name) and the folders `dirs`, concurrently
-/// (at most 16 threads): file systems gather concurrent syncs into one journal commit, where
-/// syncs one after the other each wait for their own (a commit took 6 sequential syncs, 2-4 ms
-/// each on a virtual disk). Returns the first error.
-fn sync_at_once(files: &[(&File, &Path)], dirs: &[&Path]) -> Result<()> {
-    let jobs: Vec<Box<dyn Fn() -> Result<()> + Sync + '_>> = files
-        .iter()
-        .map(|&(f, p)| {
-            Box::new(move || f.sync_all().map_err(|e| io_error(p, e)))
-                as Box<dyn Fn() -> Result<()> + Sync>
-        })
-        .chain(
-            dirs.iter()
-                .map(|&d| Box::new(move || sync_dir(d)) as Box<dyn Fn() -> Result<()> + Sync>),
-        )
-        .collect();
-    if jobs.len() == 1 {
-        return jobs[0]();
+/// Runs `jobs` (syncs, uploads) concurrently on at most 16 threads: file systems gather
+/// concurrent syncs into one journal commit, where syncs one after the other each wait for
+/// their own (a commit took 6 sequential syncs, 2-4 ms each on a virtual disk); object stores
+/// take the uploads in parallel. Every job runs; the first error is returned.
+fn run_at_once(jobs: Vec<Job<'_>>) -> Result<()> {
+    if jobs.len() <= 1 {
+        return jobs.into_iter().try_for_each(|job| job());
     }
     let per_thread = jobs.len().div_ceil(16);
+    let mut groups: Vec<Vec<Job<'_>>> = Vec::new();
+    let mut it = jobs.into_iter().peekable();
+    while it.peek().is_some() {
+        groups.push(it.by_ref().take(per_thread).collect());
+    }
     std::thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .chunks(per_thread)
-            .map(|chunk| s.spawn(move || chunk.iter().try_for_each(|job| job())))
+        let handles: Vec<_> = groups
+            .into_iter()
+            .map(|group| {
+                s.spawn(move || {
+                    let mut first = Ok(());
+                    for job in group {
+                        let r = job();
+                        if first.is_ok() {
+                            first = r;
+                        }
+                    }
+                    first
+                })
+            })
             .collect();
-        // Every thread is joined; the first error is returned.
         let mut first = Ok(());
         for h in handles {
             let r = h
@@ -268,27 +264,33 @@ fn sync_at_once(files: &[(&File, &Path)], dirs: &[&Path]) -> Result<()> {
 impl FragmentWriter {
     /// Creates the folder of a new fragment of the array at `root` named for `timestamp`.
     pub(crate) fn create(
-        root: &Path,
+        storage: &Storage,
+        root: &Uri,
         schema: &ArraySchema,
         fields: Vec<FieldInfo>,
         dense: bool,
         timestamp: u64,
     ) -> Result<FragmentWriter> {
         let fragments = root.join(names::FRAGMENTS_DIR);
-        create_dir(&fragments)?;
+        storage.create_dir(&fragments)?;
         let name = names::new_timestamped_name(
             timestamp,
             timestamp,
             crate::array::fragment_metadata::MAX_FRAGMENT_VERSION,
         );
         let dir = fragments.join(&name);
-        std::fs::create_dir(&dir).map_err(|e| io_error(&dir, e))?;
+        if !storage.create_dir(&dir)? {
+            return Err(Error::invalid(format!(
+                "{dir}: the fragment folder exists already"
+            )));
+        }
         let slot_num = schema.attributes.len() + 1 + schema.dimensions.len();
         let mut meta = NewFragmentMetadata::with_slots(slot_num);
         meta.schema_name = schema.name.clone();
         meta.dense = dense;
         Ok(FragmentWriter {
-            root: root.to_path_buf(),
+            storage: storage.clone(),
+            root: root.clone(),
             dir,
             name,
             dense,
@@ -316,11 +318,10 @@ impl FragmentWriter {
             _ => format!("{}_validity.tdb", f.stem),
         });
         if self.files[field][kind].is_none() {
-            let file = File::create(&path).map_err(|e| io_error(&path, e))?;
-            self.files[field][kind] = Some(file);
+            self.files[field][kind] = Some(self.storage.create_file(&path)?);
         }
         let file = self.files[field][kind].as_mut().expect("opened above");
-        file.write_all(bytes).map_err(|e| io_error(&path, e))?;
+        file.write(bytes)?;
         let slot = f.slot;
         let size = match kind {
             0 => &mut self.meta.file_sizes[slot],
@@ -446,32 +447,45 @@ impl FragmentWriter {
             }
         }
         self.fill_slot_metadata(schema, tile_num);
+        // Everything the marker needs is made durable first, concurrently: the data files
+        // whole (synced, or uploaded), the metadata file, the fragment folder and
+        // `__fragments/` (their order among themselves does not matter). Until the marker
+        // exists no reader sees the fragment.
         let bytes = self.meta.serialize(key)?;
-        let path = self.dir.join(names::FRAGMENT_METADATA_FILE);
-        let mut f = File::create(&path).map_err(|e| io_error(&path, e))?;
-        f.write_all(&bytes).map_err(|e| io_error(&path, e))?;
-        // Everything the marker needs is made durable first: the data files, the metadata
-        // file, the fragment folder and `__fragments/` (their order among themselves does not
-        // matter), synced at once.
+        let storage = &self.storage;
+        let meta_uri = self.dir.join(names::FRAGMENT_METADATA_FILE);
         let fragments = self.root.join(names::FRAGMENTS_DIR);
-        let mut files: Vec<(&File, &Path)> = self
-            .files
-            .iter()
+        let dir = &self.dir;
+        let mut jobs: Vec<Job<'_>> = Vec::new();
+        for file in std::mem::take(&mut self.files)
+            .into_iter()
             .flatten()
             .flatten()
-            .map(|file| (file, self.dir.as_path()))
-            .collect();
-        files.push((&f, &path));
-        sync_at_once(&files, &[&self.dir, &fragments])?;
+        {
+            jobs.push(Box::new(move || {
+                file.finish()
+                    .map_err(|e| e.context("finishing a data file"))
+            }));
+        }
+        jobs.push(Box::new(|| storage.write_new(&meta_uri, &bytes)));
+        jobs.push(Box::new(|| storage.sync_dir(dir)));
+        jobs.push(Box::new(|| storage.sync_dir(&fragments)));
+        run_at_once(jobs)?;
         let commits = self.root.join(names::COMMITS_DIR);
-        create_dir(&commits)?;
+        if storage.create_dir(&commits)? {
+            // A folder this call made has its parent synced, so that after a power loss a
+            // commit marker never survives the folder it is in.
+            storage.sync_dir(&self.root)?;
+        }
         let marker = commits.join(names::commit_file_name(&self.name));
-        let file = File::create_new(&marker).map_err(|e| io_error(&marker, e))?;
-        // From here every reader sees the fragment. When the marker cannot be made durable it
-        // is withdrawn before `Drop` removes the folder; a marker that cannot be removed keeps
-        // its folder, so that no marker ever names a missing fragment.
-        if let Err(e) = sync_at_once(&[(&file, &marker)], &[&commits]) {
-            if std::fs::remove_file(&marker).is_err() {
+        // From here every reader may see the fragment. When the marker cannot be made durable
+        // it is withdrawn before `Drop` removes the folder; a marker that cannot be removed
+        // keeps its folder, so that no marker ever names a missing fragment.
+        if let Err(e) = storage
+            .write_new(&marker, &[])
+            .and_then(|()| storage.sync_dir(&commits))
+        {
+            if storage.is_file(&marker).unwrap_or(true) && storage.remove_file(&marker).is_err() {
                 self.done = true;
             }
             return Err(e);
@@ -550,7 +564,7 @@ impl Drop for FragmentWriter {
     fn drop(&mut self) {
         if !self.done {
             self.files.clear();
-            let _ = std::fs::remove_dir_all(&self.dir);
+            let _ = self.storage.remove_dir_all(&self.dir);
         }
     }
 }

@@ -6,7 +6,8 @@
 //! ```no_run
 //! use tdbfilter::array::{Writer, WriteLayout};
 //! # fn main() -> tdbfilter::Result<()> {
-//! let mut w = Writer::open("my_dense_array".as_ref(), None, Some(5))?;
+//! let config = tdbfilter::storage::StorageConfig::new();
+//! let mut w = Writer::open("my_dense_array", None, Some(5), &config)?;
 //! w.set_layout(WriteLayout::RowMajor)?;
 //! // Rows 0..=1, columns 0..=2 of an int32 domain.
 //! let bounds: Vec<u8> = [0i32, 1, 0, 2].iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -32,7 +33,7 @@ pub mod fragment;
 pub mod global_order;
 pub mod tile_metadata;
 
-use crate::array::directory::{self, ArrayDirectory, names};
+use crate::array::directory::{ArrayDirectory, names};
 use crate::array::rtree::{self, Mbr};
 use crate::array::schema::{ArraySchema, Layout, Range};
 use crate::array::value;
@@ -44,7 +45,6 @@ use fragment::{FieldInfo, FilteredTile, FragmentWriter, SharedPipelines};
 use global_order::DimCoords;
 use rayon::prelude::*;
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tile_metadata::TileCells;
 use zeroize::Zeroizing;
@@ -96,7 +96,8 @@ struct Pending {
 
 /// Writes one fragment into an array (see the module documentation).
 pub struct Writer {
-    root: PathBuf,
+    storage: crate::storage::Storage,
+    root: crate::storage::Uri,
     schema: Arc<ArraySchema>,
     key: Option<Zeroizing<Vec<u8>>>,
     timestamp: u64,
@@ -131,14 +132,17 @@ impl std::fmt::Debug for Writer {
 }
 
 impl Writer {
-    /// Opens the array at `path` for writing one fragment at `timestamp` (milliseconds;
-    /// `None` or 0: now, as TileDB). The fragment is written with the array's latest schema
-    /// at that timestamp; `key` is the AES-256-GCM key of an encrypted array.
-    pub fn open(path: &Path, key: Option<&[u8]>, timestamp: Option<u64>) -> Result<Writer> {
-        let uri = path
-            .to_str()
-            .ok_or_else(|| Error::invalid(format!("{}: not a UTF-8 path", path.display())))?;
-        let dir = ArrayDirectory::open(uri)?;
+    /// Opens the array at `uri` (a local folder, `file://` or object-store URI; `config` and
+    /// the environment configure object stores) for writing one fragment at `timestamp`
+    /// (milliseconds; `None` or 0: now, as TileDB). The fragment is written with the array's
+    /// latest schema at that timestamp; `key` is the AES-256-GCM key of an encrypted array.
+    pub fn open(
+        uri: &str,
+        key: Option<&[u8]>,
+        timestamp: Option<u64>,
+        config: &crate::storage::StorageConfig,
+    ) -> Result<Writer> {
+        let dir = ArrayDirectory::open(uri, config)?;
         let timestamp = match timestamp {
             None | Some(0) => names::now_ms(),
             Some(t) => t,
@@ -147,7 +151,7 @@ impl Writer {
             crate::engine::encryption_key::EncryptionKey::new(k)?;
         }
         let file = dir.latest_schema(timestamp);
-        let schema = Arc::new(load_schema(file, key)?);
+        let schema = Arc::new(load_schema(&dir, file, key)?);
         let version = crate::array::fragment_metadata::MAX_FRAGMENT_VERSION;
         if schema.version != version || file.timestamps.is_none() {
             return Err(Error::Unsupported(format!(
@@ -162,7 +166,8 @@ impl Writer {
         let (wide_fields, wide_shared) = fragment::fields_of(&schema, dense, key, threads)?;
         let n = fields.len();
         Ok(Writer {
-            root: dir.root().to_path_buf(),
+            storage: dir.storage().clone(),
+            root: dir.root().clone(),
             key: key.map(|k| Zeroizing::new(k.to_vec())),
             timestamp,
             layout: if dense {
@@ -576,18 +581,7 @@ impl Writer {
 
     /// The batch's coordinates, one buffer per dimension.
     fn coords<'b>(&self, inputs: &'b [Input<'_>]) -> Vec<DimCoords<'b>> {
-        let a = self.schema.attributes.len();
-        self.fields[a..]
-            .iter()
-            .zip(&inputs[a..])
-            .map(|(f, i)| {
-                let data = i.data.as_deref().unwrap_or(&[]);
-                match (i.offsets.as_deref(), f.var) {
-                    (Some(o), true) => DimCoords::Var { offsets: o, data },
-                    _ => DimCoords::Fixed(data),
-                }
-            })
-            .collect()
+        coords_of(&self.schema, &self.fields, inputs)
     }
 
     /// A global-order sparse batch: coordinates inside the domain, sorted, after the last cell
@@ -646,14 +640,15 @@ impl Writer {
     fn sort_sparse_batch(&self, inputs: &mut [Input<'_>]) -> Result<()> {
         // On the writer's threads (the sort and the gathers are parallel).
         let pool = threads::pool(threads::effective_threads(self.threads))?;
+        let (schema, fields) = (&self.schema, &self.fields);
         pool.install(|| {
             let order = {
-                let coords = self.coords(inputs);
-                let order = global_order::global_order(&self.schema, &coords)?;
-                global_order::check_duplicates(&self.schema, &coords, &order)?;
+                let coords = coords_of(schema, fields, inputs);
+                let order = global_order::global_order(schema, &coords)?;
+                global_order::check_duplicates(schema, &coords, &order)?;
                 order
             };
-            for (f, input) in self.fields.iter().zip(inputs.iter_mut()) {
+            for (f, input) in fields.iter().zip(inputs.iter_mut()) {
                 *input = permute(f, input, &order);
             }
             Ok(())
@@ -663,6 +658,7 @@ impl Writer {
     fn ensure_fragment(&mut self) -> Result<()> {
         if self.fragment.is_none() {
             self.fragment = Some(FragmentWriter::create(
+                &self.storage,
                 &self.root,
                 &self.schema,
                 self.fields.clone(),
@@ -920,28 +916,31 @@ impl Writer {
 }
 
 /// Reads and parses schema file `file`, decrypting it with `key` (which a wrong key fails).
-fn load_schema(file: &directory::SchemaFile, key: Option<&[u8]>) -> Result<ArraySchema> {
-    let bytes = directory::read_file(&file.path)?;
+fn load_schema(
+    dir: &ArrayDirectory,
+    file: &crate::array::directory::SchemaFile,
+    key: Option<&[u8]>,
+) -> Result<ArraySchema> {
+    let bytes = dir.read_file(&file.path)?;
     let (_, tile, _) = generic_tile::read(&bytes, key)
         .map_err(|e| e.context(format!("array schema {}", file.name)))?;
     ArraySchema::parse(tile.data(), &file.name)
 }
 
-/// Writes `changes` to the array metadata of the array at `path` as one new `__meta` file at
+/// Writes `changes` to the array metadata of the array at `uri` (a local folder, `file://` or
+/// object-store URI; `config` and the environment configure object stores) as one new `__meta` file at
 /// `timestamp` (milliseconds; `None` or 0: now), as TileDB does when an array opened for
 /// writing closes. `key` must open the array (the latest schema is decrypted with it first),
 /// so that no file is written that the array's readers cannot decrypt. Returns the file's
 /// name (`None` for no changes).
 pub fn write_metadata(
-    path: &Path,
+    uri: &str,
     key: Option<&[u8]>,
     timestamp: Option<u64>,
     changes: &[crate::array::metadata::MetadataChange],
+    config: &crate::storage::StorageConfig,
 ) -> Result<Option<String>> {
-    let uri = path
-        .to_str()
-        .ok_or_else(|| Error::invalid(format!("{}: not a UTF-8 path", path.display())))?;
-    let dir = ArrayDirectory::open(uri)?;
+    let dir = ArrayDirectory::open(uri, config)?;
     if let Some(k) = key {
         crate::engine::encryption_key::EncryptionKey::new(k)?;
     }
@@ -949,8 +948,8 @@ pub fn write_metadata(
         None | Some(0) => names::now_ms(),
         Some(t) => t,
     };
-    load_schema(dir.latest_schema(t), key)?;
-    crate::array::metadata::write(dir.root(), key, Some(t), changes)
+    load_schema(&dir, dir.latest_schema(t), key)?;
+    crate::array::metadata::write(dir.storage(), dir.root(), key, Some(t), changes)
 }
 
 impl Pending {
@@ -961,6 +960,26 @@ impl Pending {
             validity: Some(Cow::Borrowed(&self.validity)),
         }
     }
+}
+
+/// The batch's coordinates, one buffer per dimension (the fields after the attributes).
+fn coords_of<'b>(
+    schema: &ArraySchema,
+    fields: &[FieldInfo],
+    inputs: &'b [Input<'_>],
+) -> Vec<DimCoords<'b>> {
+    let a = schema.attributes.len();
+    fields[a..]
+        .iter()
+        .zip(&inputs[a..])
+        .map(|(f, i)| {
+            let data = i.data.as_deref().unwrap_or(&[]);
+            match (i.offsets.as_deref(), f.var) {
+                (Some(o), true) => DimCoords::Var { offsets: o, data },
+                _ => DimCoords::Fixed(data),
+            }
+        })
+        .collect()
 }
 
 /// The bytes of cell `c` of one dimension's coordinates.

@@ -88,7 +88,7 @@ using TDBFilter
     @test read(m, "color") == Int8[2, 0, 1, 2]
     @test String(metadata(m)["name"][2]) == "meta array"
     close(m)
-    e = try TDBArray("s3://bucket/array"); nothing catch e; e end
+    e = try TDBArray("tiledb://namespace/array"); nothing catch e; e end
     @test e isa TDBFilterError && e.status == TDBFilter.TDB_ERR_UNSUPPORTED
 
     # Writing: create, a dense col-major fragment, a sparse var-size one, metadata; read back.

@@ -180,6 +180,13 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_array_open": (c_int, [c_char_p, c_void_p, c_size_t, PP, PP]),
     "tdb_array_open_at": (c_int, [c_char_p, c_void_p, c_size_t, c_uint64, c_uint64, PP, PP]),
     "tdb_array_free": (None, [P]),
+    "tdb_array_open_with_config": (c_int, [c_char_p, c_void_p, c_size_t, P, PP, PP]),
+    "tdb_array_open_at_with_config": (
+        c_int, [c_char_p, c_void_p, c_size_t, c_uint64, c_uint64, P, PP, PP]),
+    # object-store options
+    "tdb_config_alloc": (c_int, [PP, PP]),
+    "tdb_config_set": (c_int, [P, c_char_p, c_char_p, PP]),
+    "tdb_config_free": (None, [P]),
     "tdb_array_set_threads": (c_int, [P, c_uint32, PP]),
     "tdb_array_set_memory_limit": (c_int, [P, c_uint64, PP]),
     "tdb_array_read_fields": (c_int, [P, STRP, c_size_t, c_void_p, c_size_t, PP, PP]),

@@ -84,8 +84,9 @@ class RawResult:
 
 
 class Array:
-    """A TileDB array folder opened for reading (``mode="r"``) as TileDB 2.30 opens it, or for
-    writing (``mode="w"``: ``A[box] = cells``, ``A.meta[key] = value``; see :meth:`__setitem__`).
+    """A TileDB array (a folder, or an ``s3://``, ``azure://``, ``gs://`` URI) opened for
+    reading (``mode="r"``) as TileDB 2.30 opens it, or for writing (``mode="w"``:
+    ``A[box] = cells``, ``A.meta[key] = value``; see :meth:`__setitem__`).
 
     >>> with tdbfilter.Array("my_array") as A:          # doctest: +SKIP
     ...     a = A.read("a")                              # numpy, dense: row-major box
@@ -95,13 +96,15 @@ class Array:
     ``timestamp``: ``end`` or ``(start, end)`` in milliseconds to time-travel. ``threads``:
     threads decoding tiles (0: all cores). ``memory_limit``: the most bytes one field's result
     may take (0: none; set it for untrusted arrays: a read over it raises
-    :class:`OutOfMemory` before allocating). Close it (or use ``with``); a finalizer is only a
-    backstop.
+    :class:`OutOfMemory` before allocating). ``config``: object-store options as a dict, with
+    this library's keys or TileDB's (``{"vfs.s3.endpoint_override": "host:port",
+    "vfs.s3.scheme": "http", ...}``); unset ones come from the environment (``AWS_*``,
+    ``AZURE_STORAGE_*``). Close it (or use ``with``); a finalizer is only a backstop.
     """
 
     def __init__(self, path: str, mode: str = "r", key: Union[bytes, str, None] = None,
                  timestamp: Union[int, tuple[int, int], None] = None, threads: int = 0,
-                 memory_limit: int = 0):
+                 memory_limit: int = 0, config: Optional[dict] = None):
         if mode not in ("r", "w"):
             raise InvalidArgument(f"mode {mode!r}: an array opens for reading (\"r\") or "
                                   "writing (\"w\")")
@@ -114,16 +117,29 @@ class Array:
             raise InvalidArgument(f"timestamp {timestamp!r}: a write happens at one time (ms)")
         self._write_timestamp = int(timestamp) if mode == "w" and timestamp is not None else 0
         self._threads = threads
+        self._config = config
         self._meta_ops: dict[str, Optional[tuple[str, int, bytes]]] = {}
         self.written_fragments: list[str] = []
         handle = c_void_p()
-        if timestamp is None:
-            _call(L.tdb_array_open, str(path).encode(), k, len(k) if k else 0, byref(handle))
-        else:
-            start, end = (0, timestamp) if isinstance(timestamp, (int, np.integer)) \
-                else timestamp
-            _call(L.tdb_array_open_at, str(path).encode(), k, len(k) if k else 0, start, end,
-                  byref(handle))
+        cfg = c_void_p()
+        try:
+            if config:
+                _call(L.tdb_config_alloc, byref(cfg))
+                for ck, cv in config.items():
+                    if isinstance(cv, bool):
+                        cv = "true" if cv else "false"
+                    _call(L.tdb_config_set, cfg, str(ck).encode(), str(cv).encode())
+            if timestamp is None:
+                _call(L.tdb_array_open_with_config, str(path).encode(), k, len(k) if k else 0,
+                      cfg, byref(handle))
+            else:
+                start, end = (0, timestamp) if isinstance(timestamp, (int, np.integer)) \
+                    else timestamp
+                _call(L.tdb_array_open_at_with_config, str(path).encode(), k,
+                      len(k) if k else 0, start, end, cfg, byref(handle))
+        finally:
+            if cfg:
+                L.tdb_config_free(cfg)
         self._h = handle
         if threads:
             _call(L.tdb_array_set_threads, self._h, threads)
@@ -573,7 +589,7 @@ class Array:
         """Writes the pending metadata changes: deletions of the other spellings of a key
         (plain vs ``__np_flat_``/``__np_shape_``) only where the array has them."""
         ops, self._meta_ops = self._meta_ops, {}
-        with Array(self.path, key=self._key) as reader:
+        with Array(self.path, key=self._key, config=self._config) as reader:
             present = set(reader.metadata)
         names = [n for n in ops if ops[n] is not None or n in present]
         for name in names:

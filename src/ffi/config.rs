@@ -1,0 +1,67 @@
+//! `tdb_config_t`: object-store options (key/value pairs) for the `_with_config` entry points.
+
+use super::constants::tdb_status_t;
+use super::error::tdb_error_t;
+use super::guard::{self, Out, guard};
+use crate::storage::StorageConfig;
+use std::ffi::c_char;
+
+/// Object-store options: endpoint, region, credentials, path-style addressing, plain HTTP,
+/// request batching and retries. Keys are this library's (`s3.endpoint`, `s3.region`,
+/// `azure.account`, …) or TileDB's names for the same settings (`vfs.s3.endpoint_override`,
+/// `vfs.s3.scheme`, `vfs.s3.use_virtual_addressing`, `vfs.s3.region`,
+/// `vfs.s3.aws_access_key_id`, `vfs.s3.aws_secret_access_key`,
+/// `vfs.azure.storage_account_name`, `vfs.azure.storage_account_key`,
+/// `vfs.azure.blob_endpoint`, `vfs.min_batch_gap`, …). Unset options come from the standard
+/// environment variables (`AWS_*`, `AZURE_STORAGE_*`, `GOOGLE_*`).
+pub struct tdb_config_t {
+    pub(crate) inner: StorageConfig,
+}
+
+/// The configuration behind `config`, or an empty one for NULL.
+pub(crate) fn config_of(config: *const tdb_config_t) -> crate::Result<StorageConfig> {
+    if config.is_null() {
+        return Ok(StorageConfig::new());
+    }
+    Ok(guard::arg(config, "config")?.inner.clone())
+}
+
+/// Creates an empty configuration.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_config_alloc(
+    config: *mut *mut tdb_config_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let out = Out::new(config, "config")?;
+        out.set(guard::new_handle(tdb_config_t {
+            inner: StorageConfig::new(),
+        }));
+        Ok(())
+    })
+}
+
+/// Sets option `key` to `value` (NUL-terminated UTF-8). An unknown key or a malformed value
+/// (booleans `true`/`false`, counts as decimal numbers) is `TDB_ERR_INVALID_ARGUMENT` naming
+/// it, and leaves the configuration unchanged.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_config_set(
+    config: *mut tdb_config_t,
+    key: *const c_char,
+    value: *const c_char,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let c = guard::arg_mut(config, "config")?;
+        let key = guard::c_str(key, "key")?;
+        let value = guard::c_str(value, "value")?;
+        c.inner.set(key, value)
+    })
+}
+
+/// Frees a configuration. NULL is a no-op.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_config_free(config: *mut tdb_config_t) {
+    // SAFETY: the caller passes NULL or a configuration from this library, not yet freed.
+    unsafe { guard::free_handle(config) }
+}

@@ -1,0 +1,521 @@
+//! Where array files live, without knowing their format: a local folder, or (feature
+//! `object-store`) an S3 bucket, an Azure Blob container or a GCS bucket. The array code names
+//! files by [`Uri`] and does everything through a [`Storage`]: list one folder level, read a
+//! whole file, read many byte ranges of one file (merged into few requests, many in flight),
+//! size and existence, write a file (multipart uploads for large ones), delete, and on local
+//! disks the `fsync`s that make a commit durable.
+//!
+//! The API is synchronous: object stores are driven by one internal tokio runtime, created on
+//! first use and shared, which callers (rayon workers too) block on. Local files keep
+//! positioned reads (`pread`) and plain writes.
+
+#[cfg(feature = "object-store")]
+mod batch;
+mod config;
+mod local;
+#[cfg(feature = "object-store")]
+mod object;
+
+pub use config::StorageConfig;
+
+use crate::error::{Error, Result};
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// A file or folder: a local path, or `scheme://bucket/key` in an object store. Folders have no
+/// trailing `/`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Uri(String);
+
+impl Uri {
+    /// A URI from its text (a trailing `/` is dropped).
+    pub fn new(s: impl Into<String>) -> Uri {
+        let mut s = s.into();
+        while s.len() > 1 && s.ends_with('/') && !s.ends_with("://") {
+            s.pop();
+        }
+        Uri(s)
+    }
+
+    /// `self/name`.
+    pub fn join(&self, name: impl AsRef<str>) -> Uri {
+        let name = name.as_ref();
+        if self.0.is_empty() {
+            Uri(name.to_string())
+        } else if self.0.ends_with('/') {
+            Uri(format!("{}{name}", self.0))
+        } else {
+            Uri(format!("{}/{name}", self.0))
+        }
+    }
+
+    /// The last component.
+    pub fn name(&self) -> &str {
+        self.0.rsplit('/').next().unwrap_or(&self.0)
+    }
+
+    /// The URI as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The URI as text, for messages (like `Path::display`).
+    pub fn display(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether this names an object store (`scheme://…` other than `file://`).
+    pub fn is_remote(&self) -> bool {
+        self.0.contains("://") && !self.0.starts_with("file://")
+    }
+}
+
+impl fmt::Display for Uri {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One entry of a folder listing.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Entry {
+    /// The entry's name (last component).
+    pub name: String,
+    /// A folder (an object-store prefix).
+    pub is_dir: bool,
+    /// Bytes (0 for folders).
+    pub size: u64,
+}
+
+#[derive(Debug)]
+enum Backend {
+    Local,
+    #[cfg(feature = "object-store")]
+    Object(object::ObjectBackend),
+}
+
+/// The storage holding one array: cheap to clone, shareable between threads.
+#[derive(Clone, Debug)]
+pub struct Storage {
+    backend: Arc<Backend>,
+}
+
+/// The object-store schemes, for messages.
+const REMOTE_SCHEMES: &[&str] = &["s3", "s3a", "azure", "az", "abfs", "gs", "gcs"];
+
+impl Storage {
+    /// The local file system.
+    pub fn local() -> Storage {
+        Storage {
+            backend: Arc::new(Backend::Local),
+        }
+    }
+
+    /// The storage of `uri` and the URI as the storage names it: a local path (or `file://`
+    /// URI) gives the local file system; `s3://bucket/path`, `azure://container/path` and
+    /// `gs://bucket/path` (also `gcs://`) an object store configured from `config` and the
+    /// environment. Other schemes, and object stores in a build without the `object-store`
+    /// feature, are refused with [`Error::Unsupported`].
+    pub fn open(uri: &str, config: &StorageConfig) -> Result<(Storage, Uri)> {
+        if let Some(rest) = uri.strip_prefix("file://") {
+            return Ok((Storage::local(), Uri::new(rest)));
+        }
+        let Some((scheme, _)) = uri.split_once("://") else {
+            return Ok((Storage::local(), Uri::new(uri)));
+        };
+        if !REMOTE_SCHEMES.contains(&scheme) {
+            return Err(Error::Unsupported(format!(
+                "{uri}: URIs of scheme {scheme}:// are not supported (local paths, file://, s3://, \
+                 azure://, gs:// are)"
+            )));
+        }
+        Self::open_remote(uri, config)
+    }
+
+    #[cfg(feature = "object-store")]
+    fn open_remote(uri: &str, config: &StorageConfig) -> Result<(Storage, Uri)> {
+        let (backend, uri) = object::ObjectBackend::open(uri, config)?;
+        Ok((
+            Storage {
+                backend: Arc::new(Backend::Object(backend)),
+            },
+            uri,
+        ))
+    }
+
+    #[cfg(not(feature = "object-store"))]
+    fn open_remote(uri: &str, _config: &StorageConfig) -> Result<(Storage, Uri)> {
+        Err(Error::Unsupported(format!(
+            "{uri}: this build of tdbfilter reads local folders only (built without the \
+             `object-store` feature)"
+        )))
+    }
+
+    /// Whether files are local (positioned reads and `fsync` apply).
+    pub fn is_local(&self) -> bool {
+        matches!(*self.backend, Backend::Local)
+    }
+
+    /// The entries of folder `dir`, one level, sorted by name (empty when it does not exist).
+    pub fn list(&self, dir: &Uri) -> Result<Vec<Entry>> {
+        let mut out = match &*self.backend {
+            Backend::Local => local::list(dir)?,
+            #[cfg(feature = "object-store")]
+            Backend::Object(o) => o.list(dir)?,
+        };
+        out.sort();
+        Ok(out)
+    }
+
+    /// The whole file.
+    pub fn read(&self, uri: &Uri) -> Result<Vec<u8>> {
+        match &*self.backend {
+            Backend::Local => local::read(uri),
+            #[cfg(feature = "object-store")]
+            Backend::Object(o) => o.read(uri),
+        }
+    }
+
+    /// The file's size.
+    pub fn size(&self, uri: &Uri) -> Result<u64> {
+        match &*self.backend {
+            Backend::Local => local::size(uri),
+            #[cfg(feature = "object-store")]
+            Backend::Object(o) => o.size(uri),
+        }
+    }
+
+    /// Whether `uri` is a file.
+    pub fn is_file(&self, uri: &Uri) -> Result<bool> {
+        match &*self.backend {
+            Backend::Local => Ok(std::path::Path::new(uri.as_str()).is_file()),
+            #[cfg(feature = "object-store")]
+            Backend::Object(o) => o.is_file(uri),
+        }
+    }
+
+    /// Whether `uri` is a folder (an object-store prefix with at least one object below).
+    pub fn is_dir(&self, uri: &Uri) -> Result<bool> {
+        match &*self.backend {
+            Backend::Local => Ok(std::path::Path::new(uri.as_str()).is_dir()),
+            #[cfg(feature = "object-store")]
+            Backend::Object(o) => o.is_dir(uri),
+        }
+    }
+
+    /// A reader of the file's byte ranges.
+    pub fn open_file(&self, uri: &Uri) -> Result<FileReader> {
+        let inner = match &*self.backend {
+            Backend::Local => ReaderInner::Local(local::open(uri)?),
+            #[cfg(feature = "object-store")]
+            Backend::Object(o) => ReaderInner::Object(o.open_file(uri)?),
+        };
+        Ok(FileReader {
+            uri: uri.clone(),
+            inner,
+        })
+    }
+
+    /// A reader of a file whose size is known already (from fragment metadata): object stores
+    /// skip the HEAD request and take `size` as the object's length (a read past the real
+    /// end then fails naming the object); local files are opened and measured as usual.
+    pub fn open_file_sized(&self, uri: &Uri, size: u64) -> Result<FileReader> {
+        let inner = match &*self.backend {
+            // Local files are measured when opened (a stat costs nothing).
+            Backend::Local => {
+                let _ = size;
+                ReaderInner::Local(local::open(uri)?)
+            }
+            #[cfg(feature = "object-store")]
+            Backend::Object(o) => ReaderInner::Object(o.open_file_sized(uri, size)?),
+        };
+        Ok(FileReader {
+            uri: uri.clone(),
+            inner,
+        })
+    }
+
+    /// Creates folder `dir` (parents must exist). Returns whether this call created it (`false`:
+    /// it existed). Object stores have no folders: always `true`, nothing is written.
+    pub fn create_dir(&self, dir: &Uri) -> Result<bool> {
+        match &*self.backend {
+            Backend::Local => local::create_dir(dir),
+            #[cfg(feature = "object-store")]
+            Backend::Object(_) => Ok(true),
+        }
+    }
+
+    /// Creates folder `dir` and its missing parents (nothing on object stores).
+    pub fn create_dir_all(&self, dir: &Uri) -> Result<()> {
+        match &*self.backend {
+            Backend::Local => local::create_dir_all(dir),
+            #[cfg(feature = "object-store")]
+            Backend::Object(_) => Ok(()),
+        }
+    }
+
+    /// Removes folder `dir` and everything below it (every object under the prefix).
+    pub fn remove_dir_all(&self, dir: &Uri) -> Result<()> {
+        match &*self.backend {
+            Backend::Local => local::remove_dir_all(dir),
+            #[cfg(feature = "object-store")]
+            Backend::Object(o) => o.remove_prefix(dir),
+        }
+    }
+
+    /// Removes one file.
+    pub fn remove_file(&self, uri: &Uri) -> Result<()> {
+        match &*self.backend {
+            Backend::Local => local::remove_file(uri),
+            #[cfg(feature = "object-store")]
+            Backend::Object(o) => o.remove(uri),
+        }
+    }
+
+    /// Writes a new file with `bytes`: locally it must not exist yet and is synced to disk;
+    /// in an object store it is one upload (multipart when large).
+    pub fn write_new(&self, uri: &Uri, bytes: &[u8]) -> Result<()> {
+        match &*self.backend {
+            Backend::Local => local::write_new(uri, bytes),
+            #[cfg(feature = "object-store")]
+            Backend::Object(o) => o.write(uri, bytes),
+        }
+    }
+
+    /// A file written front to back: created (truncated) now, whole and durable after
+    /// [`FileWriter::finish`]. An unfinished writer's upload is aborted when dropped.
+    pub fn create_file(&self, uri: &Uri) -> Result<FileWriter> {
+        let inner = match &*self.backend {
+            Backend::Local => WriterInner::Local(local::create(uri)?),
+            #[cfg(feature = "object-store")]
+            Backend::Object(o) => WriterInner::Object(o.writer(uri)),
+        };
+        Ok(FileWriter {
+            uri: uri.clone(),
+            inner: Some(inner),
+        })
+    }
+
+    /// Makes folder `dir`'s entries durable (`fsync` of the folder; nothing on object stores,
+    /// where a finished upload is durable).
+    pub fn sync_dir(&self, dir: &Uri) -> Result<()> {
+        match &*self.backend {
+            Backend::Local => local::sync_dir(dir),
+            #[cfg(feature = "object-store")]
+            Backend::Object(_) => Ok(()),
+        }
+    }
+}
+
+enum ReaderInner {
+    Local(local::LocalFile),
+    #[cfg(feature = "object-store")]
+    Object(object::ObjectFile),
+}
+
+/// Byte ranges of one file: positioned reads locally; in an object store, ranged GETs, with
+/// [`FileReader::prefetch`] fetching many ranges at once (merged, in parallel) and later reads
+/// served from what it fetched.
+pub struct FileReader {
+    uri: Uri,
+    inner: ReaderInner,
+}
+
+impl fmt::Debug for FileReader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FileReader")
+            .field("uri", &self.uri)
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+impl FileReader {
+    /// The file.
+    pub fn uri(&self) -> &Uri {
+        &self.uri
+    }
+
+    /// The file's size.
+    pub fn len(&self) -> u64 {
+        match &self.inner {
+            ReaderInner::Local(f) => f.len,
+            #[cfg(feature = "object-store")]
+            ReaderInner::Object(o) => o.len,
+        }
+    }
+
+    /// Whether the file is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fetches `ranges` now (object stores: merged into few ranged GETs, many in flight, kept
+    /// for the reads that follow; local files: nothing to do).
+    pub fn prefetch(&self, ranges: &[Range<u64>]) -> Result<()> {
+        match &self.inner {
+            // Local tiles are read when decoded, with positioned reads.
+            ReaderInner::Local(_) => {
+                let _ = ranges;
+                Ok(())
+            }
+            #[cfg(feature = "object-store")]
+            ReaderInner::Object(o) => o.prefetch(&self.uri, ranges),
+        }
+    }
+
+    /// Calls `f` with the `len` bytes at `offset`. `scratch` is a buffer a local read fills
+    /// (grown as needed, not shrunk); prefetched object bytes are passed without a copy.
+    pub fn with_range<R>(
+        &self,
+        offset: u64,
+        len: usize,
+        scratch: &mut Vec<u8>,
+        f: impl FnOnce(&[u8]) -> Result<R>,
+    ) -> Result<R> {
+        match &self.inner {
+            ReaderInner::Local(file) => {
+                if scratch.len() < len {
+                    scratch.resize(len, 0);
+                }
+                file.read_at(&self.uri, offset, &mut scratch[..len])?;
+                f(&scratch[..len])
+            }
+            #[cfg(feature = "object-store")]
+            ReaderInner::Object(o) => {
+                let bytes = o.range(&self.uri, offset, len)?;
+                f(&bytes)
+            }
+        }
+    }
+}
+
+enum WriterInner {
+    Local(local::LocalWriter),
+    #[cfg(feature = "object-store")]
+    Object(object::ObjectWriter),
+}
+
+/// A file being written front to back (see [`Storage::create_file`]).
+pub struct FileWriter {
+    uri: Uri,
+    inner: Option<WriterInner>,
+}
+
+impl fmt::Debug for FileWriter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FileWriter")
+            .field("uri", &self.uri)
+            .finish()
+    }
+}
+
+impl FileWriter {
+    /// The file.
+    pub fn uri(&self) -> &Uri {
+        &self.uri
+    }
+
+    /// Appends `bytes` (object stores: parts are uploaded in the background as they fill).
+    pub fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        match self.inner.as_mut() {
+            Some(WriterInner::Local(w)) => w.write(&self.uri, bytes),
+            #[cfg(feature = "object-store")]
+            Some(WriterInner::Object(w)) => w.write(&self.uri, bytes),
+            None => Err(Error::Internal(format!(
+                "{}: written after finish",
+                self.uri
+            ))),
+        }
+    }
+
+    /// Completes the file: locally synced to disk; in an object store the upload (one PUT, or
+    /// the multipart upload's parts and completion) has succeeded.
+    pub fn finish(mut self) -> Result<()> {
+        match self.inner.take() {
+            Some(WriterInner::Local(w)) => w.finish(&self.uri),
+            #[cfg(feature = "object-store")]
+            Some(WriterInner::Object(w)) => w.finish(&self.uri),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_join_and_name() {
+        let u = Uri::new("s3://b/arr/");
+        assert_eq!(u.as_str(), "s3://b/arr");
+        assert_eq!(u.join("__schema").as_str(), "s3://b/arr/__schema");
+        assert_eq!(u.join("__schema").name(), "__schema");
+        assert!(u.is_remote());
+        assert!(!Uri::new("/tmp/x").is_remote());
+        assert_eq!(Uri::new("/").as_str(), "/");
+    }
+
+    #[test]
+    fn local_files_round_trip() {
+        let dir = std::env::temp_dir().join(format!("tdbf-storage-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (s, root) = Storage::open(dir.to_str().unwrap(), &StorageConfig::new()).unwrap();
+        assert!(s.is_local());
+        s.create_dir_all(&root).unwrap();
+        assert!(!s.create_dir(&root).unwrap());
+        assert!(s.create_dir(&root.join("sub")).unwrap());
+        s.write_new(&root.join("a"), b"hello").unwrap();
+        assert!(s.write_new(&root.join("a"), b"again").is_err());
+        let mut w = s.create_file(&root.join("b")).unwrap();
+        w.write(b"0123").unwrap();
+        w.write(b"4567").unwrap();
+        w.finish().unwrap();
+        s.sync_dir(&root).unwrap();
+        let names: Vec<(String, bool, u64)> = s
+            .list(&root)
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.name, e.is_dir, e.size))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("a".into(), false, 5),
+                ("b".into(), false, 8),
+                ("sub".into(), true, names[2].2)
+            ]
+        );
+        assert_eq!(s.read(&root.join("a")).unwrap(), b"hello");
+        assert_eq!(s.size(&root.join("b")).unwrap(), 8);
+        let r = s.open_file(&root.join("b")).unwrap();
+        r.prefetch(&[2..4, 6..7]).unwrap();
+        let mut scratch = Vec::new();
+        let got = r
+            .with_range(2, 3, &mut scratch, |b| Ok(b.to_vec()))
+            .unwrap();
+        assert_eq!(got, b"234");
+        assert!(r.with_range(6, 4, &mut scratch, |_| Ok(())).is_err());
+        assert!(s.list(&root.join("missing")).unwrap().is_empty());
+        let e = s.read(&root.join("missing")).unwrap_err();
+        assert!(e.message().contains("missing"), "{e}");
+        s.remove_dir_all(&root).unwrap();
+        assert!(!s.is_dir(&root).unwrap());
+    }
+
+    #[test]
+    fn unknown_schemes_are_refused() {
+        let e = Storage::open("tiledb://ns/arr", &StorageConfig::new()).unwrap_err();
+        assert!(matches!(e, Error::Unsupported(_)), "{e:?}");
+        assert!(e.message().contains("tiledb://"), "{e}");
+    }
+
+    #[cfg(not(feature = "object-store"))]
+    #[test]
+    fn object_stores_need_the_feature() {
+        let e = Storage::open("s3://bucket/arr", &StorageConfig::new()).unwrap_err();
+        assert!(matches!(e, Error::Unsupported(_)), "{e:?}");
+        assert!(e.message().contains("object-store"), "{e}");
+    }
+}
