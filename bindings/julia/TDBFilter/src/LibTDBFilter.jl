@@ -20,6 +20,7 @@ const PipelineHandle = Cvoid
 const TileHandle = Cvoid
 const ArrayHandle = Cvoid
 const WriterHandle = Cvoid
+const ConfigHandle = Cvoid
 const ResultHandle = Cvoid
 
 """Mirror of `tdb_generic_tile_header_t`."""
@@ -332,6 +333,43 @@ tdb_writer_open(path, key, key_len, timestamp, writer, error) =
           (Cstring, Ptr{Cvoid}, Csize_t, UInt64, Ref{Ptr{WriterHandle}}, Ref{Ptr{Error}}),
           path, key, key_len, timestamp, writer, error)
 tdb_writer_free(writer) = ccall((:tdb_writer_free, libtdbfilter), Cvoid, (Ptr{WriterHandle},), writer)
+
+# Storage configuration (object stores: S3, Azure, GCS) and the *_with_config entry points.
+tdb_config_alloc(config, error) =
+    ccall((:tdb_config_alloc, libtdbfilter), Cint, (Ref{Ptr{ConfigHandle}}, Ref{Ptr{Error}}),
+          config, error)
+tdb_config_set(config, key, value, error) =
+    ccall((:tdb_config_set, libtdbfilter), Cint,
+          (Ptr{ConfigHandle}, Cstring, Cstring, Ref{Ptr{Error}}), config, key, value, error)
+tdb_config_free(config) = ccall((:tdb_config_free, libtdbfilter), Cvoid, (Ptr{ConfigHandle},), config)
+tdb_array_open_with_config(path, key, key_len, config, array, error) =
+    ccall((:tdb_array_open_with_config, libtdbfilter), Cint,
+          (Cstring, Ptr{Cvoid}, Csize_t, Ptr{ConfigHandle}, Ref{Ptr{ArrayHandle}}, Ref{Ptr{Error}}),
+          path, key, key_len, config, array, error)
+tdb_array_open_at_with_config(path, key, key_len, timestamp_start, timestamp_end, config, array, error) =
+    ccall((:tdb_array_open_at_with_config, libtdbfilter), Cint,
+          (Cstring, Ptr{Cvoid}, Csize_t, UInt64, UInt64, Ptr{ConfigHandle}, Ref{Ptr{ArrayHandle}},
+           Ref{Ptr{Error}}),
+          path, key, key_len, timestamp_start, timestamp_end, config, array, error)
+tdb_array_create_with_config(path, schema_json, key, key_len, config, error) =
+    ccall((:tdb_array_create_with_config, libtdbfilter), Cint,
+          (Cstring, Cstring, Ptr{Cvoid}, Csize_t, Ptr{ConfigHandle}, Ref{Ptr{Error}}),
+          path, schema_json, key, key_len, config, error)
+tdb_array_metadata_put_with_config(path, key, key_len, timestamp, name, type, value_count, value,
+                                   value_size, config, error) =
+    ccall((:tdb_array_metadata_put_with_config, libtdbfilter), Cint,
+          (Cstring, Ptr{Cvoid}, Csize_t, UInt64, Cstring, UInt32, UInt32, Ptr{Cvoid}, Csize_t,
+           Ptr{ConfigHandle}, Ref{Ptr{Error}}),
+          path, key, key_len, timestamp, name, type, value_count, value, value_size, config, error)
+tdb_array_metadata_delete_with_config(path, key, key_len, timestamp, name, config, error) =
+    ccall((:tdb_array_metadata_delete_with_config, libtdbfilter), Cint,
+          (Cstring, Ptr{Cvoid}, Csize_t, UInt64, Cstring, Ptr{ConfigHandle}, Ref{Ptr{Error}}),
+          path, key, key_len, timestamp, name, config, error)
+tdb_writer_open_with_config(path, key, key_len, timestamp, config, writer, error) =
+    ccall((:tdb_writer_open_with_config, libtdbfilter), Cint,
+          (Cstring, Ptr{Cvoid}, Csize_t, UInt64, Ptr{ConfigHandle}, Ref{Ptr{WriterHandle}},
+           Ref{Ptr{Error}}),
+          path, key, key_len, timestamp, config, writer, error)
 tdb_writer_set_layout(writer, layout, error) =
     ccall((:tdb_writer_set_layout, libtdbfilter), Cint,
           (Ptr{WriterHandle}, UInt32, Ref{Ptr{Error}}), writer, layout, error)
