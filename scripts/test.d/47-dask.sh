@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# step: Dask and xarray (tdbfilter.dask, engine="tdbfilter"): tests/dask on a 2-process LocalCluster whose workers have tdbfilter and no tiledb, against TileDB-Py's reads; bench/compare_dask.py --quick
+# step: Dask and xarray (tdbfilter.dask, engine="tdbfilter"): tests/dask on a 2-process LocalCluster whose workers have tdbfilter and no tiledb, against TileDB-Py's reads, from local folders and from the S3 server (moto); bench/compare_dask.py --quick
 set -euo pipefail
 root="${TDBF_ROOT:?}"
 prefix="${TDBF_PREFIX:?}"
@@ -9,6 +9,12 @@ pip_in() { "$1" -m pip install -q --disable-pip-version-check "${@:2}"; }
 # The Dask side's environment: the pinned Dask/xarray stack and the tdbfilter package, no
 # tiledb. The tests and their LocalCluster's workers run in it; TileDB-Py (in .venv) only
 # writes the arrays and its reads of them (tests/dask/make_arrays.py).
+# tests/dask/test_s3.py reads from and writes to the S3 server (moto) that test-all.sh started
+# (TDBF_S3_ENDPOINT); run alone, this step starts it (and azurite) itself.
+source scripts/object-store-servers.sh
+tdbf_object_stores_install
+tdbf_object_stores_start
+
 venv=$root/build/dask-venv
 [ -x "$venv/bin/python" ] || "$root/.venv/bin/python" -m venv "$venv"
 pip_in "$venv/bin/python" -r tests/dask/requirements.txt

@@ -225,6 +225,13 @@ SIGNATURES: dict[str, tuple[object, list]] = {
                 c_size_t, PP]),
     "tdb_array_metadata_delete": (c_int, [c_char_p, c_void_p, c_size_t, c_uint64, c_char_p, PP]),
     "tdb_writer_open": (c_int, [c_char_p, c_void_p, c_size_t, c_uint64, PP, PP]),
+    "tdb_array_create_with_config": (c_int, [c_char_p, c_char_p, c_void_p, c_size_t, P, PP]),
+    "tdb_array_metadata_put_with_config": (
+        c_int, [c_char_p, c_void_p, c_size_t, c_uint64, c_char_p, c_uint32, c_uint32, c_void_p,
+                c_size_t, P, PP]),
+    "tdb_array_metadata_delete_with_config": (
+        c_int, [c_char_p, c_void_p, c_size_t, c_uint64, c_char_p, P, PP]),
+    "tdb_writer_open_with_config": (c_int, [c_char_p, c_void_p, c_size_t, c_uint64, P, PP, PP]),
     "tdb_writer_free": (None, [P]),
     "tdb_writer_set_layout": (c_int, [P, c_uint32, PP]),
     "tdb_writer_set_threads": (c_int, [P, c_uint32, PP]),

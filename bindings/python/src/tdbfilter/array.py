@@ -121,14 +121,7 @@ class Array:
         self._meta_ops: dict[str, Optional[tuple[str, int, bytes]]] = {}
         self.written_fragments: list[str] = []
         handle = c_void_p()
-        cfg = c_void_p()
-        try:
-            if config:
-                _call(L.tdb_config_alloc, byref(cfg))
-                for ck, cv in config.items():
-                    if isinstance(cv, bool):
-                        cv = "true" if cv else "false"
-                    _call(L.tdb_config_set, cfg, str(ck).encode(), str(cv).encode())
+        with _write.config_handle(config) as cfg:
             if timestamp is None:
                 _call(L.tdb_array_open_with_config, str(path).encode(), k, len(k) if k else 0,
                       cfg, byref(handle))
@@ -137,9 +130,6 @@ class Array:
                     else timestamp
                 _call(L.tdb_array_open_at_with_config, str(path).encode(), k,
                       len(k) if k else 0, start, end, cfg, byref(handle))
-        finally:
-            if cfg:
-                L.tdb_config_free(cfg)
         self._h = handle
         if threads:
             _call(L.tdb_array_set_threads, self._h, threads)
@@ -556,7 +546,7 @@ class Array:
         packed = self._subarray_bytes(box)
         self.written_fragments.append(_write.write_fragment(
             self.path, self._key, self._write_timestamp, self._threads,
-            "col" if col else "row", packed, bufs))
+            "col" if col else "row", packed, bufs, self._config))
 
     def _write_sparse(self, index, values: dict) -> None:
         dims = self.dimensions
@@ -583,7 +573,7 @@ class Array:
             bufs[name] = _write.buffers(f, v, ncells)
         self.written_fragments.append(_write.write_fragment(
             self.path, self._key, self._write_timestamp, self._threads, "unordered", None,
-            bufs))
+            bufs, self._config))
 
     def _flush_meta(self) -> None:
         """Writes the pending metadata changes: deletions of the other spellings of a key
@@ -595,9 +585,11 @@ class Array:
         for name in names:
             op = ops[name]
             if op is None:
-                _write.metadata_delete(self.path, self._key, self._write_timestamp, name)
+                _write.metadata_delete(self.path, self._key, self._write_timestamp, name,
+                                       self._config)
             else:
-                _write.metadata_put(self.path, self._key, self._write_timestamp, name, *op)
+                _write.metadata_put(self.path, self._key, self._write_timestamp, name, *op,
+                                    config=self._config)
 
 
 class Metadata:

@@ -71,7 +71,11 @@ _cache_lock = threading.Lock()
 # -- opening, once per worker process ---------------------------------------------------------
 
 def _config_items(config: Optional[Mapping[str, Any]]) -> Optional[tuple]:
-    return tuple(sorted((str(k), str(v)) for k, v in config.items())) if config else None
+    if not config:
+        return None
+    # The graph carries the config as sorted (key, value) pairs already.
+    items = config if isinstance(config, tuple) else config.items()
+    return tuple(sorted((str(k), str(v)) for k, v in items))
 
 
 def _open(uri: str, key, config: Optional[tuple], timestamp) -> Array:

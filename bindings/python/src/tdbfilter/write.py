@@ -11,6 +11,7 @@ var-size cells, the validity bytes of a masked array.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 from ctypes import POINTER, byref, c_char_p, c_uint8, c_uint64, c_void_p
@@ -28,12 +29,32 @@ from .errors import InvalidArgument
 Key = Union[bytes, str, None]
 
 
+@contextlib.contextmanager
+def config_handle(config: Optional[Mapping[str, Any]]):
+    """A ``tdb_config_t`` holding ``config`` (object-store options, this library's key names or
+    TileDB's; ``True``/``False`` as ``"true"``/``"false"``), or NULL for none; freed on exit."""
+    L = lib()
+    cfg = c_void_p()
+    try:
+        if config:
+            _call(L.tdb_config_alloc, byref(cfg))
+            for k, v in config.items():
+                if isinstance(v, bool):
+                    v = "true" if v else "false"
+                _call(L.tdb_config_set, cfg, str(k).encode(), str(v).encode())
+        yield cfg
+    finally:
+        if cfg:
+            L.tdb_config_free(cfg)
+
+
 def key_bytes(key: Key) -> Optional[bytes]:
     """An encryption key as bytes (a str is its UTF-8 bytes, as TileDB-Py takes it)."""
     return key.encode() if isinstance(key, str) else key
 
 
-def create(uri: str, schema: Union[str, Mapping[str, Any]], key: Key = None) -> None:
+def create(uri: str, schema: Union[str, Mapping[str, Any]], key: Key = None,
+           config: Optional[Mapping[str, Any]] = None) -> None:
     """Creates the array ``uri`` from ``schema``: the schema JSON ``tdbf array info --json``
     prints (whole or its ``schema`` member), as text or as a dict (README "Creating arrays").
     ``key``: a 32-byte AES-256-GCM key to encrypt the array with. The schema is checked with
@@ -41,7 +62,9 @@ def create(uri: str, schema: Union[str, Mapping[str, Any]], key: Key = None) -> 
     array is refused and left untouched."""
     text = schema if isinstance(schema, str) else json.dumps(schema)
     k = key_bytes(key)
-    _call(lib().tdb_array_create, str(uri).encode(), text.encode(), k, len(k) if k else 0)
+    with config_handle(config) as cfg:
+        _call(lib().tdb_array_create_with_config, str(uri).encode(), text.encode(), k,
+              len(k) if k else 0, cfg)
 
 
 def _type_name(dtype: np.dtype) -> tuple[str, Union[int, str]]:
@@ -220,13 +243,16 @@ def _address(a: np.ndarray) -> int:
 
 def write_fragment(path: str, key: Optional[bytes], timestamp: int, threads: int,
                    layout: str, subarray: Optional[bytes],
-                   fields: Mapping[str, Buffers]) -> str:
+                   fields: Mapping[str, Buffers],
+                   config: Optional[Mapping[str, Any]] = None) -> str:
     """Writes ``fields`` as one fragment (one submit, then finalize) and returns its name.
     ``layout``: ``"row"``, ``"col"`` or ``"unordered"``; ``subarray``: the packed dense box.
     The writer is freed on every path: a failure commits nothing."""
     L = lib()
     w = c_void_p()
-    _call(L.tdb_writer_open, path.encode(), key, len(key) if key else 0, timestamp, byref(w))
+    with config_handle(config) as cfg:
+        _call(L.tdb_writer_open_with_config, path.encode(), key, len(key) if key else 0,
+              timestamp, cfg, byref(w))
     try:
         if threads:
             _call(L.tdb_writer_set_threads, w, threads)
@@ -289,16 +315,20 @@ def pack_metadata(value) -> tuple[str, int, bytes]:
 
 
 def metadata_put(path: str, key: Optional[bytes], timestamp: int, name: str, type_name: str,
-                 count: int, value: bytes) -> None:
+                 count: int, value: bytes, config: Optional[Mapping[str, Any]] = None) -> None:
     """One ``tdb_array_metadata_put``."""
     from ._datatypes import datatype_from_name
 
     buf = ctypes.create_string_buffer(value, max(len(value), 1))
-    _call(lib().tdb_array_metadata_put, path.encode(), key, len(key) if key else 0, timestamp,
-          name.encode(), datatype_from_name(type_name), count, buf, len(value))
+    with config_handle(config) as cfg:
+        _call(lib().tdb_array_metadata_put_with_config, path.encode(), key,
+              len(key) if key else 0, timestamp, name.encode(), datatype_from_name(type_name),
+              count, buf, len(value), cfg)
 
 
-def metadata_delete(path: str, key: Optional[bytes], timestamp: int, name: str) -> None:
+def metadata_delete(path: str, key: Optional[bytes], timestamp: int, name: str,
+                    config: Optional[Mapping[str, Any]] = None) -> None:
     """One ``tdb_array_metadata_delete``."""
-    _call(lib().tdb_array_metadata_delete, path.encode(), key, len(key) if key else 0,
-          timestamp, name.encode())
+    with config_handle(config) as cfg:
+        _call(lib().tdb_array_metadata_delete_with_config, path.encode(), key,
+              len(key) if key else 0, timestamp, name.encode(), cfg)
