@@ -163,7 +163,9 @@ fn may_refuse(ty: &str, a: &Attr) -> bool {
         match *f {
             "positive_delta" => true,
             "dictionary" => !(i == 0 && a.num == 0 && matches!(ty, "STRING_ASCII" | "STRING_UTF8")),
-            "rle" => resized,
+            // XOR (and fixed-size RLE) have no readable encoding of a part that is not whole
+            // values, which a compressor before them makes (README "Partial trailing values").
+            "rle" | "xor" => resized,
             "delta" => resized || a.kind == Kind::Float || a.num == 0,
             "double_delta" => resized || a.kind == Kind::Float || a.num == 0 || a.size == 8,
             _ => false,
