@@ -1,11 +1,68 @@
 #!/usr/bin/env bash
 # Runs every test of tdbfilter on a fresh machine that has the Rust toolchain and Python 3:
-#   formatting and lints, the Rust tests, the C tests (CMake + ctest, shared and static),
-#   the header-drift check, and the compatibility tests against real TileDB 2.30.
-# Python packages (tiledb, numpy, lz4, cmake) go into a git-ignored virtual environment .venv.
+# formatting and lints, the Rust tests of the three crates, the C tests (CMake + ctest, shared
+# and static), the header-drift check, the compatibility tests against real TileDB 2.30, then
+# every scripts/test.d/*.sh (install tree, bindings, plugins, arrays, object stores, fuzzing,
+# sanitizers). What the steps need is installed once by the setup step (scripts/setup.sh).
+#
+#   ./scripts/test-all.sh                the whole suite (CI runs this)
+#   ./scripts/test-all.sh --quick        lint, Rust, C and Python tests: no servers, fuzzing,
+#                                        sanitizers or TileDB differential suites
+#   ./scripts/test-all.sh --only NAME... the named steps (after setup and the build)
+#   ./scripts/test-all.sh --list         the step names
+#
+# One build serves every step: the `test-opt` profile (optimised, no LTO, 16 codegen units;
+# Cargo.toml), in target/test-opt. Benchmarks proper use the release profile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+
+# The steps in order. Core steps are functions below; NAME of scripts/test.d/NN-NAME.sh runs
+# that script.
+core_steps=(fmt clippy build deps cargo-test c-tests compat encryption bench-smoke)
+script_steps=()
+for s in scripts/test.d/*.sh; do
+  n=$(basename "$s" .sh)
+  script_steps+=("${n#*-}")
+done
+all_steps=("${core_steps[@]}" "${script_steps[@]}")
+quick_steps=(fmt clippy build deps cargo-test c-tests python)
+
+mode=all
+selected=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) mode=quick ;;
+    --only)
+      mode=only
+      shift
+      [ $# -gt 0 ] || { echo "--only needs a step name (--list shows them)" >&2; exit 2; }
+      selected+=("$1")
+      ;;
+    --list) printf '%s\n' "${all_steps[@]}"; exit 0 ;;
+    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "unknown option: $1 (--quick, --only NAME, --list)" >&2; exit 2 ;;
+  esac
+  shift
+done
+case $mode in
+  all) selected=("${all_steps[@]}") ;;
+  quick) selected=("${quick_steps[@]}") ;;
+  only)
+    for n in "${selected[@]}"; do
+      printf '%s\n' "${all_steps[@]}" | grep -qx -- "$n" \
+        || { echo "no step named $n; the steps: ${all_steps[*]}" >&2; exit 2; }
+    done
+    ;;
+esac
+wants() { printf '%s\n' "${selected[@]}" | grep -qx -- "$1"; }
+
+export TDBF_ROOT="$root"
+export TDBF_PREFIX="$root/build/prefix"
+export TDBF_PROFILE=test-opt
+export TDBF_BUILD="$root/target/$TDBF_PROFILE"
+# CMake and the Python wheel's backend build the library with this profile too (no rebuild).
+export TDBFILTER_CARGO_PROFILE=$TDBF_PROFILE
 
 # Each step's wall time is printed when the next one starts, and all of them at the end.
 step_name=""
@@ -26,106 +83,124 @@ step() {
   printf '\n==> %s\n' "$*"
 }
 
-step "Python environment (.venv: tiledb 2.30, numpy, lz4, cryptography, cmake)"
-if [ ! -x .venv/bin/python ]; then
-  if ! python3 -m venv .venv 2>/dev/null; then
-    # Debian's python3 needs the venv module as a separate package.
-    if command -v apt-get >/dev/null; then
-      apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
-    fi
-    rm -rf .venv
-    python3 -m venv .venv
-  fi
-fi
-.venv/bin/python -m pip install -q --disable-pip-version-check \
-  -r tests/compat/requirements.txt -r tests/compat/requirements-encryption.txt cmake
+# --- setup: what the selected steps need, installed once --------------------------------------
+step "setup: tools and packages the selected steps need (scripts/setup.sh)"
+source scripts/setup.sh
+groups=(python)
+if wants install || wants sanitizers || wants go; then groups+=(c); fi
+if wants go; then groups+=(go); fi
+if wants hdf5 || wants sanitizers; then groups+=(hdf5); fi
+if wants dask || wants object-store; then groups+=(servers); fi
+if wants dask; then groups+=(dask); fi
+if wants fuzz; then groups+=(fuzz); fi
+mapfile -t groups < <(printf '%s\n' "${groups[@]}" | awk '!seen[$0]++')
+tdbf_setup "${groups[@]}"
 export PATH="$root/.venv/bin:$PATH"
 
-step "Object-store servers (moto for S3, azurite for Azure Blob, on 127.0.0.1; stopped on exit)"
-# Started once for every step that needs them (scripts/test.d/55-object-store.sh), stopped by
-# PID when this script exits.
-export TDBF_ROOT="$root"
-source scripts/object-store-servers.sh
-tdbf_object_stores_install
-tdbf_object_stores_start
+if wants dask || wants object-store; then
+  step "Object-store servers (moto for S3, azurite for Azure Blob, on 127.0.0.1; stopped on exit)"
+  # Started once for every step that needs them, stopped by PID when this script exits.
+  source scripts/object-store-servers.sh
+  tdbf_object_stores_start
+fi
 
-step "cargo fmt --check"
-cargo fmt --all -- --check
+# --- core steps -------------------------------------------------------------------------------
+run_fmt() { cargo fmt --all -- --check; }
 
-# Every cargo call builds with the `cli` feature (the tdbf binary and its tests), so that all
-# steps share one release build of the crate; CMake gets the same features.
-step "cargo clippy -D warnings"
-cargo clippy --release --all-targets --features cli -- -D warnings
+run_clippy() { cargo clippy --workspace --all-targets -- -D warnings; }
 
-step "cargo build --release --features cli (also regenerates include/tdbfilter.h in a checkout)"
-cargo build --release --features cli
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  if ! git diff --exit-code -- include/tdbfilter.h; then
-    echo "include/tdbfilter.h differs from the committed header: commit the regenerated header" >&2
+run_build() {
+  cargo build --profile "$TDBF_PROFILE" --workspace --all-targets
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    if ! git diff --exit-code -- include/tdbfilter.h; then
+      echo "include/tdbfilter.h differs from the committed header: commit the regenerated header" >&2
+      exit 1
+    fi
+  fi
+}
+
+run_deps() {
+  # The core crate: no C (cbindgen), no CLI crates (clap, serde_derive but through object_store),
+  # no OpenSSL or aws-lc; local-only (no default features) it has no serde_derive at all.
+  local lib_deps bad derive_users
+  lib_deps=$(cargo tree -e normal,build -p tdbfilter --no-default-features --prefix none --format '{p}')
+  if bad=$(printf '%s\n' "$lib_deps" | grep -E '^(cbindgen|clap|clap_builder|serde_derive) '); then
+    echo "the core crate (local-only) depends on:" >&2
+    echo "$bad" >&2
     exit 1
   fi
+  echo "core, local-only: $(printf '%s\n' "$lib_deps" | sort -u | wc -l) crates, no cbindgen, clap or serde_derive"
+  lib_deps=$(cargo tree -e normal,build -p tdbfilter --prefix none --format '{p}')
+  if bad=$(printf '%s\n' "$lib_deps" | grep -E '^(cbindgen|clap|clap_builder|openssl|openssl-sys|native-tls|aws-lc-rs|aws-lc-sys) '); then
+    echo "the core crate depends on cbindgen, clap, OpenSSL or aws-lc:" >&2
+    echo "$bad" >&2
+    exit 1
+  fi
+  derive_users=$(cargo tree -e normal -p tdbfilter -i serde_derive --prefix none --format '{p}' 2>/dev/null \
+    | grep -vE '^(serde_derive|serde|tdbfilter|object_store|chrono|quick-xml|serde_urlencoded|serde_json) ' || true)
+  if [ -n "$derive_users" ]; then
+    echo "serde_derive reaches the core other than through object_store:" >&2
+    echo "$derive_users" >&2
+    exit 1
+  fi
+  echo "core, default: $(printf '%s\n' "$lib_deps" | sort -u | wc -l) crates, no cbindgen, clap, OpenSSL or aws-lc"
+  # The core crate packages for crates.io as it is (no file outside it, no build script).
+  cargo publish --dry-run --no-verify --allow-dirty -p tdbfilter 2>&1 | tail -n 2
+}
+
+run_cargo_test() { cargo test --profile "$TDBF_PROFILE" --workspace; }
+
+run_c_tests() {
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTDBFILTER_CARGO_PROFILE="$TDBF_PROFILE" >/dev/null
+  cmake --build build -j 2
+  ctest --test-dir build --output-on-failure
+}
+
+run_compat() { .venv/bin/python tests/compat/run_compat.py --lib "$TDBF_BUILD/libtdbfilter.so"; }
+
+run_encryption() {
+  .venv/bin/python tests/compat/run_encryption.py --lib "$TDBF_BUILD/libtdbfilter.so"
+  # The harness's self-tests: each sabotage (and a library without the generic tile API) must fail.
+  .venv/bin/python tests/compat/encryption_selftest.py --lib "$TDBF_BUILD/libtdbfilter.so"
+}
+
+run_bench_smoke() { .venv/bin/python bench/compare_tiledb.py --quick --check --tdbf "$TDBF_BUILD/tdbf"; }
+
+title() {
+  case $1 in
+    fmt) echo "cargo fmt --check" ;;
+    clippy) echo "cargo clippy --workspace --all-targets -D warnings" ;;
+    build) echo "cargo build --profile $TDBF_PROFILE --workspace (regenerates include/tdbfilter.h in a checkout: drift check)" ;;
+    deps) echo "The core crate's dependencies (no cbindgen, clap, OpenSSL) and its crates.io package" ;;
+    cargo-test) echo "cargo test --profile $TDBF_PROFILE --workspace" ;;
+    c-tests) echo "C tests (CMake, shared and static library)" ;;
+    compat) echo "Compatibility tests against TileDB 2.30" ;;
+    encryption) echo "Encryption and generic-tile compatibility tests against TileDB 2.30" ;;
+    bench-smoke) echo "Benchmark smoke run against TileDB 2.30 (bench/compare_tiledb.py --quick: sizes and round trips)" ;;
+  esac
+}
+
+# The build comes first whatever was selected: every step uses it.
+if ! wants build; then
+  step "$(title build) [needed by the selected steps]"
+  run_build
 fi
 
-step "The library alone depends on none of the CLI's crates (clap, serde_derive); no OpenSSL"
-# Local-only (no default features): neither clap nor serde_derive. With object storage (the
-# default): no clap, and serde_derive only through object_store (its S3/Azure XML and JSON).
-lib_deps=$(cargo tree -e normal -p tdbfilter --no-default-features --prefix none --format '{p}')
-if cli_deps=$(printf '%s\n' "$lib_deps" | grep -E '^(clap|clap_builder|serde_derive) '); then
-  echo "cargo tree -e normal -p tdbfilter --no-default-features lists CLI dependencies:" >&2
-  echo "$cli_deps" >&2
-  exit 1
-fi
-echo "local-only: $(printf '%s\n' "$lib_deps" | sort -u | wc -l) crates, none of them clap or serde_derive"
-lib_deps=$(cargo tree -e normal -p tdbfilter --prefix none --format '{p}')
-if bad=$(printf '%s\n' "$lib_deps" | grep -E '^(clap|clap_builder|openssl|openssl-sys|native-tls|aws-lc-rs|aws-lc-sys) '); then
-  echo "cargo tree -e normal -p tdbfilter lists clap, OpenSSL or aws-lc:" >&2
-  echo "$bad" >&2
-  exit 1
-fi
-derive_users=$(cargo tree -e normal -p tdbfilter -i serde_derive --prefix none --format '{p}' 2>/dev/null \
-  | grep -vE '^(serde_derive|serde|tdbfilter|object_store|chrono|quick-xml|serde_urlencoded|serde_json) ' || true)
-if [ -n "$derive_users" ]; then
-  echo "serde_derive reaches tdbfilter other than through object_store:" >&2
-  echo "$derive_users" >&2
-  exit 1
-fi
-echo "default: $(printf '%s\n' "$lib_deps" | sort -u | wc -l) crates, no clap, OpenSSL or aws-lc; serde_derive only via object_store"
-
-step "cargo test --release --features cli"
-cargo test --release --features cli
-
-step "C tests (CMake, shared and static library)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTDBFILTER_CARGO_FEATURES=cli >/dev/null
-cmake --build build -j 2
-ctest --test-dir build --output-on-failure
-
-step "Compatibility tests against TileDB 2.30"
-.venv/bin/python tests/compat/run_compat.py --lib "$root/target/release/libtdbfilter.so"
-
-step "Encryption and generic-tile compatibility tests against TileDB 2.30"
-.venv/bin/python tests/compat/run_encryption.py --lib "$root/target/release/libtdbfilter.so"
-# The harness's self-tests: each sabotage (and a library without the generic tile API) must fail.
-.venv/bin/python tests/compat/encryption_selftest.py --lib "$root/target/release/libtdbfilter.so"
-
-step "Benchmark smoke run against TileDB 2.30 (bench/compare_tiledb.py --quick: sizes and round trips)"
-.venv/bin/python bench/compare_tiledb.py --quick --check --tdbf "$root/target/release/tdbf"
-
-# Further steps (install tree and consumers, bindings, plugins, array reader, fuzzing,
-# sanitizers): one script each in scripts/test.d/, run in name order. Each runs with the
-# environment set up above: $TDBF_ROOT (the checkout), PATH with .venv/bin first, the release
-# build in $TDBF_ROOT/target/release, and $TDBF_PREFIX, the temporary install prefix that
-# scripts/test.d/20-install.sh fills and later steps consume.
-export TDBF_ROOT="$root"
-export TDBF_PREFIX="$root/build/prefix"
-for s in scripts/test.d/*.sh; do
-  [ -e "$s" ] || continue
-  step "$(sed -n 's/^# step: //p' "$s" | head -n 1) ($s)"
-  bash "$s"
+for n in "${all_steps[@]}"; do
+  wants "$n" || continue
+  if printf '%s\n' "${core_steps[@]}" | grep -qx -- "$n"; then
+    step "$n: $(title "$n")"
+    "run_${n//-/_}"
+  else
+    s=$(ls scripts/test.d/*-"$n".sh)
+    step "$n: $(sed -n 's/^# step: //p' "$s" | head -n 1) ($s)"
+    bash "$s"
+  fi
 done
 
 end_step
 echo
-echo "Step times:"
+echo "Step times ($mode):"
 printf '%s\n' "${step_times[@]}"
 total=$((SECONDS - suite_start))
 printf 'Total: %dm%02ds\n' $((total / 60)) $((total % 60))

@@ -1,6 +1,7 @@
-//! tdbfilter: TileDB 2.30's tile format and filter pipeline, byte-compatible, as a safe Rust
-//! core ([`Pipeline`], [`Tile`], one module per filter in [`filters`]) with a C ABI in
-//! [`ffi`].
+//! tdbfilter: TileDB 2.30's tile format, filter pipeline and arrays, byte-compatible, as a safe
+//! Rust library ([`Pipeline`], [`Tile`], one module per filter in [`filters`], arrays in
+//! [`array`], local and object storage in [`storage`]). The C ABI over it is the
+//! `tdbfilter-ffi` crate of the same workspace; this crate knows nothing of C.
 //!
 //! ```
 //! use tdbfilter::{Datatype, FilterType, Pipeline, Tile};
@@ -21,20 +22,21 @@
 // checked by tests/layers.rs).
 pub mod error;
 #[allow(unsafe_code)]
-pub mod mem;
+pub(crate) mod mem;
+/// The SIMD kernels behind the shuffle filters and checksums. Public only for the benchmark
+/// program that times every SIMD level (`bench/rust/simd_throughput.rs`); not part of the API.
+#[doc(hidden)]
 #[allow(unsafe_code)]
 pub mod kernels;
 pub mod codecs;
 pub mod format;
-pub mod engine;
+pub(crate) mod engine;
 pub mod filters;
 pub mod pipeline;
 pub mod storage;
 pub mod array;
-#[allow(unsafe_code)]
-pub mod ffi;
 
-pub use engine::tile::Tile;
+pub use engine::tile::{Tile, check_cell_size};
 pub use error::{Error, Result};
 pub use filters::config::{Filter, OptionValue};
 pub use format::datatype::Datatype;

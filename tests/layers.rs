@@ -6,10 +6,11 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The layers, lowest first. `cli` (the `tdbf` binary) sits on top and is not a library module.
+/// The layers, lowest first. The C ABI (`ffi/`) and the `tdbf` tool (`cli/`) are crates of
+/// their own on top of this one.
 const LAYERS: &[&str] = &[
     "error", "mem", "kernels", "codecs", "format", "engine", "filters", "pipeline", "storage",
-    "array", "ffi",
+    "array",
 ];
 
 fn rank(name: &str) -> Option<usize> {
@@ -64,6 +65,7 @@ fn every_top_level_module_is_a_layer() {
     for line in lib.lines() {
         if let Some(rest) = line
             .strip_prefix("pub mod ")
+            .or_else(|| line.strip_prefix("pub(crate) mod "))
             .or_else(|| line.strip_prefix("mod "))
         {
             declared.push(rest.trim_end_matches(';').to_string());
@@ -163,6 +165,32 @@ fn storage_uses_only_error() {
     assert!(
         violations.is_empty(),
         "src/storage uses more than error:\n{}",
+        violations.join("\n")
+    );
+}
+
+/// The core crate knows nothing of C: no `extern "C"` function, no exported symbol, no C
+/// string or C integer types (those belong to the `tdbfilter-ffi` crate in `ffi/`).
+#[test]
+fn the_core_has_no_c_interface() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut violations = Vec::new();
+    for path in &files {
+        let code = production_code(&fs::read_to_string(path).unwrap());
+        for (i, line) in code.lines().enumerate() {
+            let code_part = line.split("//").next().unwrap_or("");
+            for c_thing in ["extern \"C\"", "no_mangle", "c_char", "CStr", "CString"] {
+                if code_part.contains(c_thing) {
+                    violations.push(format!("{}:{}: {c_thing}", path.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "C interface items in the core crate (they belong in ffi/):\n{}",
         violations.join("\n")
     );
 }

@@ -17,7 +17,7 @@ soversion=${version%.*}
 work=$root/build/install-check
 rm -rf "$prefix" "$work"
 mkdir -p "$work"
-cmake -S . -B build >/dev/null
+cmake -S . -B build -DTDBFILTER_CARGO_PROFILE="$TDBF_PROFILE" >/dev/null
 cmake --build build --target tdbfilter_cargo >/dev/null
 cmake --install build --prefix "$prefix" >/dev/null
 

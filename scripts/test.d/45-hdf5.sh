@@ -15,7 +15,7 @@ if ! dpkg -s libhdf5-dev hdf5-tools python3-h5py >/dev/null 2>&1; then
 fi
 
 # The plugin and its test, in the build tree the C-test step configured (cargo: no rebuild).
-cmake -S . -B build -DTDBFILTER_BUILD_HDF5_PLUGIN=ON >/dev/null
+cmake -S . -B build -DTDBFILTER_BUILD_HDF5_PLUGIN=ON -DTDBFILTER_CARGO_PROFILE="$TDBF_PROFILE" >/dev/null
 cmake --build build -j 2 --target h5tdbfilter test_h5tdbfilter >/dev/null
 plugin_dir=$root/build/plugins/hdf5
 work=$root/build/hdf5-check
@@ -34,7 +34,7 @@ h5ls -v "$h5/small_int32" | grep -q 'Filter-0: *tdbfilter: TileDB filter pipelin
   || fail "h5ls -v does not show the filter: $(h5ls -v "$h5/small_int32")"
 echo "h5ls -v: $(h5ls -v "$h5/small_int32" | grep Filter-0 | tr -s ' ')"
 # A raw chunk is a TileDB filtered tile: tdbf reads it.
-target/release/tdbf inspect "$work/chunk0.tdb" | tail -n 1
+"$TDBF_BUILD/tdbf" inspect "$work/chunk0.tdb" | tail -n 1
 
 # h5py (Debian's, on the same HDF5) through the installed plugin: exercises the RUNPATH that
 # finds libtdbfilter from <prefix>/lib/hdf5/plugin.

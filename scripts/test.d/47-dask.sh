@@ -27,7 +27,7 @@ fi
 if [ -f "$prefix/lib/libtdbfilter.so" ]; then
   export TDBFILTER_LIBRARY="$prefix/lib/libtdbfilter.so"
 else
-  export TDBFILTER_LIBRARY="$root/target/release/libtdbfilter.so"
+  export TDBFILTER_LIBRARY="$TDBF_BUILD/libtdbfilter.so"
 fi
 export TDBF_TILEDB_PYTHON="$root/.venv/bin/python"
 # From the tests directory, so that the installed package (not the source tree) is imported.

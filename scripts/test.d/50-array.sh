@@ -14,30 +14,30 @@ python -m pip install -q --disable-pip-version-check ./bindings/python
 if ! python -c "import cryptography" 2>/dev/null; then
   python -m pip install -q --disable-pip-version-check -r tests/compat/requirements-encryption.txt
 fi
-lib="$TDBF_ROOT/target/release/libtdbfilter.so"
+lib="$TDBF_BUILD/libtdbfilter.so"
 if [ -f "$TDBF_PREFIX/lib/libtdbfilter.so" ]; then
   lib="$TDBF_PREFIX/lib/libtdbfilter.so"
 fi
-python tests/array/run_array_tests.py --lib "$lib" --tdbf "$TDBF_ROOT/target/release/tdbf"
+python tests/array/run_array_tests.py --lib "$lib" --tdbf "$TDBF_BUILD/tdbf"
 # Array creation: schemas TileDB-Py creates, cloned through tdbf array info --json / create,
 # byte-identical schema payloads; hand-written JSON; TileDB's refusals with its reasons.
-python tests/array/run_create_tests.py --tdbf "$TDBF_ROOT/target/release/tdbf"
+python tests/array/run_create_tests.py --tdbf "$TDBF_BUILD/tdbf"
 # Sparse writes: global order (row/col/Hilbert, strings), duplicate and domain errors, R-tree
 # bytes, against TileDB-Py on random arrays (drives tests/array/global_order_oracle.rs).
 python tests/array/run_global_order_tests.py --cases 400
 # Writes (tdbf array write) against TileDB-Py's: fragment files byte for byte, reads,
 # aggregates, verify, consolidation.
-python tests/array/run_writer_tests.py --tdbf "$TDBF_ROOT/target/release/tdbf"
+python tests/array/run_writer_tests.py --tdbf "$TDBF_BUILD/tdbf"
 # Array metadata (tdbf array metadata put/delete) read by TileDB-Py, plain and encrypted, with
 # time travel.
-python tests/array/run_metadata_tests.py --tdbf "$TDBF_ROOT/target/release/tdbf"
+python tests/array/run_metadata_tests.py --tdbf "$TDBF_BUILD/tdbf"
 # Crash consistency: the writer killed (SIGKILL) at random and at observed points of dense and
 # sparse, streamed and var-size writes; the array reads exactly as before or as after the write
 # through TileDB-Py and the tdbfilter package, and verify names only the uncommitted leftover.
-python tests/array/run_crash_tests.py --tdbf "$TDBF_ROOT/target/release/tdbf" --lib "$lib" --runs 60
+python tests/array/run_crash_tests.py --tdbf "$TDBF_BUILD/tdbf" --lib "$lib" --runs 60
 python bench/compare_arrays.py --quick --workdir "$TDBF_ROOT/build/bench-arrays-quick" --lib "$lib"
-# The write benchmark in quick mode: our writer (examples/write_bench.rs) and TileDB-Py write the
-# same cells of every benchmark array and of the small writes; both arrays must read equal.
-cargo build -q --release --features cli --example write_bench
+# The write benchmark in quick mode: our writer (bench/rust/write_bench.rs, built by the build
+# step as an example of the tdbf crate) and TileDB-Py write the same cells of every benchmark
+# array and of the small writes; both arrays must read equal.
 python bench/compare_writes.py --quick --workdir "$TDBF_ROOT/build/bench-writes-quick" \
-  --bench "$TDBF_ROOT/target/release/examples/write_bench"
+  --bench "$TDBF_BUILD/examples/write_bench"

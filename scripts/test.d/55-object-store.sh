@@ -13,8 +13,8 @@ if ! python -c "import tiledb, numpy" 2>/dev/null; then
 fi
 python -m pip install -q --disable-pip-version-check ./bindings/python
 tdbf_object_stores_start
-lib="$TDBF_ROOT/target/release/libtdbfilter.so"
-tdbf="$TDBF_ROOT/target/release/tdbf"
+lib="$TDBF_BUILD/libtdbfilter.so"
+tdbf="$TDBF_BUILD/tdbf"
 python tests/object_store/run_object_store_tests.py --tdbf "$tdbf" --lib "$lib"
 python tests/object_store/run_fault_tests.py --tdbf "$tdbf" --lib "$lib"
 python tests/object_store/count_requests.py --lib "$lib" --check

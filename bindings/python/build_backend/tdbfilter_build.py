@@ -9,14 +9,13 @@ library inside.
 1. the ``library`` config setting (``pip wheel -C library=PATH``) or ``TDBFILTER_WHEEL_LIBRARY``:
    a ``libtdbfilter.so`` to package as it is, or ``none`` for the pure package without a
    library (which then finds an installed C library: pkg-config, ``TDBFILTER_LIBRARY``…);
-2. otherwise ``cargo build --release --lib`` of the checkout this package sits in, in the
-   checkout's ``target/`` (so a release build already there is reused, not compiled again),
-   with the features of ``TDBFILTER_CARGO_FEATURES``, by default ``cli``: the features of the
-   test command's release build (``cargo build --release --features cli``, CMake's
-   ``TDBFILTER_CARGO_FEATURES=cli``), so that one build serves the tool, the C tests and the
-   wheel (the library's code is the same; set it to an empty value for no features).
-   ``TDBFILTER_WHEEL_REQUIRE_FRESH=1`` makes a build that had to compile the crate an error
-   (the test command's check that its release build is reused).
+2. otherwise ``cargo build -p tdbfilter-ffi`` (the workspace's C-ABI crate) of the checkout
+   this package sits in, in the checkout's ``target/``, with the cargo profile of
+   ``TDBFILTER_CARGO_PROFILE`` (default ``release``; the test command sets its own, so that one
+   build serves the tool, the C tests and the wheel) and the features of
+   ``TDBFILTER_CARGO_FEATURES`` (default none beyond the crate's defaults).
+   ``TDBFILTER_WHEEL_REQUIRE_FRESH=1`` makes a build that had to compile the library an error
+   (the test command's check that its build is reused).
 
 Nothing is written into the source tree but cargo's ``target/``: flit_core builds in pip's
 directories, this module deletes the bytecode Python cached when importing it, and the
@@ -91,7 +90,7 @@ def _library(config_settings: dict) -> Optional[Path]:
 
 
 def _cargo_build() -> Path:
-    """``cargo build --release --lib`` in the checkout; the cdylib's path."""
+    """``cargo build -p tdbfilter-ffi`` in the checkout; the cdylib's path."""
     manifest = CHECKOUT / "Cargo.toml"
     if not (manifest.is_file() and (CHECKOUT / "include" / "tdbfilter.h").is_file()):
         raise RuntimeError(
@@ -102,9 +101,10 @@ def _cargo_build() -> Path:
     if not cargo:
         raise RuntimeError("cargo (the Rust toolchain) is needed to build the tdbfilter library; "
                            "or set TDBFILTER_WHEEL_LIBRARY to a built libtdbfilter.so")
-    cmd = [cargo, "build", "--release", "--lib", "--manifest-path", str(manifest),
-           "--message-format=json-render-diagnostics"]
-    features = os.environ.get("TDBFILTER_CARGO_FEATURES", "cli").strip()
+    profile = os.environ.get("TDBFILTER_CARGO_PROFILE", "release").strip() or "release"
+    cmd = [cargo, "build", "--profile", profile, "-p", "tdbfilter-ffi", "--manifest-path",
+           str(manifest), "--message-format=json-render-diagnostics"]
+    features = os.environ.get("TDBFILTER_CARGO_FEATURES", "").strip()
     if features:
         cmd += ["--features", features]
     print("tdbfilter: " + " ".join(cmd), file=sys.stderr, flush=True)
@@ -127,9 +127,9 @@ def _cargo_build() -> Path:
           file=sys.stderr, flush=True)
     if os.environ.get("TDBFILTER_WHEEL_REQUIRE_FRESH") == "1" and not fresh:
         raise RuntimeError(
-            f"cargo compiled the tdbfilter crate again (features {features or 'none'!r}) "
-            f"instead of reusing the release build in {CHECKOUT / 'target'}: build it first "
-            "with the same features (TDBFILTER_CARGO_FEATURES)")
+            f"cargo compiled the tdbfilter library again (profile {profile!r}, features "
+            f"{features or 'none'!r}) instead of reusing the build in {CHECKOUT / 'target'}: "
+            "build it first with the same profile and features")
     return Path(sos[0])
 
 

@@ -285,7 +285,8 @@ impl Writer {
         Ok(())
     }
 
-    pub(crate) fn field_index(&self, field: &str) -> Result<usize> {
+    /// The index of `field` (any attribute or dimension) in the writer's batch.
+    pub fn field_index(&self, field: &str) -> Result<usize> {
         if let Some(i) = self.fields.iter().position(|f| f.name == field) {
             return Ok(i);
         }
@@ -339,7 +340,7 @@ impl Writer {
     }
 
     /// The index of var-size `field`.
-    pub(crate) fn var_field_index(&self, field: &str) -> Result<usize> {
+    pub fn var_field_index(&self, field: &str) -> Result<usize> {
         let i = self.field_index(field)?;
         if !self.fields[i].var {
             return Err(Error::invalid(format!(
@@ -350,7 +351,7 @@ impl Writer {
     }
 
     /// The index of nullable `field`.
-    pub(crate) fn nullable_field_index(&self, field: &str) -> Result<usize> {
+    pub fn nullable_field_index(&self, field: &str) -> Result<usize> {
         let i = self.field_index(field)?;
         if !self.fields[i].nullable {
             return Err(Error::invalid(format!(

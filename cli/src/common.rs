@@ -152,7 +152,7 @@ pub fn describe_pipeline(p: &Pipeline) -> String {
 pub fn resolve_cells(type_name: &str, cell_size: Option<u64>) -> CliResult<(Datatype, u64)> {
     let datatype = parse_datatype(type_name)?;
     let cell_size = cell_size.unwrap_or(datatype.size() as u64);
-    tdbfilter::engine::tile::check_cell_size(datatype, cell_size)
+    tdbfilter::check_cell_size(datatype, cell_size)
         .map_err(|e| Failure::from(e).context("--cell-size"))?;
     Ok((datatype, cell_size))
 }

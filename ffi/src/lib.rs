@@ -1,10 +1,14 @@
-//! The C ABI: opaque handles, TileDB-numbered enums and `extern "C"` entry points.
+//! tdbfilter's C ABI (`libtdbfilter.so`, `libtdbfilter.a`, `include/tdbfilter.h`): opaque
+//! handles, TileDB-numbered enums and `extern "C"` entry points over the safe Rust core, the
+//! `tdbfilter` crate. The one crate of the workspace with `unsafe` handle code; the helpers for
+//! raw handles, C strings and sized buffers are in `guard`.
 //!
 //! Conventions: every fallible function returns `tdb_status_t` and takes a last
 //! `tdb_error_t **error` (may be NULL) that is set to NULL on success and to a new owned
 //! error on failure. Outputs are written only on success. `*_free(NULL)` is a no-op.
 //! Panics never cross the boundary: they become `TDB_ERR_INTERNAL`.
 
+#![warn(missing_docs)]
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc)]
 
@@ -30,3 +34,6 @@ pub use result::*;
 pub use tile::*;
 pub use types::*;
 pub use writer::*;
+
+#[cfg(test)]
+mod thread_pool_tests;

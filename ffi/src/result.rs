@@ -3,7 +3,7 @@
 use super::constants::{tdb_datatype_t, tdb_status_t};
 use super::error::tdb_error_t;
 use super::guard::{self, Out, arg, guard};
-use crate::array::FieldData;
+use tdbfilter::array::FieldData;
 
 /// The cells of one field read from an array (or one decoded tile).
 pub struct tdb_result_t {

@@ -5,12 +5,12 @@ use super::config::{config_of, tdb_config_t};
 use super::constants::{tdb_datatype_t, tdb_layout_t, tdb_status_t, write_layout};
 use super::error::tdb_error_t;
 use super::guard::{self, Out, arg, arg_mut, guard};
-use crate::Datatype;
-use crate::array::metadata::{MetadataChange, MetadataEntry};
-use crate::array::schema::ArraySchema;
-use crate::array::{FieldBuffers, Writer};
-use crate::error::{Error, Result};
 use std::ffi::{CString, c_char, c_void};
+use tdbfilter::Datatype;
+use tdbfilter::array::metadata::{MetadataChange, MetadataEntry};
+use tdbfilter::array::schema::ArraySchema;
+use tdbfilter::array::{FieldBuffers, Writer};
+use tdbfilter::error::{Error, Result};
 
 /// Creates the array `path` from `schema_json` (the JSON `tdbf array info --json` prints, whole
 /// or its `schema` member), as TileDB 2.30 creates it: the schema is checked with TileDB's
@@ -55,7 +55,7 @@ fn create(
     let json = guard::c_str(schema_json, "schema_json")?;
     let key = optional_key(key, key_len)?;
     let schema = ArraySchema::from_json(json)?;
-    crate::array::create(path, &schema, key, &config_of(config)?)
+    tdbfilter::array::create(path, &schema, key, &config_of(config)?)
 }
 
 /// The key argument: NULL and 0 for none.
@@ -174,7 +174,7 @@ fn write_metadata(
 ) -> Result<()> {
     let path = guard::c_str(path, "path")?;
     let key = optional_key(key, key_len)?;
-    crate::array::write_metadata(path, key, Some(timestamp), &[change], &config_of(config)?)?;
+    tdbfilter::array::write_metadata(path, key, Some(timestamp), &[change], &config_of(config)?)?;
     Ok(())
 }
 
@@ -339,7 +339,7 @@ pub unsafe extern "C" fn tdb_writer_set_threads(
     error: *mut *mut tdb_error_t,
 ) -> tdb_status_t {
     guard(error, || {
-        let threads = crate::pipeline::check_threads(threads.into())?;
+        let threads = tdbfilter::pipeline::check_threads(threads.into())?;
         arg_mut(writer, "writer")?.writer()?.set_threads(threads)
     })
 }

@@ -7,20 +7,20 @@ use super::error::tdb_error_t;
 use super::guard::{self, OptOut, Out, arg, guard};
 use super::pipeline::tdb_pipeline_t;
 use super::result::tdb_result_t;
-use crate::Pipeline;
-use crate::array::read::tiles::{DecodedTile, TileKind};
-use crate::array::schema::{Attribute, Dimension, Range};
-use crate::array::subarray::SubarrayLayout;
-use crate::array::{Array, FieldData, OpenOptions};
-use crate::error::{Error, Result};
 use std::ffi::{CString, c_char, c_void};
+use tdbfilter::Pipeline;
+use tdbfilter::array::read::tiles::{DecodedTile, TileKind};
+use tdbfilter::array::schema::{Attribute, Dimension, Range};
+use tdbfilter::array::subarray::SubarrayLayout;
+use tdbfilter::array::{Array, FieldData, OpenOptions};
+use tdbfilter::error::{Error, Result};
 
 /// An opened TileDB array: its schema and the fragments visible at the open timestamps.
 /// Reading from several threads through a `const` handle is safe.
 pub struct tdb_array_t {
     inner: Array,
     /// The array metadata with C-string keys, loaded on first use.
-    metadata: std::sync::OnceLock<Vec<(CString, crate::array::metadata::MetadataEntry)>>,
+    metadata: std::sync::OnceLock<Vec<(CString, tdbfilter::array::metadata::MetadataEntry)>>,
     /// Field names as C strings, attributes then dimensions (valid while the array lives).
     attr_names: Vec<CString>,
     dim_names: Vec<CString>,
@@ -173,7 +173,7 @@ pub unsafe extern "C" fn tdb_array_set_threads(
     guard(error, || {
         let a = guard::arg_mut(array, "array")?;
         a.inner
-            .set_threads(crate::pipeline::check_threads(threads.into())?);
+            .set_threads(tdbfilter::pipeline::check_threads(threads.into())?);
         Ok(())
     })
 }
@@ -295,7 +295,7 @@ pub unsafe extern "C" fn tdb_array_enumeration(
         let out = Out::new(values, "values")?;
         let name = guard::c_str(name, "name")?;
         let e = a.enumeration(name)?;
-        let var = e.cell_val_num == crate::array::schema::VAR_NUM;
+        let var = e.cell_val_num == tdbfilter::array::schema::VAR_NUM;
         let inner = FieldData {
             name: e.name.clone(),
             datatype: e.datatype,
@@ -407,7 +407,7 @@ pub unsafe extern "C" fn tdb_array_attribute_count(
 }
 
 impl tdb_array_t {
-    fn metadata(&self) -> Result<&[(CString, crate::array::metadata::MetadataEntry)]> {
+    fn metadata(&self) -> Result<&[(CString, tdbfilter::array::metadata::MetadataEntry)]> {
         if let Some(m) = self.metadata.get() {
             return Ok(m);
         }
@@ -623,7 +623,7 @@ pub unsafe extern "C" fn tdb_array_fragment(
     })
 }
 
-fn frag_at(a: &tdb_array_t, index: u32) -> Result<&crate::array::Fragment> {
+fn frag_at(a: &tdb_array_t, index: u32) -> Result<&tdbfilter::array::Fragment> {
     a.inner.fragments().get(index as usize).ok_or_else(|| {
         Error::invalid(format!(
             "fragment index {index} out of range ({} fragments)",

@@ -4,11 +4,11 @@
 
 use super::constants::tdb_status_t;
 use super::error::{status_of, tdb_error_t};
-use crate::error::{Error, Result};
 use std::ffi::{CStr, CString, c_char};
 use std::mem::MaybeUninit;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::NonNull;
+use tdbfilter::error::{Error, Result};
 
 /// The text of a caught panic.
 fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {

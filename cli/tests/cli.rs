@@ -523,6 +523,7 @@ fn bad_input_gives_exit_1_and_a_message() {
 /// The generic-tile files written by libtiledb 2.30.0 in tests/data/generic/.
 fn generic_vector(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
         .join("tests/data/generic")
         .join(name)
 }
@@ -796,6 +797,7 @@ fn format_version_selects_the_stage_datatypes() {
 /// An array of tests/data/cli_json (made by tests/fixtures/make_cli_json_arrays.py).
 fn cli_json_array(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
         .join("tests/data/cli_json")
         .join(name);
     assert!(path.is_dir(), "fixture array {} missing", path.display());

@@ -3,8 +3,8 @@
 use super::constants::tdb_status_t;
 use super::error::tdb_error_t;
 use super::guard::{self, Out, guard};
-use crate::storage::StorageConfig;
 use std::ffi::c_char;
+use tdbfilter::storage::StorageConfig;
 
 /// Object-store options: endpoint, region, credentials, path-style addressing, plain HTTP,
 /// request batching and retries. Keys are this library's (`s3.endpoint`, `s3.region`,
@@ -19,7 +19,7 @@ pub struct tdb_config_t {
 }
 
 /// The configuration behind `config`, or an empty one for NULL.
-pub(crate) fn config_of(config: *const tdb_config_t) -> crate::Result<StorageConfig> {
+pub(crate) fn config_of(config: *const tdb_config_t) -> tdbfilter::Result<StorageConfig> {
     if config.is_null() {
         return Ok(StorageConfig::new());
     }

@@ -232,7 +232,7 @@ pub fn run(args: &InspectArgs) -> CliResult<()> {
             })?;
             let datatype = parse_datatype(type_name)?;
             let cell_size = args.cell_size.unwrap_or(datatype.size() as u64);
-            tdbfilter::engine::tile::check_cell_size(datatype, cell_size)
+            tdbfilter::check_cell_size(datatype, cell_size)
                 .map_err(|e| Failure::from(e).context("--cell-size"))?;
             pipeline.set_threads(args.threads);
             if let Some(key) = &key {

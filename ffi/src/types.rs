@@ -5,10 +5,10 @@
 use super::constants::{STATUSES, status_c_name, tdb_datatype_t, tdb_filter_type_t, tdb_status_t};
 use super::error::tdb_error_t;
 use super::guard::{self, Out, guard, infallible};
-use crate::error::Error;
-use crate::{Datatype, FilterType};
 use std::ffi::{CStr, CString, c_char};
 use std::sync::OnceLock;
+use tdbfilter::error::Error;
+use tdbfilter::{Datatype, FilterType};
 
 /// Lower-case C strings of `names`, in order.
 fn lower_c_names(names: impl Iterator<Item = &'static str>) -> Vec<CString> {

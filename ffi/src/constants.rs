@@ -220,15 +220,17 @@ pub const TDB_GLOBAL_ORDER: tdb_layout_t = 2;
 pub const TDB_UNORDERED: tdb_layout_t = 3;
 
 /// The write layout of a `tdb_layout_t` value.
-pub(crate) fn write_layout(layout: tdb_layout_t) -> crate::Result<crate::array::WriteLayout> {
-    use crate::array::WriteLayout;
+pub(crate) fn write_layout(
+    layout: tdb_layout_t,
+) -> tdbfilter::Result<tdbfilter::array::WriteLayout> {
+    use tdbfilter::array::WriteLayout;
     Ok(match layout {
         TDB_ROW_MAJOR => WriteLayout::RowMajor,
         TDB_COL_MAJOR => WriteLayout::ColMajor,
         TDB_GLOBAL_ORDER => WriteLayout::GlobalOrder,
         TDB_UNORDERED => WriteLayout::Unordered,
         other => {
-            return Err(crate::Error::invalid(format!(
+            return Err(tdbfilter::Error::invalid(format!(
                 "layout {other} is not a write layout (0 row-major, 1 col-major, 2 global \
                  order, 3 unordered)"
             )));
@@ -243,11 +245,11 @@ pub const TDB_FORMAT_VERSION: u32 = 22;
 mod tests {
     use super::super::*;
     use super::{STATUSES, status_c_name};
-    use crate::array::read::tiles::TileKind;
-    use crate::error::Error;
-    use crate::pipeline::generic_tile::EncryptionType;
-    use crate::{Datatype, FilterOption, FilterType};
     use std::collections::BTreeMap;
+    use tdbfilter::array::read::tiles::TileKind;
+    use tdbfilter::error::Error;
+    use tdbfilter::pipeline::generic_tile::EncryptionType;
+    use tdbfilter::{Datatype, FilterOption, FilterType};
 
     /// Every constant of the C API, by group, as (name, value).
     macro_rules! named {
@@ -544,7 +546,7 @@ mod tests {
         }
         assert!(super::super::array::tile_kind(kinds.len() as u32).is_err());
         // Layouts: the writer's WriteLayout, in TileDB's numbering.
-        use crate::array::WriteLayout;
+        use tdbfilter::array::WriteLayout;
         let core_layouts = [
             WriteLayout::RowMajor,
             WriteLayout::ColMajor,
@@ -559,11 +561,11 @@ mod tests {
         // Format constants.
         assert_eq!(
             get(&h, "TDB_FORMAT_VERSION"),
-            crate::pipeline::FORMAT_VERSION as u64
+            tdbfilter::pipeline::FORMAT_VERSION as u64
         );
         assert_eq!(
             get(&h, "TDB_GENERIC_TILE_HEADER_BASE_SIZE"),
-            crate::pipeline::generic_tile::HEADER_BASE_SIZE as u64
+            tdbfilter::pipeline::generic_tile::HEADER_BASE_SIZE as u64
         );
     }
 

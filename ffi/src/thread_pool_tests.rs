@@ -1,11 +1,11 @@
 //! The C API shares one thread pool per thread count for the whole process: 1000 calls with
 //! new pipeline and array handles and changing thread counts build no pool and start no
-//! thread after the first call of each count. (A test binary of its own, so that no other
-//! test starts threads meanwhile.)
+//! thread after the first call of each count. (No other unit test of this crate starts a
+//! pool, so none can build one meanwhile: keep it so, or give this test a binary of its own.)
 
+use crate::*;
 use std::ffi::CString;
 use std::ptr;
-use tdbfilter::ffi::*;
 use tdbfilter::pipeline::pools_built;
 
 /// The threads of this process (Linux: `Threads:` of /proc/self/status).
@@ -116,7 +116,7 @@ fn no_pool_is_built_per_call_or_per_handle() {
         .collect();
     let path = CString::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/c_array/dense"
+        "/../tests/data/c_array/dense"
     ))
     .unwrap();
     let counts = [0u32, 1, 2, 3, 4, 7];

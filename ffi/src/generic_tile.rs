@@ -7,9 +7,9 @@ use super::guard::{self, Out, arg, guard};
 use super::pipeline::tdb_pipeline_t;
 use super::tile::tdb_tile_t;
 use super::{tdb_datatype_t, tdb_filter_type_t};
-use crate::Tile;
-use crate::error::Error;
-use crate::pipeline::generic_tile::{self, GenericTileHeader};
+use tdbfilter::Tile;
+use tdbfilter::error::Error;
+use tdbfilter::pipeline::generic_tile::{self, GenericTileHeader};
 
 /// A TileDB encryption type (`tiledb_encryption_type_t` values), as stored in a generic-tile
 /// header.
@@ -70,7 +70,7 @@ impl tdb_generic_tile_header_t {
 }
 
 /// The key argument: NULL with length 0 is "no key"; anything else must be 32 bytes.
-fn key_arg<'a>(key: *const u8, key_len: usize) -> crate::Result<Option<&'a [u8]>> {
+fn key_arg<'a>(key: *const u8, key_len: usize) -> tdbfilter::Result<Option<&'a [u8]>> {
     if key.is_null() && key_len == 0 {
         return Ok(None);
     }

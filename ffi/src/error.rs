@@ -2,8 +2,8 @@
 
 use super::constants::tdb_status_t;
 use super::guard::{self, infallible};
-use crate::error::Error;
 use std::ffi::{CString, c_char};
+use tdbfilter::error::Error;
 
 /// An error returned through a `tdb_error_t **error` out-parameter. Free it with `tdb_error_free`.
 pub struct tdb_error_t {

@@ -1,8 +1,8 @@
-//! Generates the C header `tdbfilter.h` from the `extern "C"` layer in `src/ffi/` with cbindgen.
+//! Generates the C header `tdbfilter.h` from the `extern "C"` layer in `ffi/src/` with cbindgen.
 //!
 //! The header is always written to `$OUT_DIR/include/tdbfilter.h`. The committed copy,
-//! `include/tdbfilter.h` in the crate root, is rewritten (only when its content changes) in
-//! builds of this repository's own checkout alone, recognised by a `.git` entry in the crate
+//! `include/tdbfilter.h` in the workspace root, is rewritten (only when its content changes) in
+//! builds of this repository's own checkout alone, recognised by a `.git` entry in the workspace
 //! root (a directory in a clone, a file in a `git worktree`). A crate built from the registry,
 //! a vendored copy or an unpacked `cargo package` has none, so a consumer's source tree is never
 //! written to. CI's drift check (`git diff include/tdbfilter.h` after `cargo build` in
@@ -14,19 +14,20 @@ fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     shared_library_link_args();
-    println!("cargo:rerun-if-changed=src/ffi");
+    println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     let config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
     let bindings = cbindgen::Builder::new()
         .with_config(config)
-        .with_src(root.join("src/ffi/mod.rs"))
+        .with_src(root.join("src/lib.rs"))
         .generate()
         .expect("cbindgen failed to generate tdbfilter.h");
     let mut text = Vec::new();
     bindings.write(&mut text);
     write_if_changed(&out_dir.join("include/tdbfilter.h"), &text);
-    if root.join(".git").exists() {
-        write_if_changed(&root.join("include/tdbfilter.h"), &text);
+    let workspace = root.parent().expect("ffi/ has a parent folder");
+    if workspace.join(".git").exists() {
+        write_if_changed(&workspace.join("include/tdbfilter.h"), &text);
     }
 }
 

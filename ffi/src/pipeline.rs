@@ -6,10 +6,10 @@ use super::error::tdb_error_t;
 use super::guard::{self, Out, arg, arg_mut, guard};
 use super::tile::tdb_tile_t;
 use super::{tdb_datatype_t, tdb_filter_option_t, tdb_filter_type_t};
-use crate::error::Error;
-use crate::filters::config::{OptionKind, OptionValue};
-use crate::{Datatype, FilterOption, FilterType, Pipeline};
 use std::ffi::{c_char, c_void};
+use tdbfilter::error::Error;
+use tdbfilter::filters::config::{OptionKind, OptionValue};
+use tdbfilter::{Datatype, FilterOption, FilterType, Pipeline};
 
 /// A filter pipeline: an ordered list of filters and its settings. Not thread-safe to modify;
 /// filtering and unfiltering through a `const` pipeline from several threads is safe.
@@ -68,7 +68,7 @@ fn option_value_size(
     option: FilterOption,
     value_null: bool,
     value_size: usize,
-) -> crate::Result<OptionKind> {
+) -> tdbfilter::Result<OptionKind> {
     let kind = option.kind();
     let expected = || {
         format!(
@@ -103,7 +103,7 @@ pub unsafe extern "C" fn tdb_pipeline_from_spec(
 ) -> tdb_status_t {
     guard(error, || {
         let out = Out::new(pipeline, "pipeline")?;
-        let inner = crate::pipeline::spec::parse(guard::c_str(spec, "spec")?)?;
+        let inner = tdbfilter::pipeline::spec::parse(guard::c_str(spec, "spec")?)?;
         out.set(tdb_pipeline_t::new_raw(inner));
         Ok(())
     })
@@ -124,7 +124,7 @@ pub unsafe extern "C" fn tdb_pipeline_to_spec(
     guard(error, || {
         let p = arg(pipeline, "pipeline")?;
         let size = Out::new(size, "size")?;
-        let text = crate::pipeline::spec::to_spec(&p.inner);
+        let text = tdbfilter::pipeline::spec::to_spec(&p.inner);
         guard::copy_c_string_out(&text, buffer, capacity, size, "the pipeline spec")
     })
 }
@@ -234,7 +234,7 @@ pub unsafe extern "C" fn tdb_pipeline_set_threads(
     guard(error, || {
         let p = arg_mut(pipeline, "pipeline")?;
         p.inner
-            .set_threads(crate::pipeline::check_threads(threads.into())?);
+            .set_threads(tdbfilter::pipeline::check_threads(threads.into())?);
         Ok(())
     })
 }
@@ -308,7 +308,7 @@ pub unsafe extern "C" fn tdb_pipeline_filter(
         let t = arg(tile, "tile")?;
         let out = Out::new(filtered, "filtered")?;
         let bytes = p.inner.filter_tile(t.tile())?;
-        out.set(tdb_tile_t::new_raw(crate::Tile::new(
+        out.set(tdb_tile_t::new_raw(tdbfilter::Tile::new(
             t.tile().datatype(),
             t.tile().cell_size(),
             bytes,
@@ -360,8 +360,8 @@ pub unsafe extern "C" fn tdb_pipeline_filter_var(
         let out_offsets = Out::new(filtered_offsets, "filtered_offsets")?;
         let out_data = Out::new(filtered_data, "filtered_data")?;
         let (offsets, data) = data_p.inner.filter_var(&offsets_p.inner, t.tile())?;
-        let offsets = crate::Tile::new(Datatype::Uint64, 8, offsets)?;
-        let data = crate::Tile::new(t.tile().datatype(), t.tile().cell_size(), data)?;
+        let offsets = tdbfilter::Tile::new(Datatype::Uint64, 8, offsets)?;
+        let data = tdbfilter::Tile::new(t.tile().datatype(), t.tile().cell_size(), data)?;
         out_offsets.set(tdb_tile_t::new_raw(offsets));
         out_data.set(tdb_tile_t::new_raw(data));
         Ok(())
@@ -455,7 +455,7 @@ pub unsafe extern "C" fn tdb_pipeline_filtered_size_bound(
 }
 
 /// Writes `result`'s needed size to `written` when the buffer was too small.
-fn report_needed(result: crate::Result<usize>, written: Out<usize>) -> crate::Result<()> {
+fn report_needed(result: tdbfilter::Result<usize>, written: Out<usize>) -> tdbfilter::Result<()> {
     match result {
         Ok(n) => {
             written.set(n);
@@ -557,7 +557,7 @@ fn unfilter_into(
     (out, capacity): (*mut u8, usize),
     written: *mut usize,
     error: *mut *mut tdb_error_t,
-    run: impl FnOnce(&Pipeline, &[u8], Datatype, &mut [u8]) -> crate::Result<usize>,
+    run: impl FnOnce(&Pipeline, &[u8], Datatype, &mut [u8]) -> tdbfilter::Result<usize>,
 ) -> tdb_status_t {
     guard(error, || {
         let p = arg(pipeline, "pipeline")?;
@@ -623,7 +623,7 @@ unsafe extern "C" fn run_job(job_ctx: *mut c_void, i: usize) {
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (ctx.job)(i)));
 }
 
-impl crate::pipeline::Executor for CExecutor {
+impl tdbfilter::pipeline::Executor for CExecutor {
     fn run(&self, n_jobs: usize, job: &(dyn Fn(usize) + Sync)) {
         let ctx = JobCtx { job };
         // SAFETY: `run` is the host's function, called as its contract says; `ctx` outlives

