@@ -27,7 +27,7 @@ lib = ctypes.CDLL(sys.argv[1])
 root = Path(__file__).resolve().parents[1]
 out_dir = root / "fuzz" / "dict"
 
-# Every filter of TileDB 2.30 (README "Filters") with the options its tests and TileDB use.
+# Every filter of TileDB 2.30 (docs/FILTERS.md) with the options its tests and TileDB use.
 SPECS = [
     "none", "gzip:1", "gzip:6", "gzip:9", "zstd:-1", "zstd:3", "zstd:19", "lz4", "rle",
     "bzip2:1", "bzip2:9", "double_delta", "bit_width_reduction", "bit_width_reduction:1024",

@@ -18,7 +18,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-// The layers, lowest first; a module imports only from layers below it (README "Layout",
+// The layers, lowest first; a module imports only from layers below it (docs/ARCHITECTURE.md,
 // checked by tests/layers.rs).
 pub mod error;
 #[allow(unsafe_code)]

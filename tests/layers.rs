@@ -1,5 +1,5 @@
 //! The folder tree is the architecture: every top-level module of `src/` is a layer, and no
-//! layer's code imports from a layer above it (README "Layout"). Unit-test modules may drive a
+//! layer's code imports from a layer above it (docs/ARCHITECTURE.md). Unit-test modules may drive a
 //! filter through the whole pipeline, so `#[cfg(test)]` modules and `tests.rs`/`testing.rs`
 //! files are not counted.
 

@@ -32,7 +32,7 @@ pub enum ArrayCommand {
     /// status 0 only if the array is whole.
     Verify(VerifyArgs),
     /// Create an array from a schema JSON: what `tdbf array info --json` prints, whole or its
-    /// `schema` member (README "Creating arrays"). TileDB's rules apply, with its reasons.
+    /// `schema` member (docs/ARRAYS.md). TileDB's rules apply, with its reasons.
     Create(CreateArgs),
     /// Write one fragment from files of cells (dense: a box; sparse: cells in global order)
     /// and print its name.

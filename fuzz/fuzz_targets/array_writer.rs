@@ -164,7 +164,7 @@ fn may_refuse(ty: &str, a: &Attr) -> bool {
             "positive_delta" => true,
             "dictionary" => !(i == 0 && a.num == 0 && matches!(ty, "STRING_ASCII" | "STRING_UTF8")),
             // XOR (and fixed-size RLE) have no readable encoding of a part that is not whole
-            // values, which a compressor before them makes (README "Partial trailing values").
+            // values, which a compressor before them makes (docs/DIFFERENCES.md).
             "rle" | "xor" => resized,
             "delta" => resized || a.kind == Kind::Float || a.num == 0,
             "double_delta" => resized || a.kind == Kind::Float || a.num == 0 || a.size == 8,

@@ -1,4 +1,4 @@
-//! The JSON description of an array schema (README "Creating arrays"): the `schema` member
+//! The JSON description of an array schema (docs/ARRAYS.md): the `schema` member
 //! `tdbf array info --json` prints, read back by `tdbf array create --schema` and
 //! [`crate::array::create`], so an existing array's schema can be cloned.
 //!

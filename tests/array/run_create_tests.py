@@ -890,11 +890,11 @@ def run_labels(tmp, save):
             shutil.copytree(os.path.join(labels, l, "__schema"), os.path.join(dest, "__labels", l, "__schema"))
 
 
-def run_readme(tmp):
-    """The README's schema example (comments stripped) creates an array TileDB-Py opens, equal
-    to the TileDB-Py schema of the same description."""
+def run_docs_example(tmp):
+    """The schema example of docs/ARRAYS.md, "Creating arrays" (comments stripped), creates an
+    array TileDB-Py opens, equal to the TileDB-Py schema of the same description."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    text = open(os.path.join(root, "README.md")).read()
+    text = open(os.path.join(root, "docs", "ARRAYS.md")).read()
     start = text.index("```json", text.index("## Creating arrays")) + len("```json")
     desc = json.loads(re.sub(r"//[^\n]*", "", text[start: text.index("```", start)]))
     t_uri = os.path.join(tmp, "T")
@@ -911,8 +911,8 @@ def run_readme(tmp):
     path = os.path.join(tmp, "schema.json")
     write_json(path, desc)
     rc, _, err = tdbf("create", os.path.join(tmp, "O"), "--schema", path)
-    check(rc == 0, f"README example: {err}")
-    compare_arrays(t_uri, os.path.join(tmp, "O"), None, "README example")
+    check(rc == 0, f"docs/ARRAYS.md example: {err}")
+    compare_arrays(t_uri, os.path.join(tmp, "O"), None, "docs/ARRAYS.md example")
 
 
 def run_old_formats(tmp):
@@ -946,7 +946,7 @@ def run_old_formats(tmp):
     check(len(versions) >= 5, f"old schema versions covered: {sorted(versions)}")
 
 
-# Stricter than TileDB (documented in the README): TileDB 2.30 creates these, we refuse.
+# Stricter than TileDB (docs/DIFFERENCES.md, "Creating arrays"): TileDB 2.30 creates these, we refuse.
 STRICTER = [
     ("global_order_tile_order", jschema([X9], [A], True, tile_order="global-order"),
      lambda: schema([x9()], [a32()], sparse=True, tile_order="global"),
@@ -1061,7 +1061,7 @@ def main():
             + [("json", c["name"], lambda d, c=c: run_json(c, d)) for c in JSONS]
             + [("refusal", r["name"], lambda d, r=r: run_refusal(r, d)) for r in REFUSALS]
             + [("extents", "tile_extent_matrix", run_extents),
-               ("json", "readme_example", run_readme),
+               ("json", "docs_arrays_example", run_docs_example),
                ("old", "old_format_arrays", run_old_formats),
                ("labels", "dimension_labels_refused", lambda d: run_labels(d, args.save_fixtures))]
             + [("stricter", n, lambda d, r=dict(name=n, json=j, build=b, reason=why): run_refusal(r, d, True))

@@ -17,8 +17,8 @@ cells with the same layout and timestamp into A through libtiledb and into B thr
 * TileDB's consolidate + vacuum over B's fragments leaves the cells A's leave.
 
 Cases where TileDB 2.30's writer stores tile metadata its own aggregates then get wrong are
-marked; there B's metadata file differs from A's by design (README, "Differences from
-TileDB") and B's aggregates must equal the cells'.
+marked; there B's metadata file differs from A's by design (docs/DIFFERENCES.md) and B's
+aggregates must equal the cells'.
 
 Usage: run_writer_tests.py --tdbf target/release/tdbf [--workdir DIR] [--keep] [CASE...]
 """
@@ -78,8 +78,8 @@ def cells_for(attr: tiledb.Attr, n: int, rng) -> tuple:
         return np.cumsum(rng.integers(1, 4, n)).astype(dt), None, None
     if attr.name.startswith("dd") or attr.name.startswith("dl"):
         # DOUBLE_DELTA needs deltas that fit int64; DELTA + BIT_WIDTH_REDUCTION windows whose
-        # range fits the type, or TileDB stores an uninitialized window offset (README,
-        # "Differences from TileDB").
+        # range fits the type, or TileDB stores an uninitialized window offset
+        # (docs/DIFFERENCES.md).
         return rng.integers(-(10**6), 10**6, n).astype(dt), None, None
     p_null = 0.85 if attr.name.startswith("nn") else 0.3
     validity = (rng.random(n) > p_null).astype(np.uint8) if attr.isnullable else None
@@ -291,14 +291,14 @@ def metadata_differences(a: bytes, b: bytes) -> set:
 
 def string_bounds_slots(sch) -> set:
     """Slots of var-size CHAR/STRING_ASCII attributes: where TileDB 2.30's dense writer can
-    store wrong tile min/max and null counts (README, "Differences from TileDB")."""
+    store wrong tile min/max and null counts (docs/DIFFERENCES.md)."""
     return {i for i, a in enumerate(sch)
             if a.isvar and a._tiledb_dtype in (lt.DataType.CHAR, lt.DataType.STRING_ASCII)}
 
 
 def char_summary_slots(sch) -> set:
     """Slots of nullable fixed-size CHAR/STRING_ASCII attributes: TileDB's fragment min/max
-    of them is wrong after an all-null tile (README, "Differences from TileDB")."""
+    of them is wrong after an all-null tile (docs/DIFFERENCES.md)."""
     return {i for i, a in enumerate(sch) if not a.isvar and a.isnullable
             and a._tiledb_dtype in (lt.DataType.CHAR, lt.DataType.STRING_ASCII)}
 

@@ -9,7 +9,7 @@
 //! numbers, so a NaN replaces the running minimum).
 //!
 //! Where TileDB 2.30's writer gets a value wrong in a way its own aggregates then report, this
-//! module writes the right value instead (see the README's "Differences from TileDB"):
+//! module writes the right value instead (see docs/DIFFERENCES.md):
 //! * a nullable var-size CHAR/STRING_ASCII tile processed from a cell other than the first
 //!   (dense writes that do not start at a tile's first cell, or 2-D tiles written row by row)
 //!   reads the validity of cell `c` at `c - start` (`process_cell_range_var`), so padding

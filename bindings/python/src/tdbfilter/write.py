@@ -56,7 +56,7 @@ def key_bytes(key: Key) -> Optional[bytes]:
 def create(uri: str, schema: Union[str, Mapping[str, Any]], key: Key = None,
            config: Optional[Mapping[str, Any]] = None) -> None:
     """Creates the array ``uri`` from ``schema``: the schema JSON ``tdbf array info --json``
-    prints (whole or its ``schema`` member), as text or as a dict (README "Creating arrays").
+    prints (whole or its ``schema`` member), as text or as a dict (docs/ARRAYS.md).
     ``key``: a 32-byte AES-256-GCM key to encrypt the array with. The schema is checked with
     TileDB's rules (a refusal is :class:`InvalidArgument` with TileDB's reason); an existing
     array is refused and left untouched."""
