@@ -78,7 +78,7 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--tile-bytes", type=int, default=1 << 20)
     p.add_argument("--cpu", action="store_true",
-                   help="--a/--b are builds of examples/cpu_speed.rs (thread CPU time, median "
+                   help="--a/--b are builds of bench/rust/cpu_speed.rs (thread CPU time, median "
                         "of the repeats) instead of tdbf (wall time, best of the repeats)")
     p.add_argument("--data-mib", type=int, default=64)
     p.add_argument("--data", help="data file [default: /tmp/ab_uninit_timestamps_<MiB>.bin]")

@@ -351,7 +351,7 @@ def find_tdbf(path):
         return path
     if not os.path.exists(DEFAULT_TDBF):
         print(
-            f"# {DEFAULT_TDBF} missing: cargo build --release --features cli --bin tdbf", flush=True
+            f"# {DEFAULT_TDBF} missing: cargo build --release --workspace --bin tdbf", flush=True
         )
         env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(REPO, "target"))
         subprocess.run(

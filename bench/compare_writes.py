@@ -17,7 +17,7 @@ The arrays are bench/compare_arrays.py's, written instead of read:
 
 The cells are generated once into raw files under --workdir. Every write runs in a fresh
 process that loads its cells into memory (TileDB-Py: numpy arrays, the var strings as the
-object array; ours: `examples/write_bench.rs`, the writer taking the buffers without a copy),
+object array; ours: `bench/rust/write_bench.rs`, the writer taking the buffers without a copy),
 resets the peak-RSS mark (/proc/self/clear_refs), then opens a fresh copy of the empty array,
 writes and commits (timed). Peak memory = VmHWM - VmRSS after loading: what the write adds
 to its input (MiB). TileDB-Py runs with

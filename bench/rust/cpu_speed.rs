@@ -3,7 +3,7 @@
 //! while the CPU time of the one thread doing the work excludes the time it waited for a core.
 //!
 //! ```sh
-//! cargo run --release --example cpu_speed -- SPEC TYPE FILE [TILE_BYTES] [REPEAT]
+//! cargo run --release -p tdbf --example cpu_speed -- SPEC TYPE FILE [TILE_BYTES] [REPEAT]
 //! ```
 //!
 //! Cuts FILE into tiles of TILE_BYTES (default 1 MiB), filters and unfilters every tile one

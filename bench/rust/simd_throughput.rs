@@ -2,7 +2,7 @@
 //! in 8192-byte blocks, as the filter runs it).
 //!
 //! ```sh
-//! cargo run --release --example simd_throughput
+//! cargo run --release -p tdbf --example simd_throughput
 //! ```
 
 use std::hint::black_box;

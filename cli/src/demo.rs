@@ -1,6 +1,6 @@
 //! `tdbf demo`: generates deterministic sample data, filters it through several pipelines,
 //! and prints sizes, ratios and speeds after verifying every round trip byte for byte; then
-//! creates, writes, reads back and verifies a dense and a sparse array (src/cli/demo_array.rs).
+//! creates, writes, reads back and verifies a dense and a sparse array (cli/src/demo_array.rs).
 
 use crate::common::{CliResult, Failure, parse_size, ratio};
 use clap::Args;

@@ -13,7 +13,7 @@
 //! Every error is printed as `tdbf: <message>` on stderr with exit status 1; `--json` reports
 //! are written with serde_json.
 //!
-//! Built only with the crate's `cli` feature (`cargo build --release --features cli`), which
+//! Built only with the crate's `cli` feature (`cargo build --release --workspace`), which
 //! brings the CLI's own dependencies (clap, serde, serde_json); the library has none of them.
 
 #![forbid(unsafe_code)]

@@ -449,7 +449,7 @@ mod tests {
         }
         let header = header_constants();
         assert_eq!(rust.len(), 97);
-        assert_eq!(header, rust, "include/tdbfilter.h against src/ffi");
+        assert_eq!(header, rust, "include/tdbfilter.h against ffi/src");
         // Each enum's values are distinct.
         for group in &groups[..groups.len() - 1] {
             let mut values: Vec<u64> = group.iter().map(|(_, v)| *v).collect();

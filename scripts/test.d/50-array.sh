@@ -1,4 +1,4 @@
-# step: array reader and writer (src/array, src/ffi/array.rs, tdbf array): TileDB-Py differential suites (reads through the tdbfilter Python package; tdbf array create against TileDB-Py's schemas; the sparse-write order and R-tree; tdbf array write against TileDB-Py: fragment files byte for byte, reads, aggregates, consolidation; SIGKILL crash consistency), tdbf array info/cat/verify, and the array read and write benchmarks in quick mode (check that our reads equal TileDB-Py's and that both writers' arrays read equal)
+# step: array reader and writer (src/array, ffi/src/array.rs, tdbf array): TileDB-Py differential suites (reads through the tdbfilter Python package; tdbf array create against TileDB-Py's schemas; the sparse-write order and R-tree; tdbf array write against TileDB-Py: fragment files byte for byte, reads, aggregates, consolidation; SIGKILL crash consistency), tdbf array info/cat/verify, and the array read and write benchmarks in quick mode (check that our reads equal TileDB-Py's and that both writers' arrays read equal)
 set -euo pipefail
 cd "$TDBF_ROOT"
 # The suites need TileDB-Py 0.36.1 (libtiledb 2.30), numpy and cryptography (encrypted schema
