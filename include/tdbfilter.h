@@ -778,6 +778,19 @@ tdb_status_t tdb_array_metadata_entry(const tdb_array_t *array,
                                       tdb_error_t **error);
 
 /**
+ * The array's schema as JSON (what `tdbf array info --json` prints as `schema`, README
+ * "Creating arrays": filters as specs, enumerations with their values, the current domain),
+ * NUL-terminated, into `buffer` (`capacity` bytes). `*size` receives the length including the
+ * NUL; when `buffer` is NULL or too small, `*size` is still set and the call returns
+ * `TDB_ERR_BUFFER_TOO_SMALL`.
+ */
+tdb_status_t tdb_array_schema_json(const tdb_array_t *array,
+                                   char *buffer,
+                                   size_t capacity,
+                                   size_t *size,
+                                   tdb_error_t **error);
+
+/**
  * The array's schema facts: `array_type` 0 dense / 1 sparse, TileDB's layout numbers for
  * the tile and cell orders (0 row-major, 1 col-major, 4 Hilbert), the sparse tile capacity,
  * whether duplicates are allowed and the schema's format version. Any output may be NULL.

@@ -352,6 +352,31 @@ pub unsafe extern "C" fn tdb_array_metadata_entry(
     })
 }
 
+/// The array's schema as JSON (what `tdbf array info --json` prints as `schema`, README
+/// "Creating arrays": filters as specs, enumerations with their values, the current domain),
+/// NUL-terminated, into `buffer` (`capacity` bytes). `*size` receives the length including the
+/// NUL; when `buffer` is NULL or too small, `*size` is still set and the call returns
+/// `TDB_ERR_BUFFER_TOO_SMALL`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_schema_json(
+    array: *const tdb_array_t,
+    buffer: *mut c_char,
+    capacity: usize,
+    size: *mut usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = &arg(array, "array")?.inner;
+        let size = Out::new(size, "size")?;
+        let mut s = a.schema().clone();
+        for (name, _) in &a.schema().enumerations {
+            s.loaded_enumerations.push(a.enumeration(name)?);
+        }
+        let text = s.to_json().to_string();
+        guard::copy_c_string_out(&text, buffer, capacity, size, "the schema JSON")
+    })
+}
+
 /// The array's schema facts: `array_type` 0 dense / 1 sparse, TileDB's layout numbers for
 /// the tile and cell orders (0 row-major, 1 col-major, 4 Hilbert), the sparse tile capacity,
 /// whether duplicates are allowed and the schema's format version. Any output may be NULL.

@@ -27,3 +27,18 @@ __all__ = [
     "Unsupported", "datatype_of", "generic_tile_read", "generic_tile_write", "version",
 ]
 __version__ = "0.2.0"
+
+
+def __getattr__(name: str):
+    """TileDB-Py's API (``tdbfilter.tiledb_compat``) under the package's own name, for
+    ``import tdbfilter as tiledb``: ``tdbfilter.open``, ``tdbfilter.ArraySchema``… The
+    package's own ``Array``, ``from_numpy`` and ``version`` keep their meaning; TileDB-Py's
+    are ``tdbfilter.tiledb_compat.Array`` etc."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from . import tiledb_compat
+
+    try:
+        return getattr(tiledb_compat, name)
+    except AttributeError:
+        raise AttributeError(f"module 'tdbfilter' has no attribute {name!r}") from None

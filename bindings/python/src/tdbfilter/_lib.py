@@ -199,6 +199,7 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_array_enumeration": (c_int, [P, c_char_p, PP, PP]),
     "tdb_array_metadata_count": (c_int, [P, U32P, PP]),
     "tdb_array_metadata_entry": (c_int, [P, c_uint32, STRP, U32P, U32P, PP, PP]),
+    "tdb_array_schema_json": (c_int, [P, c_char_p, c_size_t, SIZEP, PP]),
     "tdb_array_schema_info": (
         c_int, [P, POINTER(c_uint8), POINTER(c_uint8), POINTER(c_uint8), U64P, POINTER(c_bool),
                 U32P, PP]),

@@ -1,0 +1,103 @@
+"""TileDB-Py 0.36.1's API over tdbfilter (``import tdbfilter.tiledb_compat as tiledb``).
+
+Schemas (``ArraySchema``, ``Domain``, ``Dim``, ``Attr``, filters, ``Enumeration``,
+``CurrentDomain``) are created through the schema JSON of ``tdb_array_create`` and read back
+through ``tdb_array_schema_json``; arrays open, read and write through the binding's
+:class:`tdbfilter.Array`. What is not built raises :class:`TileDBError` naming the feature.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from ..errors import TdbfilterError as TileDBError
+from . import ctx, libtiledb, main, vfs  # noqa: F401
+from ._array import (Array, DenseArray, SparseArray, array_exists, from_numpy, object_type,
+                     open, remove)
+from ._fragment import FragmentInfo, FragmentInfoList, array_fragments
+from ._index import EmptyRange
+from ._meta import Metadata
+from ._schema import (ArraySchema, Attr, BitShuffleFilter, BitWidthReductionFilter,
+                      ByteShuffleFilter, Bzip2Filter, ChecksumMD5Filter, ChecksumSHA256Filter,
+                      CompressionFilter, CurrentDomain, DeltaFilter, Dim, DictionaryFilter,
+                      Domain, DoubleDeltaFilter, Enumeration, Filter, FilterList,
+                      FloatScaleFilter, GzipFilter, LZ4Filter, NDRectangle, NoOpFilter,
+                      PositiveDeltaFilter, RleFilter, WebpFilter, XORFilter, ZstdFilter)
+from .ctx import Config, Ctx, default_ctx, scope_ctx
+from .vfs import VFS, FileIO
+
+__version__ = "0.36.1"
+
+# TileDB-Py sets numpy's 1.21 printing on import (its reprs print `0`, not `np.int64(0)`).
+import numpy as _np
+
+_np.set_printoptions(legacy="1.21")
+
+DenseArrayImpl = DenseArray
+SparseArrayImpl = SparseArray
+
+
+def _not_built(name: str):
+    def f(*args, **kwargs):
+        raise TileDBError(f"tiledb.{name} is not supported by tdbfilter's TileDB-Py API yet")
+
+    f.__name__ = name
+    return f
+
+
+consolidate = _not_built("consolidate")
+vacuum = _not_built("vacuum")
+stats_enable = _not_built("stats_enable")
+stats_disable = _not_built("stats_disable")
+stats_reset = _not_built("stats_reset")
+stats_dump = _not_built("stats_dump")
+from_pandas = _not_built("from_pandas")
+from_csv = _not_built("from_csv")
+open_dataframe = _not_built("open_dataframe")
+schema_like = _not_built("schema_like")
+empty_like = _not_built("empty_like")
+ls = _not_built("ls")
+walk = _not_built("walk")
+move = _not_built("move")
+group_create = _not_built("group_create")
+
+
+class _Version:
+    """``tiledb.version``: TileDB-Py's version (``tiledb.version()`` a tuple,
+    ``tiledb.version.version`` a str)."""
+
+    version = "0.36.1"
+
+    def __call__(self):
+        return (0, 36, 1)
+
+
+version = _Version()
+
+
+__all__ = [
+    "Array", "ArraySchema", "Attr", "BitShuffleFilter", "BitWidthReductionFilter",
+    "ByteShuffleFilter", "Bzip2Filter", "ChecksumMD5Filter", "ChecksumSHA256Filter",
+    "CompressionFilter", "Config", "Ctx", "CurrentDomain", "DeltaFilter", "DenseArray",
+    "DenseArrayImpl", "Dim", "DictionaryFilter", "Domain", "DoubleDeltaFilter", "EmptyRange",
+    "Enumeration", "FileIO", "Filter", "FilterList", "FloatScaleFilter", "FragmentInfo",
+    "FragmentInfoList", "GzipFilter", "LZ4Filter", "Metadata", "NDRectangle", "NoOpFilter",
+    "PositiveDeltaFilter", "RleFilter", "SparseArray", "SparseArrayImpl", "TileDBError", "VFS",
+    "WebpFilter", "XORFilter", "ZstdFilter", "array_exists", "array_fragments", "consolidate",
+    "default_ctx", "empty_like", "from_csv", "from_numpy", "from_pandas", "group_create", "ls",
+    "move", "object_type", "open", "open_dataframe", "remove", "schema_like", "scope_ctx",
+    "stats_disable", "stats_dump", "stats_enable", "stats_reset", "vacuum", "version", "walk",
+]
+
+_SUBMODULES = ["ctx", "libtiledb", "main", "vfs", "multirange_indexing", "datatypes"]
+
+
+def _register_submodules(package: str) -> None:
+    """Makes ``<package>.ctx``, ``<package>.libtiledb``… these modules (for a package named
+    ``tiledb`` standing for TileDB-Py, as the TileDB-Py test suite run does)."""
+    parent = sys.modules[package]
+    for name in _SUBMODULES:
+        mod = importlib.import_module(f"{__name__}.{'_types' if name == 'datatypes' else name}")
+        sys.modules[f"{package}.{name}"] = mod
+        setattr(parent, name, mod)

@@ -1,0 +1,470 @@
+"""TileDB-Py's arrays over tdbfilter: ``open``, ``Array``/``DenseArray``/``SparseArray``,
+``Array.create``, ``array_exists``, ``object_type``, ``remove``, ``from_numpy``, ``A.meta``,
+``array_fragments``."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+from collections import OrderedDict
+from ctypes import byref, c_size_t
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import write as _write
+from .._ffi import call as _call
+from .._ffi import lib
+from ..array import Array as _Inner
+from ..errors import TdbfilterError as TileDBError
+from ._index import DataFrameIndexer, MultiRangeIndexer, Query
+from ._schema import ArraySchema, Attr
+
+_U64_MAX = 2**64 - 1
+
+
+def _key(key):
+    return key
+
+
+def _config_dict(config, ctx) -> Optional[dict]:
+    from .ctx import _storage_config
+
+    return _storage_config(config, ctx)
+
+
+def _timestamps(timestamp):
+    """TileDB-Py's ``timestamp`` (``t``, ``(t1, t2)``, ``(None, t)``, ``(t, None)``) as the
+    binding's (start, end)."""
+    if timestamp is None:
+        return None
+    if isinstance(timestamp, tuple):
+        if len(timestamp) != 2:
+            raise TileDBError("'timestamp' argument expects tuple(start: int, end: int)")
+        lo, hi = timestamp
+        lo = 0 if lo is None else int(lo)
+        hi = _U64_MAX if hi is None else int(hi)
+        return (lo, hi)
+    if isinstance(timestamp, (int, np.integer)):
+        return (0, int(timestamp))
+    raise TypeError("Unexpected argument type for 'timestamp' keyword argument")
+
+
+def _schema_json(inner: _Inner) -> dict:
+    L, h = lib(), inner._handle()
+    size = c_size_t()
+    err = ctypes.c_void_p()
+    L.tdb_array_schema_json(h, None, 0, byref(size), byref(err))
+    if err:
+        L.tdb_error_free(err)
+    buf = ctypes.create_string_buffer(size.value)
+    _call(L.tdb_array_schema_json, h, buf, size.value, byref(size))
+    return json.loads(buf.value.decode())
+
+
+def _open_inner(uri, mode, key, timestamp, config) -> _Inner:
+    try:
+        if mode == "w":
+            ts = timestamp
+            if isinstance(ts, tuple):
+                ts = ts[1]
+            return _Inner(str(uri), mode="w", key=key, timestamp=ts, config=config)
+        return _Inner(str(uri), key=key, timestamp=_timestamps(timestamp), config=config)
+    except TileDBError as e:
+        raise TileDBError(f"[TileDB::Array] Error: Cannot open array '{uri}': {e}") from e
+
+
+def _schema_of(uri, key=None, ctx=None) -> ArraySchema:
+    inner = _open_inner(uri, "r", key, None, _config_dict(None, ctx))
+    try:
+        return ArraySchema._from_json(_schema_json(inner))
+    finally:
+        inner.close()
+
+
+class Array:
+    """An open TileDB array (TileDB-Py's ``tiledb.Array``; ``tiledb.open`` returns its
+    ``DenseArray`` or ``SparseArray`` subclass)."""
+
+    def __new__(cls, uri=None, *args, **kwargs):
+        if cls is Array and uri is not None:
+            sparse = _schema_of(uri, kwargs.get("key"), kwargs.get("ctx")).sparse
+            cls = SparseArray if sparse else DenseArray
+        return object.__new__(cls)
+
+    def __init__(self, uri, mode: str = "r", key=None, timestamp=None, attr=None,
+                 config=None, ctx=None):
+        if mode not in ("r", "w", "d", "m"):
+            raise TileDBError(f"TileDB array mode must be 'r', 'w', 'm', or 'd', not {mode!r}")
+        if mode in ("d", "m"):
+            raise TileDBError(f"mode {mode!r} (deletes, modify-exclusive) is not supported by "
+                              "tdbfilter's TileDB-Py API yet")
+        self._uri = str(uri)
+        self._mode = mode
+        self._key = key
+        self._ctx = ctx
+        self._timestamp = timestamp
+        self._config = _config_dict(config, ctx)
+        self._inner = _open_inner(uri, mode, key, timestamp, self._config)
+        self._schema = ArraySchema._from_json(_schema_json(self._inner))
+        if isinstance(self, DenseArray) and self._schema.sparse:
+            self._inner.close()
+            raise ValueError(f"Array at {uri} is not a dense array")
+        if isinstance(self, SparseArray) and not self._schema.sparse:
+            self._inner.close()
+            raise ValueError(f"Array at '{uri}' is not a sparse array")
+        if attr is not None and not self._schema.has_attr(attr):
+            self._inner.close()
+            raise KeyError(attr)
+        self._view_attr = attr
+        self._meta = None
+
+    # -- creation ----------------------------------------------------------------------------
+    @staticmethod
+    def create(uri, schema: ArraySchema, key=None, overwrite: bool = False, ctx=None):
+        if not isinstance(schema, ArraySchema):
+            raise TypeError("schema must be a tiledb.ArraySchema")
+        if overwrite and os.path.isdir(str(uri)):
+            shutil.rmtree(str(uri))
+        _write.create(str(uri), schema._json(), key, _config_dict(None, ctx))
+
+    @classmethod
+    def load_typed(cls, uri, *args, **kwargs):
+        return open(uri, *args, **kwargs)
+
+    # -- life cycle --------------------------------------------------------------------------
+    def close(self) -> None:
+        if getattr(self, "_inner", None) is not None:
+            self._inner.close()
+            self._inner = None
+
+    def reopen(self, timestamp=None) -> None:
+        self.close()
+        if timestamp is not None:
+            self._timestamp = timestamp
+        self._inner = _open_inner(self._uri, self._mode, self._key, self._timestamp,
+                                  self._config)
+        self._schema = ArraySchema._from_json(_schema_json(self._inner))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        inner = getattr(self, "_inner", None)
+        if inner is not None:
+            try:
+                inner.close()
+            except Exception:
+                pass
+
+    @property
+    def isopen(self) -> bool:
+        return self._inner is not None
+
+    def _open(self) -> _Inner:
+        if self._inner is None:
+            raise TileDBError("Array is not opened")
+        return self._inner
+
+    # -- facts ---------------------------------------------------------------------------------
+    @property
+    def schema(self) -> ArraySchema:
+        return self._schema
+
+    @property
+    def uri(self) -> str:
+        return self._uri
+
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    @property
+    def iswritable(self) -> bool:
+        return self._mode == "w"
+
+    @property
+    def ctx(self):
+        from .ctx import default_ctx
+
+        return self._ctx if self._ctx is not None else default_ctx()
+
+    @property
+    def view_attr(self):
+        return self._view_attr
+
+    @property
+    def ndim(self) -> int:
+        return self._schema.ndim
+
+    @property
+    def nattr(self) -> int:
+        return self._schema.nattr
+
+    @property
+    def domain(self):
+        return self._schema.domain
+
+    @property
+    def shape(self):
+        return self._schema.shape
+
+    @property
+    def dtype(self):
+        return self._schema.attr(0).dtype
+
+    @property
+    def key(self):
+        return self._key
+
+    @property
+    def timestamp_range(self):
+        ts = _timestamps(self._timestamp)
+        if ts is None:
+            frs = self._open().fragments
+            end = max((f.timestamps[1] for f in frs), default=0)
+            import time
+
+            return (0, max(end, int(time.time() * 1000)))
+        return ts
+
+    def attr(self, key):
+        return self._schema.attr(key)
+
+    def dim(self, key):
+        return self._schema.domain.dim(key)
+
+    def label_index(self, labels):
+        raise TileDBError("dimension labels are not supported by tdbfilter's TileDB-Py API yet")
+
+    def dump(self) -> None:
+        self._schema.dump()
+
+    def __repr__(self) -> str:
+        kind = "SparseArray" if self._schema.sparse else "DenseArray"
+        if self.isopen:
+            return f"{kind}(uri={self._uri!r}, mode={self._mode}, ndim={self.ndim})"
+        return f"{kind}(uri={self._uri!r}, mode=closed)"
+
+    def nonempty_domain(self):
+        inner = self._open()
+        if self._mode != "r":
+            raise TileDBError("nonempty_domain is available in read mode")
+        ned = inner.non_empty_domain()
+        if ned is None:
+            return None
+        out = []
+        for d, (lo, hi) in zip(self._schema.domain, ned):
+            if d.isvar:
+                out.append((bytes(lo), bytes(hi)))
+            elif d.dtype.kind == "M":
+                unit = np.datetime_data(d.dtype)[0]
+                out.append((np.datetime64(int(np.int64(lo.view(np.int64))), unit),
+                            np.datetime64(int(np.int64(hi.view(np.int64))), unit)))
+            else:
+                out.append((d.dtype.type(lo), d.dtype.type(hi)))
+        return tuple(out)
+
+    # -- metadata --------------------------------------------------------------------------------
+    @property
+    def meta(self):
+        from ._meta import Metadata
+
+        if self._meta is None:
+            self._meta = Metadata(self)
+        return self._meta
+
+    # -- reads -----------------------------------------------------------------------------------
+    def _readable(self) -> _Inner:
+        inner = self._open()
+        if self._mode != "r":
+            raise TileDBError(f"Write mode is not supported for queries on {type(self).__name__}"
+                              "s" if self._mode == "w" else "Array is not opened for reading")
+        return inner
+
+    def _attr_names(self, attrs=None):
+        if self._view_attr is not None and attrs is None:
+            return [self._view_attr]
+        if attrs is None:
+            return [a.name for a in self._schema._attrs]
+        names = []
+        for a in attrs:
+            if isinstance(a, (int, np.integer)):
+                names.append(self._schema.attr(a).name)
+            elif self._schema.has_attr(a) or self._schema.domain.has_dim(a):
+                names.append(a)
+            else:
+                raise TileDBError(f"Selected attribute does not exist: '{a}'")
+        return names
+
+    def __getitem__(self, selection):
+        self._readable()
+        return Query(self).__getitem__(selection)
+
+    def subarray(self, selection, attrs=None, coords=False, order=None, cond=None):
+        return Query(self, attrs=attrs, coords=coords, order=order, cond=cond)[selection]
+
+    def query(self, attrs=None, cond=None, dims=None, coords=None, order=None,
+              use_arrow=None, return_arrow=False, return_incomplete=False, index_col=True,
+              attr_cond=None):
+        self._readable()
+        if attr_cond is not None:
+            raise TileDBError("attr_cond is removed in TileDB-Py 0.36; use cond")
+        if return_incomplete:
+            raise TileDBError("return_incomplete queries are not supported by tdbfilter's "
+                              "TileDB-Py API yet")
+        if return_arrow:
+            raise TileDBError("return_arrow is not supported by tdbfilter's TileDB-Py API yet")
+        return Query(self, attrs=attrs, cond=cond, dims=dims, coords=coords, order=order,
+                     index_col=index_col)
+
+    @property
+    def multi_index(self):
+        self._readable()
+        return MultiRangeIndexer(self)
+
+    @property
+    def df(self):
+        self._readable()
+        return DataFrameIndexer(self)
+
+    # -- writes ------------------------------------------------------------------------------------
+    def __setitem__(self, selection, value) -> None:
+        inner = self._open()
+        if self._mode != "w":
+            raise TileDBError("Array is not opened for writing")
+        from ._write import write
+
+        write(self, inner, selection, value)
+
+    # -- not built yet -----------------------------------------------------------------------------
+    def consolidate(self, *args, **kwargs):
+        raise TileDBError("consolidation is not supported by tdbfilter's TileDB-Py API yet")
+
+    @staticmethod
+    def delete_fragments(*args, **kwargs):
+        raise TileDBError("delete_fragments is not supported by tdbfilter's TileDB-Py API yet")
+
+    @staticmethod
+    def delete_array(*args, **kwargs):
+        raise TileDBError("delete_array is not supported by tdbfilter's TileDB-Py API yet")
+
+    def upgrade_version(self, *args, **kwargs):
+        raise TileDBError("upgrade_version is not supported by tdbfilter's TileDB-Py API yet")
+
+
+class DenseArray(Array):
+    """A dense array (TileDB-Py's ``tiledb.DenseArray``)."""
+
+    def read_direct(self, name: str = None):
+        return self.query(attrs=[name] if name else None)[:] if name is None else \
+            self.query(attrs=[name])[:][name]
+
+
+class SparseArray(Array):
+    """A sparse array (TileDB-Py's ``tiledb.SparseArray``)."""
+
+
+def open(uri, mode: str = "r", key=None, attr=None, config=None, timestamp=None, ctx=None):
+    """Opens an array (TileDB-Py's ``tiledb.open``)."""
+    return Array(uri, mode=mode, key=key, attr=attr, config=config, timestamp=timestamp,
+                 ctx=ctx)
+
+
+def object_type(uri, ctx=None) -> Optional[str]:
+    """"array", "group" or None (local folders)."""
+    p = str(uri)
+    if p.startswith("file://"):
+        p = p[len("file://"):]
+    if os.path.isdir(os.path.join(p, "__schema")) or os.path.isfile(
+            os.path.join(p, "__array_schema.tdb")):
+        return "array"
+    if os.path.isfile(os.path.join(p, "__tiledb_group.tdb")) or os.path.isdir(
+            os.path.join(p, "__group")):
+        return "group"
+    return None
+
+
+def array_exists(uri, isdense: bool = False, issparse: bool = False, ctx=None) -> bool:
+    if object_type(uri, ctx) != "array":
+        return False
+    if not (isdense or issparse):
+        return True
+    sparse = _schema_of(uri, ctx=ctx).sparse
+    return (isdense and not sparse) or (issparse and sparse)
+
+
+def remove(uri, ctx=None) -> None:
+    p = str(uri)
+    if object_type(p) is None:
+        raise TileDBError(f"Cannot remove {uri!r}: not a TileDB object")
+    shutil.rmtree(p[len("file://"):] if p.startswith("file://") else p)
+
+
+def from_numpy(uri, array, config=None, ctx=None, **kwargs):
+    """TileDB-Py's ``from_numpy``: a dense array holding ``array`` (``mode`` "ingest"
+    creates it, "schema_only" only creates, "append" writes into an existing one)."""
+    from ._schema import Dim, Domain
+
+    mode = kwargs.pop("mode", "ingest")
+    timestamp = kwargs.pop("timestamp", None)
+    full_domain = kwargs.pop("full_domain", False)
+    tile = kwargs.pop("tile", None)
+    attr_name = kwargs.pop("attr_name", "")
+    dim_dtype = np.dtype(kwargs.pop("dim_dtype", np.uint64))
+    filters = kwargs.pop("filters", None)
+    append_dim = kwargs.pop("append_dim", 0)
+    start_idx = kwargs.pop("start_idx", None)
+    arr = np.asarray(array) if not isinstance(array, np.ndarray) else array
+    if mode not in ("ingest", "schema_only", "append"):
+        raise TileDBError(f"Invalid mode specified ('{mode}')")
+    if mode in ("ingest", "schema_only"):
+        if not isinstance(uri, str) and not hasattr(uri, "__fspath__"):
+            raise TypeError("uri must be a str")
+        dims = []
+        for d in range(arr.ndim):
+            ext = tile if tile is None or isinstance(tile, (int, np.integer)) else tile[d]
+            if full_domain:
+                info = np.iinfo(dim_dtype)
+                dom = (info.min, info.max - (ext or arr.shape[d]))
+            else:
+                dom = (0, arr.shape[d] - 1)
+            dims.append(Dim(name=f"__dim_{d}", domain=dom,
+                            tile=ext if ext is not None else arr.shape[d], dtype=dim_dtype))
+        if arr.dtype == object:
+            first = arr.flat[0] if arr.size else ""
+            adt: Any = np.dtype("U") if isinstance(first, str) else np.dtype("S")
+        else:
+            adt = arr.dtype
+        attr = Attr(attr_name, dtype=adt, filters=filters)
+        schema = ArraySchema(Domain(*dims), (attr,), sparse=False, **{
+            k: kwargs.pop(k) for k in list(kwargs) if k in (
+                "cell_order", "tile_order", "capacity", "coords_filters",
+                "offsets_filters", "validity_filters")})
+        Array.create(uri, schema, ctx=ctx)
+    if kwargs:
+        raise TileDBError(f"from_numpy: unsupported arguments {sorted(kwargs)}")
+    if mode == "schema_only":
+        return DenseArray(uri, mode="r", ctx=ctx)
+    with DenseArray(uri, mode="w", timestamp=timestamp, ctx=ctx) as A:
+        if mode == "append":
+            ned = None
+            with DenseArray(uri, mode="r", ctx=ctx) as R:
+                ned = R.nonempty_domain()
+            idx = []
+            for d in range(arr.ndim):
+                if d == append_dim:
+                    lo = start_idx if start_idx is not None else (
+                        int(ned[d][1]) + 1 if ned else 0)
+                    idx.append(slice(lo, lo + arr.shape[d]))
+                else:
+                    idx.append(slice(0, arr.shape[d]))
+            A[tuple(idx)] = arr
+        else:
+            A[tuple(slice(0, n) for n in arr.shape)] = arr
+    return DenseArray(uri, mode="r", ctx=ctx)

@@ -1,0 +1,77 @@
+"""TileDB-Py's writes (``A[...] = values``) over the binding's writer, with TileDB-Py's
+casting: fixed-size values are cast to the attribute's dtype as ``np.array(v, dtype)`` does,
+record and complex cells split into their values, NaN of a nullable float attribute null."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..errors import TdbfilterError as TileDBError
+
+
+def _cells(attr, v: Any):
+    """One attribute's values cast as TileDB-Py casts them."""
+    if attr.isvar:
+        if isinstance(v, np.ndarray) and v.dtype.kind in "SU" and attr.dtype.kind in "SU":
+            return v
+        return v
+    masked = isinstance(v, np.ma.MaskedArray)
+    data = np.ma.getdata(v) if masked else v
+    dtype = attr.dtype
+    try:
+        arr = np.asarray(data)
+        if dtype.kind in "Vc":
+            arr = np.ascontiguousarray(arr, dtype=dtype)
+            base = np.dtype(list(dtype.fields.values())[0][0]) if dtype.kind == "V" else \
+                np.dtype("f4" if dtype.itemsize == 8 else "f8")
+            arr = arr.reshape(-1).view(base).reshape(arr.size, attr.ncells) if arr.ndim <= 1 \
+                else arr.view(base).reshape(arr.shape + (attr.ncells,))
+        elif dtype.kind == "S" and attr.ncells not in (1,):
+            arr = np.asarray(arr, dtype=dtype)
+        elif arr.dtype != dtype:
+            arr = np.ascontiguousarray(arr, dtype=dtype)
+    except (TypeError, ValueError) as e:
+        raise TileDBError(f"Cannot write values of type {np.asarray(data).dtype} to attribute "
+                          f"'{attr.name}' ({dtype}): {e}") from None
+    if masked:
+        return np.ma.array(arr, mask=np.ma.getmaskarray(v))
+    if attr.isnullable and arr.dtype.kind == "f":
+        return np.ma.masked_invalid(arr)
+    return arr
+
+
+def write(array, inner, selection, value) -> None:
+    sch = array.schema
+    if isinstance(value, Mapping):
+        values = dict(value)
+        for k in values:
+            if not sch.has_attr(k) and not sch.domain.has_dim(k):
+                raise TileDBError(f"Attribute '{k}' does not exist in the array schema")
+    elif sch.nattr == 1 or array.view_attr is not None:
+        name = array.view_attr if array.view_attr is not None else sch.attr(0).name
+        values = {name: value}
+    else:
+        raise TileDBError("ambiguous attribute assignment, more than one array attribute "
+                          f"({sch.nattr}): assign a dict {{name: values}}")
+    if not sch.sparse:
+        missing = [a.name for a in sch._attrs if a.name not in values]
+        if missing:
+            raise TileDBError(f"dense write: values for every attribute are required, missing "
+                              f"{missing}")
+    out = {}
+    for k, v in values.items():
+        if sch.has_attr(k):
+            out[k] = _cells(sch.attr(k), v)
+        else:
+            out[k] = v
+    if not sch.sparse and not isinstance(selection, tuple):
+        selection = (selection,)
+    if not sch.sparse:
+        first = next(iter(out.values()))
+        if np.ndim(first) == 0 and not isinstance(first, (str, bytes)):
+            box = inner._dense_box(selection)
+            shape = tuple(b - a + 1 for a, b in box)
+            out = {k: np.full(shape, v, dtype=sch.attr(k).dtype) for k, v in out.items()}
+    inner[selection] = out

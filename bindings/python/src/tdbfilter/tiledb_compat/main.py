@@ -1,0 +1,27 @@
+"""``tiledb.main``: TileDB-Py's native module. Its test helpers and native classes are not
+provided: each raises TileDBError naming itself."""
+
+from ..errors import TdbfilterError as TileDBError
+
+
+def _refuse(name):
+    raise TileDBError(f"tiledb.main.{name} (TileDB-Py's native module) is not provided by "
+                      "tdbfilter's TileDB-Py API")
+
+
+def metadata_test_aux(*args, **kwargs):
+    _refuse("metadata_test_aux")
+
+
+def python_internal_stats(*args, **kwargs):
+    _refuse("python_internal_stats")
+
+
+class PyFragmentInfo:
+    def __init__(self, *args, **kwargs):
+        _refuse("PyFragmentInfo")
+
+
+class PyQuery:
+    def __init__(self, *args, **kwargs):
+        _refuse("PyQuery")
