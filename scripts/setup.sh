@@ -44,7 +44,8 @@ tdbf_setup_python() {
       python3 -m venv .venv
     fi
   fi
-  _tdbf_pip -r tests/compat/requirements.txt -r tests/compat/requirements-encryption.txt cmake
+  _tdbf_pip -r tests/compat/requirements.txt -r tests/compat/requirements-encryption.txt \
+    -r tests/tiledb_py/requirements.txt cmake
 }
 
 tdbf_setup_c() { _tdbf_apt pkg-config valgrind; }

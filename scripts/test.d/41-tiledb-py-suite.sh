@@ -3,7 +3,8 @@
 set -euo pipefail
 root="${TDBF_ROOT:?}"
 cd "$root"
-# The suite's own requirements (pandas < 3: the suite skips its pandas tests on pandas 3).
+# The suite's own requirements (pandas < 3: the suite skips its pandas tests on pandas 3),
+# installed by the setup step; this line is a no-op then (kept for runs by hand).
 .venv/bin/python -m pip install -q --disable-pip-version-check -r tests/tiledb_py/requirements.txt
-export TDBFILTER_LIBRARY="${TDBFILTER_LIBRARY:-$root/target/release/libtdbfilter.so}"
+export TDBFILTER_LIBRARY="${TDBFILTER_LIBRARY:-$TDBF_BUILD/libtdbfilter.so}"
 .venv/bin/python tests/tiledb_py/run_suite.py --impl tdbfilter --check-floor

@@ -252,6 +252,10 @@ tdb_array_schema_info(array, array_type, tile_order, cell_order, capacity, allow
     ccall((:tdb_array_schema_info, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, Ref{UInt8}, Ref{UInt8}, Ref{UInt8}, Ref{UInt64}, Ref{Bool}, Ref{UInt32}, Ref{Ptr{Error}}),
           array, array_type, tile_order, cell_order, capacity, allows_dups, version, error)
+tdb_array_schema_json(array, buffer, capacity, size, error) =
+    ccall((:tdb_array_schema_json, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, Ptr{UInt8}, Csize_t, Ref{Csize_t}, Ref{Ptr{Error}}),
+          array, buffer, capacity, size, error)
 tdb_array_dimension_count(array, count, error) =
     ccall((:tdb_array_dimension_count, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, Ref{UInt32}, Ref{Ptr{Error}}), array, count, error)
