@@ -11,7 +11,7 @@
 #   hdf5      libhdf5-dev, hdf5-tools, python3-h5py (apt)
 #   servers   moto (.venv) and azurite (npm, build/node)
 #   dask      build/dask-venv with tests/dask/requirements.txt (no tiledb)
-#   fuzz      cargo-fuzz (crates.io, into .venv/cargo)
+#   fuzz      cargo-fuzz 0.13.2 (crates.io), into cargo's own bin folder like any cargo tool
 
 _tdbf_apt_updated=""
 _tdbf_apt() {
@@ -72,8 +72,8 @@ tdbf_setup_dask() {
 }
 
 tdbf_setup_fuzz() {
-  if [ ! -x "$TDBF_ROOT/.venv/cargo/bin/cargo-fuzz" ]; then
-    cargo install -q cargo-fuzz --locked --version 0.13.2 --root "$TDBF_ROOT/.venv/cargo"
+  if ! cargo fuzz --version 2>/dev/null | grep -q '^cargo-fuzz 0\.13\.2'; then
+    cargo install -q cargo-fuzz --locked --version 0.13.2 --force
   fi
 }
 

@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # step: fuzzing (fuzz/): every cargo-fuzz target for a short fixed budget over the committed corpus; any finding fails
 #
-# cargo-fuzz comes from crates.io (installed once into .venv/cargo); the targets need nightly
+# cargo-fuzz comes from crates.io (installed once by the setup step, beside cargo); the targets need nightly
 # flags, which RUSTC_BOOTSTRAP=1 enables on the stable toolchain. One build (-O, with
-# AddressSanitizer) serves every target. Budget: FUZZ_SECONDS per target (default 20);
-# array_writer, whose runs create, write and read whole arrays, FUZZ_WRITER_SECONDS (default 45,
+# AddressSanitizer) serves every target. Budget: FUZZ_SECONDS per target (default 12);
+# array_writer, whose runs create, write and read whole arrays, FUZZ_WRITER_SECONDS (default 30,
 # at least FUZZ_SECONDS).
 # The format parsers get the dictionaries of fuzz/dict/.
 set -euo pipefail
 root="${TDBF_ROOT:?}"
 cd "$root"
-export PATH="$root/.venv/cargo/bin:$PATH"
+# cargo-fuzz: installed by the setup step (scripts/setup.sh) beside cargo, as cargo tools are.
 if ! command -v cargo-fuzz >/dev/null; then
-  cargo install -q cargo-fuzz --locked --version 0.13.2 --root "$root/.venv/cargo"
+  source scripts/setup.sh
+  tdbf_setup_fuzz
 fi
 export RUSTC_BOOTSTRAP=1
-seconds=${FUZZ_SECONDS:-20}
-writer_seconds=${FUZZ_WRITER_SECONDS:-$((seconds > 45 ? seconds : 45))}
+seconds=${FUZZ_SECONDS:-12}
+writer_seconds=${FUZZ_WRITER_SECONDS:-$((seconds > 30 ? seconds : 30))}
 t0=$SECONDS
 cargo fuzz build -O >/dev/null 2>"$root/build/fuzz-build.log" || { cat "$root/build/fuzz-build.log" >&2; exit 1; }
 echo "fuzz build: $((SECONDS - t0)) s"
