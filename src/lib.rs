@@ -31,6 +31,7 @@ pub mod filters;
 pub mod pipeline;
 pub mod storage;
 pub mod array;
+pub mod group;
 #[allow(unsafe_code)]
 pub mod ffi;
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// The layers, lowest first. `cli` (the `tdbf` binary) sits on top and is not a library module.
 const LAYERS: &[&str] = &[
     "error", "mem", "kernels", "codecs", "format", "engine", "filters", "pipeline", "storage",
-    "array", "ffi",
+    "array", "group", "ffi",
 ];
 
 fn rank(name: &str) -> Option<usize> {
