@@ -42,7 +42,7 @@ fn hex(b: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Result<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(Error::invalid(format!("odd hex length {}", s.len())));
     }
     (0..s.len())
@@ -120,7 +120,9 @@ fn evolve(uri: &str, changes: &Value, timestamp: Option<u64>) -> Result<Value> {
                 .ok_or_else(|| Error::invalid(format!("{kind}: expected a name")))
         };
         out.push(match kind.as_str() {
-            "add_attribute" => SchemaChange::AddAttribute(attribute(uri, v, &added_enums)?),
+            "add_attribute" => {
+                SchemaChange::AddAttribute(Box::new(attribute(uri, v, &added_enums)?))
+            }
             "drop_attribute" => SchemaChange::DropAttribute(name()?),
             "add_enumeration" => SchemaChange::AddEnumeration(enumeration(v)?),
             "extend_enumeration" => SchemaChange::ExtendEnumeration(enumeration(v)?),

@@ -182,9 +182,9 @@ fn evolution_adds_drops_and_reads_fill_values() {
     std::thread::sleep(std::time::Duration::from_millis(2));
     lifecycle::evolve(
         s(&dir),
-        &[SchemaChange::AddAttribute(attr(
+        &[SchemaChange::AddAttribute(Box::new(attr(
             r#"{"name": "b", "type": "INT64", "fill": 9}"#,
-        ))],
+        )))],
         &o,
     )
     .unwrap();
@@ -194,9 +194,9 @@ fn evolution_adds_drops_and_reads_fill_values() {
     lifecycle::evolve(s(&dir), &[SchemaChange::DropAttribute("a".into())], &o).unwrap();
     lifecycle::evolve(
         s(&dir),
-        &[SchemaChange::AddAttribute(attr(
+        &[SchemaChange::AddAttribute(Box::new(attr(
             r#"{"name": "a", "type": "INT64", "fill": -7}"#,
-        ))],
+        )))],
         &o,
     )
     .unwrap();
@@ -205,9 +205,9 @@ fn evolution_adds_drops_and_reads_fill_values() {
     lifecycle::evolve(s(&dir), &[SchemaChange::DropAttribute("b".into())], &o).unwrap();
     lifecycle::evolve(
         s(&dir),
-        &[SchemaChange::AddAttribute(attr(
+        &[SchemaChange::AddAttribute(Box::new(attr(
             r#"{"name": "b", "type": "STRING_ASCII", "cell_val_num": "var", "fill": "x"}"#,
-        ))],
+        )))],
         &o,
     )
     .unwrap();
@@ -224,9 +224,9 @@ fn evolution_adds_drops_and_reads_fill_values() {
     assert!(e.message().contains("does not exist"), "{e}");
     let e = lifecycle::evolve(
         s(&dir),
-        &[SchemaChange::AddAttribute(attr(
+        &[SchemaChange::AddAttribute(Box::new(attr(
             r#"{"name": "d", "type": "INT32"}"#,
-        ))],
+        )))],
         &o,
     )
     .unwrap_err();

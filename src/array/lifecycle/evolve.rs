@@ -21,7 +21,7 @@ use crate::storage::StorageConfig;
 #[derive(Clone, Debug)]
 pub enum SchemaChange {
     /// Adds an attribute (its fill value is what fragments written before read).
-    AddAttribute(Attribute),
+    AddAttribute(Box<Attribute>),
     /// Drops an attribute (its data stays in old fragments, unread).
     DropAttribute(String),
     /// Adds an enumeration.
@@ -166,7 +166,7 @@ fn apply(schema: &mut ArraySchema, change: &SchemaChange) -> Result<()> {
                     a.name
                 )));
             }
-            schema.attributes.push(a.clone());
+            schema.attributes.push(a.as_ref().clone());
         }
         SchemaChange::DropAttribute(name) => {
             let i = schema.attribute_index(name).ok_or_else(|| {
