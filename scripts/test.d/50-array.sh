@@ -1,4 +1,4 @@
-# step: array reader and writer (src/array, ffi/src/array.rs, tdbf array): TileDB-Py differential suites (reads through the tdbfilter Python package; tdbf array create against TileDB-Py's schemas; the sparse-write order and R-tree; tdbf array write against TileDB-Py: fragment files byte for byte, reads, aggregates, consolidation; SIGKILL crash consistency), tdbf array info/cat/verify, and the array read and write benchmarks in quick mode (check that our reads equal TileDB-Py's and that both writers' arrays read equal)
+# step: array reader and writer (src/array, ffi/src/array.rs, tdbf array): TileDB-Py differential suites (reads through the tdbfilter Python package; tdbf array create against TileDB-Py's schemas; the sparse-write order and R-tree; tdbf array write against TileDB-Py: fragment files byte for byte, reads, aggregates, consolidation; SIGKILL crash consistency; the lifecycle: vacuum, delete, evolution, groups), tdbf array info/cat/verify, and the array read and write benchmarks in quick mode (check that our reads equal TileDB-Py's and that both writers' arrays read equal)
 set -euo pipefail
 cd "$TDBF_ROOT"
 # The suites need TileDB-Py 0.36.1 (libtiledb 2.30), numpy and cryptography (encrypted schema
@@ -35,6 +35,10 @@ python tests/array/run_metadata_tests.py --tdbf "$TDBF_BUILD/tdbf"
 # sparse, streamed and var-size writes; the array reads exactly as before or as after the write
 # through TileDB-Py and the tdbfilter package, and verify names only the uncommitted leftover.
 python tests/array/run_crash_tests.py --tdbf "$TDBF_BUILD/tdbf" --lib "$lib" --runs 60
+# The array lifecycle and groups (examples/lifecycle.rs, built by the build step) against TileDB-Py: vacuum of every
+# mode, uncommitted leftovers, delete_fragments, delete_array, schema evolution, groups, both
+# directions.
+python tests/array/run_lifecycle_tests.py --bin "$TDBF_BUILD/examples/lifecycle"
 python bench/compare_arrays.py --quick --workdir "$TDBF_ROOT/build/bench-arrays-quick" --lib "$lib"
 # The write benchmark in quick mode: our writer (bench/rust/write_bench.rs, built by the build
 # step as an example of the tdbf crate) and TileDB-Py write the same cells of every benchmark

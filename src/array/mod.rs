@@ -19,6 +19,7 @@
 
 pub mod directory;
 pub mod fragment_metadata;
+pub mod lifecycle;
 pub mod metadata;
 pub mod read;
 pub mod rtree;

@@ -60,6 +60,12 @@ pub(super) fn size(uri: &Uri) -> Result<u64> {
         .map_err(|e| io_error(uri, "", e))
 }
 
+pub(super) fn modified(uri: &Uri) -> Result<std::time::SystemTime> {
+    std::fs::metadata(path(uri))
+        .and_then(|m| m.modified())
+        .map_err(|e| io_error(uri, "", e))
+}
+
 /// An open file and its length.
 pub(super) struct LocalFile {
     file: File,

@@ -186,6 +186,15 @@ impl Storage {
         }
     }
 
+    /// When the file (locally also a folder) was last modified.
+    pub fn modified(&self, uri: &Uri) -> Result<std::time::SystemTime> {
+        match &*self.backend {
+            Backend::Local => local::modified(uri),
+            #[cfg(feature = "object-store")]
+            Backend::Object(o) => o.modified(uri),
+        }
+    }
+
     /// Whether `uri` is a file.
     pub fn is_file(&self, uri: &Uri) -> Result<bool> {
         match &*self.backend {

@@ -383,6 +383,13 @@ impl ObjectBackend {
             .map_err(|e| failure(uri, "cannot get the size", e, 1))
     }
 
+    pub(super) fn modified(&self, uri: &Uri) -> Result<std::time::SystemTime> {
+        let path = self.key(uri)?;
+        block_on(self.shared.store.head(&path))
+            .map(|m| m.last_modified.into())
+            .map_err(|e| failure(uri, "cannot get the modification time", e, 1))
+    }
+
     pub(super) fn is_file(&self, uri: &Uri) -> Result<bool> {
         let path = self.key(uri)?;
         match block_on(self.shared.store.head(&path)) {

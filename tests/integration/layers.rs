@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// their own on top of this one.
 const LAYERS: &[&str] = &[
     "error", "mem", "kernels", "codecs", "format", "engine", "filters", "pipeline", "storage",
-    "array",
+    "array", "group",
 ];
 
 fn rank(name: &str) -> Option<usize> {

@@ -7,5 +7,6 @@ mod array_robustness;
 mod array_writer;
 mod generic_tile_vectors;
 mod layers;
+mod lifecycle;
 mod old_formats;
 mod schema_write;

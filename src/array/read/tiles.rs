@@ -117,8 +117,8 @@ fn with_version(p: &Pipeline, version: u32, key: Option<&[u8]>) -> Result<Pipeli
 
 impl<'a> TileReader<'a> {
     /// The reader of `field` in `frag`, or `None` when the fragment does not have the field
-    /// (an attribute added after the fragment was written, or per-cell timestamps of a
-    /// fragment without them).
+    /// (an attribute added after the fragment was written, or dropped and added again with
+    /// another definition; per-cell timestamps of a fragment without them).
     pub fn new(array: &'a Array, frag: &'a Fragment, field: TileField) -> Result<Option<Self>> {
         let latest = array.schema();
         let fs = &frag.schema;
@@ -129,6 +129,15 @@ impl<'a> TileReader<'a> {
                 let Some(fi) = fs.attribute_index(&a.name) else {
                     return Ok(None);
                 };
+                // An attribute dropped and added again with another type, cell size or
+                // nullability: the fragment's cells belong to the old attribute, and the new
+                // one reads its fill value there (TileDB 2.30 reinterprets the old bytes).
+                let old = &fs.attributes[fi];
+                if (old.datatype, old.cell_val_num, old.nullable)
+                    != (a.datatype, a.cell_val_num, a.nullable)
+                {
+                    return Ok(None);
+                }
                 (
                     a.name.clone(),
                     a.datatype,

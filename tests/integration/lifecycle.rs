@@ -1,0 +1,288 @@
+//! The array lifecycle (`array::lifecycle`) and groups (`group`) on arrays this crate writes:
+//! reads after each operation, the files left, the refusals. The TileDB-Py differential suite
+//! is tests/array/run_lifecycle_tests.py.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use tdbfilter::array::lifecycle::{
+    self, EvolveOptions, SchemaChange, VacuumMode, VacuumOptions, uncommitted,
+};
+use tdbfilter::array::metadata::{MetadataChange, MetadataEntry};
+use tdbfilter::array::schema::ArraySchema;
+use tdbfilter::array::{Array, OpenOptions, WriteLayout, Writer};
+use tdbfilter::group::{self, Group, GroupChanges, GroupOptions, ObjectType};
+use tdbfilter::storage::{Storage, StorageConfig};
+use tdbfilter::{Datatype, Error};
+
+fn scratch(name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!(
+        "tdbf_lifecycle_{name}_{}_{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    ));
+    let _ = fs::remove_dir_all(&p);
+    p
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+const SCHEMA: &str = r#"{"sparse": true,
+    "dimensions": [{"name": "d", "type": "INT32", "domain": [0, 99], "tile": 10}],
+    "attributes": [{"name": "a", "type": "INT32"}]}"#;
+
+/// A sparse array with one fragment per timestamp 1..=n: cells (t, 10 t) and (t + 50, -t).
+fn array(name: &str, n: i32) -> PathBuf {
+    let dir = scratch(name);
+    tdbfilter::array::create(
+        s(&dir),
+        &ArraySchema::from_json(SCHEMA).unwrap(),
+        None,
+        &StorageConfig::new(),
+    )
+    .unwrap();
+    for t in 1..=n {
+        let mut w = Writer::open(s(&dir), None, Some(t as u64), &StorageConfig::new()).unwrap();
+        w.set_layout(WriteLayout::Unordered).unwrap();
+        w.set_data("d", &[t, t + 50].map(i32::to_le_bytes).concat())
+            .unwrap();
+        w.set_data("a", &[10 * t, -t].map(i32::to_le_bytes).concat())
+            .unwrap();
+        w.submit().unwrap();
+        w.finalize().unwrap();
+    }
+    dir
+}
+
+fn ints(dir: &Path, field: &str) -> Vec<i64> {
+    let a = Array::open(s(dir), &OpenOptions::default()).unwrap();
+    let f = a.read(&[field], None).unwrap().remove(0);
+    let n = f.data.len() / f.cell_count.max(1) as usize;
+    f.data
+        .chunks(n.max(1))
+        .map(|c| match n {
+            4 => i32::from_le_bytes(c.try_into().unwrap()) as i64,
+            8 => i64::from_le_bytes(c.try_into().unwrap()),
+            _ => panic!("{n}-byte cells"),
+        })
+        .collect()
+}
+
+fn fragments(dir: &Path) -> Vec<String> {
+    let a = Array::open(s(dir), &OpenOptions::default()).unwrap();
+    a.fragments().iter().map(|f| f.name().to_string()).collect()
+}
+
+#[test]
+fn delete_fragments_removes_the_range_and_keeps_the_rest() {
+    let dir = array("delete", 4);
+    let names = fragments(&dir);
+    let r = lifecycle::delete_fragments(s(&dir), 2, 3, &StorageConfig::new()).unwrap();
+    assert_eq!(r.fragments, names[1..3]);
+    assert_eq!(fragments(&dir), [names[0].clone(), names[3].clone()]);
+    assert_eq!(ints(&dir, "a"), [10, 40, -1, -4]);
+    for n in &names[1..3] {
+        assert!(!dir.join("__fragments").join(n).exists());
+        assert!(!dir.join("__commits").join(format!("{n}.wrt")).exists());
+    }
+    // Markers first, folders after.
+    assert!(r.removed[0].ends_with(".wrt") && r.removed[1].ends_with('/'));
+    assert!(r.written.is_empty());
+    let err = lifecycle::delete_fragments(s(&dir), 3, 2, &StorageConfig::new()).unwrap_err();
+    assert!(err.message().contains("reversed"), "{err}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn delete_array_keeps_foreign_files() {
+    let dir = array("delete_array", 2);
+    fs::write(dir.join("notes.txt"), b"mine").unwrap();
+    lifecycle::delete_array(s(&dir), &StorageConfig::new()).unwrap();
+    let left: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(left, ["notes.txt"]);
+    assert!(Array::open(s(&dir), &OpenOptions::default()).is_err());
+    let err = lifecycle::delete_array(s(&dir), &StorageConfig::new()).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    fs::remove_dir_all(&dir).unwrap();
+    let dir = array("delete_array_all", 1);
+    lifecycle::delete_array(s(&dir), &StorageConfig::new()).unwrap();
+    assert!(!dir.exists());
+}
+
+#[test]
+fn vacuum_without_consolidation_removes_nothing() {
+    let dir = array("vacuum_nothing", 2);
+    for mode in ["fragments", "commits", "fragment_meta", "array_meta"] {
+        let r = lifecycle::vacuum(
+            s(&dir),
+            &VacuumOptions::new(VacuumMode::parse(mode).unwrap()),
+        )
+        .unwrap();
+        assert!(
+            r.removed.is_empty() && r.written.is_empty(),
+            "{mode}: {r:?}"
+        );
+    }
+    assert_eq!(ints(&dir, "a"), [10, 20, -1, -2]);
+    assert!(VacuumMode::parse("everything").is_err());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn vacuum_removes_only_old_uncommitted_leftovers() {
+    let dir = array("leftover", 1);
+    let frags = dir.join("__fragments");
+    let done = fs::read_dir(&frags)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let leftover = frags.join(format!("__2_2_{}_22", "c".repeat(32)));
+    fs::create_dir(&leftover).unwrap();
+    for f in fs::read_dir(&done).unwrap() {
+        let f = f.unwrap();
+        fs::copy(f.path(), leftover.join(f.file_name())).unwrap();
+    }
+    let (storage, root) = Storage::open(s(&dir), &StorageConfig::new()).unwrap();
+    let listed = uncommitted::list(&storage, &root).unwrap();
+    assert_eq!(listed.len(), 1);
+    // Fresh: kept with the default grace period.
+    let r = lifecycle::vacuum(s(&dir), &VacuumOptions::new(VacuumMode::Fragments)).unwrap();
+    assert!(r.removed.is_empty());
+    assert!(leftover.exists());
+    // A zero grace period: removed; the committed fragment stays.
+    let mut o = VacuumOptions::new(VacuumMode::Fragments);
+    o.uncommitted_grace = Some(std::time::Duration::ZERO);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let r = lifecycle::vacuum(s(&dir), &o).unwrap();
+    assert_eq!(r.removed.len(), 1, "{r:?}");
+    assert!(!leftover.exists() && done.exists());
+    assert_eq!(ints(&dir, "a"), [10, -1]);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn evolution_adds_drops_and_reads_fill_values() {
+    let dir = array("evolve", 1);
+    let attr = |json: &str| {
+        ArraySchema::from_json(&format!(
+            r#"{{"sparse": true, "dimensions": [{{"name": "z", "type": "INT32",
+                 "domain": [0, 9], "tile": 1}}], "attributes": [{json}]}}"#
+        ))
+        .unwrap()
+        .attributes
+        .remove(0)
+    };
+    let o = EvolveOptions::default();
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    lifecycle::evolve(
+        s(&dir),
+        &[SchemaChange::AddAttribute(Box::new(attr(
+            r#"{"name": "b", "type": "INT64", "fill": 9}"#,
+        )))],
+        &o,
+    )
+    .unwrap();
+    assert_eq!(ints(&dir, "b"), [9, 9]);
+    assert_eq!(ints(&dir, "a"), [10, -1]);
+    // Dropped and added again as INT64: the old INT32 cells are not reinterpreted.
+    lifecycle::evolve(s(&dir), &[SchemaChange::DropAttribute("a".into())], &o).unwrap();
+    lifecycle::evolve(
+        s(&dir),
+        &[SchemaChange::AddAttribute(Box::new(attr(
+            r#"{"name": "a", "type": "INT64", "fill": -7}"#,
+        )))],
+        &o,
+    )
+    .unwrap();
+    assert_eq!(ints(&dir, "a"), [-7, -7]);
+    // Var-size over fixed: the fill value, not a missing file.
+    lifecycle::evolve(s(&dir), &[SchemaChange::DropAttribute("b".into())], &o).unwrap();
+    lifecycle::evolve(
+        s(&dir),
+        &[SchemaChange::AddAttribute(Box::new(attr(
+            r#"{"name": "b", "type": "STRING_ASCII", "cell_val_num": "var", "fill": "x"}"#,
+        )))],
+        &o,
+    )
+    .unwrap();
+    let a = Array::open(s(&dir), &OpenOptions::default()).unwrap();
+    let b = a.read(&["b"], None).unwrap().remove(0);
+    assert_eq!(
+        (b.data.as_slice(), b.offsets.as_deref()),
+        (&b"xx"[..], Some(&[0, 1][..]))
+    );
+    assert_eq!(a.schemas().len(), 6);
+    // Refusals leave no file.
+    let e =
+        lifecycle::evolve(s(&dir), &[SchemaChange::DropAttribute("nope".into())], &o).unwrap_err();
+    assert!(e.message().contains("does not exist"), "{e}");
+    let e = lifecycle::evolve(
+        s(&dir),
+        &[SchemaChange::AddAttribute(Box::new(attr(
+            r#"{"name": "d", "type": "INT32"}"#,
+        )))],
+        &o,
+    )
+    .unwrap_err();
+    assert!(e.message().contains("exists"), "{e}");
+    let early = EvolveOptions {
+        timestamp: Some(1),
+        ..Default::default()
+    };
+    let e =
+        lifecycle::evolve(s(&dir), &[SchemaChange::DropAttribute("b".into())], &early).unwrap_err();
+    assert!(e.message().contains("later than"), "{e}");
+    assert!(lifecycle::evolve(s(&dir), &[], &o).is_err());
+    assert_eq!(fs::read_dir(dir.join("__schema")).unwrap().count(), 7);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn groups_round_trip_members_and_metadata() {
+    let base = scratch("group");
+    let g = base.join("g");
+    group::create(s(&g), &StorageConfig::new()).unwrap();
+    assert!(group::create(s(&g), &StorageConfig::new()).is_err());
+    let arr = array("group_member", 1);
+    fs::rename(&arr, g.join("arr")).unwrap();
+    group::create(s(&g.join("sub")), &StorageConfig::new()).unwrap();
+    let o = GroupOptions::default();
+    let mut c = GroupChanges::default();
+    c.add("arr", true, Some("A")).add("sub", true, None);
+    c.metadata(MetadataChange::Put(
+        MetadataEntry::new("n", Datatype::Int64, 1, &5i64.to_le_bytes()).unwrap(),
+    ));
+    group::update(s(&g), &c, &o).unwrap();
+    let opened = Group::open(s(&g), &o).unwrap();
+    assert_eq!(opened.members().len(), 2);
+    let a = opened.member("A").unwrap();
+    assert_eq!((a.object_type, a.relative), (ObjectType::Array, true));
+    assert_eq!(opened.member_uri(a), s(&g.join("arr")));
+    assert_eq!(opened.metadata()[0].key, "n");
+    // Remove by name and by relative URI; unknown members and non-objects are refused.
+    let mut c = GroupChanges::default();
+    c.remove("A").remove("sub");
+    group::update(s(&g), &c, &o).unwrap();
+    assert!(Group::open(s(&g), &o).unwrap().members().is_empty());
+    let mut c = GroupChanges::default();
+    c.remove("A");
+    assert!(group::update(s(&g), &c, &o).is_err());
+    let mut c = GroupChanges::default();
+    c.add("nothing", true, None);
+    let e = group::update(s(&g), &c, &o).unwrap_err();
+    assert!(e.message().contains("not a TileDB array or group"), "{e}");
+    // Absolute members are stored as file:// URIs.
+    let mut c = GroupChanges::default();
+    c.add(s(&g.join("arr")), false, None);
+    group::update(s(&g), &c, &o).unwrap();
+    let m = &Group::open(s(&g), &o).unwrap().members()[0].clone();
+    assert_eq!(m.uri, format!("file://{}", s(&g.join("arr"))));
+    assert!(Group::open(s(&g.join("arr")), &o).is_err());
+    fs::remove_dir_all(&base).unwrap();
+}
