@@ -8,7 +8,7 @@
 //! `Dimension::compute_mbr`, `Domain::expand_ndrange`), so that the bytes equal TileDB's.
 
 use super::schema::{ArraySchema, Range};
-use super::write::global_order::{DimCoords, coord_less};
+use super::order::global::{DimCoords, coord_less};
 use crate::error::{Error, Result};
 use crate::format::byte_reader::ByteReader;
 use std::cmp::Ordering;
@@ -292,7 +292,7 @@ pub fn tile_mbrs(
 mod tests {
     use super::*;
     use crate::array::schema::Layout;
-    use crate::array::write::global_order::tests::{dim, schema, str_dim};
+    use crate::array::order::global::tests::{dim, schema, str_dim};
     use crate::format::datatype::Datatype;
 
     fn int_schema() -> ArraySchema {

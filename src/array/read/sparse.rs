@@ -6,9 +6,9 @@
 //! order, wins), and cells deleted at or before the open timestamp are dropped afterwards.
 
 use super::tiles::{DecodedTile, TileField, TileReader};
-use crate::array::fragment_metadata::ListKind;
+use crate::array::fragment::metadata::ListKind;
 use crate::array::schema::{ArraySchema, Layout, Range};
-use crate::array::write::global_order::{coords_to_hilbert, hilbert_bits, map_to_uint64};
+use crate::array::order::global::{coords_to_hilbert, hilbert_bits, map_to_uint64};
 use crate::array::{Array, FieldData, FieldRef, Fragment, value};
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;

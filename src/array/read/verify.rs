@@ -4,7 +4,7 @@
 //! maximums and null counts the metadata stores against the decoded integer cells.
 
 use super::tiles::{DecodedTile, TileField, TileKind, TileReader};
-use crate::array::fragment_metadata::ListKind;
+use crate::array::fragment::metadata::ListKind;
 use crate::array::{Array, Fragment, value};
 use crate::error::{Error, Result};
 use rayon::prelude::*;

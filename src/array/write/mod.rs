@@ -30,7 +30,7 @@
 pub mod create;
 pub mod dense;
 pub mod fragment;
-pub mod global_order;
+
 pub mod tile_metadata;
 
 use crate::array::directory::{ArrayDirectory, names};
@@ -42,7 +42,7 @@ use crate::error::{Error, Result};
 use crate::pipeline::generic_tile;
 use dense::{BoxCells, DenseTiler, RawTile};
 use fragment::{FieldInfo, FilteredTile, FragmentWriter, SharedPipelines};
-use global_order::DimCoords;
+use crate::array::order::global::{self as global_order, DimCoords};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -152,7 +152,7 @@ impl Writer {
         }
         let file = dir.latest_schema(timestamp);
         let schema = Arc::new(load_schema(&dir, file, key)?);
-        let version = crate::array::fragment_metadata::MAX_FRAGMENT_VERSION;
+        let version = crate::array::fragment::metadata::MAX_FRAGMENT_VERSION;
         if schema.version != version || file.timestamps.is_none() {
             return Err(Error::Unsupported(format!(
                 "the array's schema {} has format version {}: TileDB 2.30 writes fragments of \
@@ -835,7 +835,7 @@ impl Writer {
     /// TileDB's `check_subarray`: a dense global-order box must coincide with tile bounds.
     fn check_tile_aligned(&self, bounds: &[(i128, i128)]) -> Result<()> {
         for (d, &(lo, hi)) in self.schema.dimensions.iter().zip(bounds) {
-            let (dlo, ext) = crate::array::fragment_metadata::dense_grid(d)?;
+            let (dlo, ext) = crate::array::fragment::metadata::dense_grid(d)?;
             let dlo = value::as_i128(d.datatype, dlo)?;
             let ext = value::as_u64_extent(d.datatype, ext)? as i128;
             if (lo - dlo) % ext != 0 || (hi - dlo + 1) % ext != 0 {

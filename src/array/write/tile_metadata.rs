@@ -25,7 +25,7 @@
 //! per processed slab; a var-size nullable field without min/max (UTF-8 and other non-ASCII
 //! strings) and a fixed-size STRING_UTF8/UTF16/UTF32/UCS2/UCS4/ANY field count no nulls.
 
-use crate::array::fragment_metadata::{FieldSummary, TileMinMax};
+use crate::array::fragment::metadata::{FieldSummary, TileMinMax};
 use crate::format::datatype::Datatype;
 
 /// The types TileDB computes neither min/max nor sums of: ANY, BLOB, GEOM and the

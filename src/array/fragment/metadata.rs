@@ -6,10 +6,10 @@
 //! The footer is parsed at load; every generic tile is decoded on first use, so a damaged
 //! section fails only the reads that need it.
 
-use super::directory::{FragmentDir, names};
-use super::rtree::{self, RTree};
-use super::schema::{ArraySchema, Range};
-use super::value;
+use crate::array::directory::{FragmentDir, names};
+use crate::array::rtree::{self, RTree};
+use crate::array::schema::{ArraySchema, Range};
+use crate::array::value;
 use crate::error::{Error, Result};
 use crate::format::byte_reader::ByteReader;
 use crate::pipeline::generic_tile;
@@ -576,7 +576,7 @@ impl FragmentMetadata {
 }
 
 /// A dense dimension's grid: (domain low bytes, extent bytes).
-pub fn dense_grid(dim: &super::schema::Dimension) -> Result<(&[u8], &[u8])> {
+pub fn dense_grid(dim: &crate::array::schema::Dimension) -> Result<(&[u8], &[u8])> {
     let lo = dim
         .domain
         .as_ref()

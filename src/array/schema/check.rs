@@ -3,8 +3,8 @@
 //! refused here with TileDB's own reason, so that [`ArraySchema::check`] passes exactly the
 //! schemas TileDB would create (docs/ARRAY.md §3).
 
-use super::schema::{ArraySchema, ArrayType, Attribute, Dimension, Enumeration, Layout, VAR_NUM};
-use super::value;
+use super::{ArraySchema, ArrayType, Attribute, Dimension, Enumeration, Layout, VAR_NUM};
+use crate::array::value;
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
 use crate::format::filter_type::FilterType;

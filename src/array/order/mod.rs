@@ -1,0 +1,3 @@
+//! The orders of cells and coordinates TileDB's bytes depend on, in one place.
+
+pub mod global;
