@@ -30,8 +30,8 @@ pub mod value;
 pub mod write;
 
 pub use fragment::metadata as fragment_metadata;
-pub use open::{Array, FieldData, Fragment, OpenOptions};
 pub(crate) use open::FieldRef;
+pub use open::{Array, FieldData, Fragment, OpenOptions};
 pub use schema::json as schema_json;
 pub use write::create::create;
 pub use write::{FieldBuffers, WriteLayout, Writer, write_metadata};

@@ -1,13 +1,13 @@
 //! An opened array: the visible fragments and schemas of an array folder for a timestamp
 //! range (docs/ARRAY.md §1-§3), shared by reads, writes and the operations above them.
 
-use crate::error::{Error, Result};
-use crate::pipeline::generic_tile;
 use super::directory::{ArrayDirectory, ConditionCommit, names};
 use super::fragment::metadata::FragmentMetadata;
-use super::{metadata, read, value};
-use rayon::prelude::*;
 use super::schema::{ArraySchema, Enumeration, Range};
+use super::{metadata, read, value};
+use crate::error::{Error, Result};
+use crate::pipeline::generic_tile;
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Arc;
 use zeroize::Zeroizing;
@@ -509,15 +509,15 @@ impl Array {
         for (r, d) in s.iter().zip(dims) {
             match (r, d.coord_size()) {
                 (Range::Fixed(lo, hi), Some(n)) if lo.len() == n && hi.len() == n => {
-                    if value::compare(d.datatype, lo, hi).is_gt() {
+                    if crate::array::order::compare(d.datatype, lo, hi).is_gt() {
                         return Err(Error::invalid(format!(
                             "subarray range of dimension {} is reversed",
                             d.name
                         )));
                     }
                     if let Some((dlo, dhi)) = &d.domain
-                        && (value::compare(d.datatype, lo, dlo).is_lt()
-                            || value::compare(d.datatype, hi, dhi).is_gt())
+                        && (crate::array::order::compare(d.datatype, lo, dlo).is_lt()
+                            || crate::array::order::compare(d.datatype, hi, dhi).is_gt())
                     {
                         return Err(Error::invalid(format!(
                             "subarray range [{}, {}] of dimension {} is outside its domain [{}, {}]",
@@ -554,7 +554,7 @@ fn union(datatype: crate::Datatype, a: &Range, b: &Range) -> Range {
     let pick = |x: &[u8], y: &[u8], want_lt: bool| -> Vec<u8> {
         let lt = match (a, b) {
             (Range::Var(..), _) | (_, Range::Var(..)) => x < y,
-            _ => value::compare(datatype, x, y).is_lt(),
+            _ => crate::array::order::compare(datatype, x, y).is_lt(),
         };
         if lt == want_lt {
             x.to_vec()

@@ -11,11 +11,10 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
+use tdbfilter::array::order::check::{check_duplicates, check_global_order};
+use tdbfilter::array::order::global::{DimCoords, global_order, global_order_as_tiledb};
 use tdbfilter::array::rtree::{self, RTree};
 use tdbfilter::array::schema::ArraySchema;
-use tdbfilter::array::order::global::{
-    DimCoords, check_duplicates, check_global_order, global_order, global_order_as_tiledb,
-};
 use tdbfilter::array::{Array, FieldData, OpenOptions};
 
 /// Coordinates of one dimension, owned.

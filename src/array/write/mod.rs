@@ -34,6 +34,8 @@ pub mod fragment;
 pub mod tile_metadata;
 
 use crate::array::directory::{ArrayDirectory, names};
+use crate::array::order::check;
+use crate::array::order::global::{self as global_order, DimCoords};
 use crate::array::rtree::{self, Mbr};
 use crate::array::schema::{ArraySchema, Layout, Range};
 use crate::array::value;
@@ -42,7 +44,6 @@ use crate::error::{Error, Result};
 use crate::pipeline::generic_tile;
 use dense::{BoxCells, DenseTiler, RawTile};
 use fragment::{FieldInfo, FilteredTile, FragmentWriter, SharedPipelines};
-use crate::array::order::global::{self as global_order, DimCoords};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -566,7 +567,7 @@ impl Writer {
             };
             let increasing = a.order == 1;
             let sorted = cells.windows(2).all(|w| {
-                let o = value::compare(a.datatype, w[0], w[1]);
+                let o = crate::array::order::compare(a.datatype, w[0], w[1]);
                 if increasing { o.is_le() } else { o.is_ge() }
             });
             if !sorted {
@@ -593,7 +594,7 @@ impl Writer {
             return Ok(());
         }
         let coords = self.coords(inputs);
-        global_order::check_domain(&self.schema, &coords)?;
+        check::check_domain(&self.schema, &coords)?;
         let prev: Option<Vec<DimCoords<'_>>> = self.last_cell.as_ref().map(|l| {
             l.iter()
                 .map(|c| match c {
@@ -605,9 +606,9 @@ impl Writer {
                 })
                 .collect()
         });
-        global_order::check_global_order(&self.schema, &coords, prev.as_deref())?;
+        check::check_global_order(&self.schema, &coords, prev.as_deref())?;
         let identity: Vec<u64> = (0..cells).collect();
-        global_order::check_duplicates(&self.schema, &coords, &identity)?;
+        check::check_duplicates(&self.schema, &coords, &identity)?;
         let a = self.schema.attributes.len();
         let dims = &self.fields[a..];
         let first: Vec<Vec<u8>> = coords
@@ -645,7 +646,7 @@ impl Writer {
             let order = {
                 let coords = coords_of(schema, fields, inputs);
                 let order = global_order::global_order(schema, &coords)?;
-                global_order::check_duplicates(schema, &coords, &order)?;
+                check::check_duplicates(schema, &coords, &order)?;
                 order
             };
             for (f, input) in fields.iter().zip(inputs.iter_mut()) {

@@ -26,6 +26,7 @@
 //! strings) and a fixed-size STRING_UTF8/UTF16/UTF32/UCS2/UCS4/ANY field count no nulls.
 
 use crate::array::fragment::metadata::{FieldSummary, TileMinMax};
+use crate::array::order::cpp::strncmp;
 use crate::format::datatype::Datatype;
 
 /// The types TileDB computes neither min/max nor sums of: ANY, BLOB, GEOM and the
@@ -99,24 +100,6 @@ fn kind_of(datatype: Datatype) -> Kind {
         Blob | GeomWkb | GeomWkt => Kind::Bytes,
         _ => Kind::Skipped,
     }
-}
-
-/// C's `strncmp`: bytes compared as unsigned, stopping after `n` bytes or at a zero byte both
-/// strings share.
-pub fn strncmp(a: &[u8], b: &[u8], n: usize) -> std::cmp::Ordering {
-    for i in 0..n {
-        let (x, y) = (
-            a.get(i).copied().unwrap_or(0),
-            b.get(i).copied().unwrap_or(0),
-        );
-        if x != y {
-            return x.cmp(&y);
-        }
-        if x == 0 {
-            break;
-        }
-    }
-    std::cmp::Ordering::Equal
 }
 
 /// The running sum, in TileDB's sum type of the field (int64, uint64 or double).
