@@ -639,13 +639,17 @@ impl Writer {
     /// duplicates refused unless allowed, every field's cells permuted alike. One field at a
     /// time, each replacing its input, so that memory holds the batch and one field's copy.
     fn sort_sparse_batch(&self, inputs: &mut [Input<'_>]) -> Result<()> {
-        // On the writer's threads (the sort and the gathers are parallel).
-        let pool = threads::pool(threads::effective_threads(self.threads))?;
+        // On the writer's threads (the sort and the gathers are parallel). Cells equal in the
+        // order (duplicates, -0.0 and 0.0) are arranged as TileDB's sort arranges them on a
+        // compute pool of as many threads as this writer's (TileDB's default concurrency is
+        // the machine's hardware threads, as the writer's default).
+        let threads = threads::effective_threads(self.threads);
+        let pool = threads::pool(threads)?;
         let (schema, fields) = (&self.schema, &self.fields);
         pool.install(|| {
             let order = {
                 let coords = coords_of(schema, fields, inputs);
-                let order = global_order::global_order(schema, &coords)?;
+                let order = global_order::global_order_as_tiledb(schema, &coords, threads)?;
                 check::check_duplicates(schema, &coords, &order)?;
                 order
             };
