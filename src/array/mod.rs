@@ -18,6 +18,7 @@
 //! refused with [`Error::Unsupported`] naming the feature.
 
 pub mod directory;
+pub mod field;
 pub mod fragment;
 pub mod metadata;
 pub mod open;
@@ -29,9 +30,9 @@ pub mod subarray;
 pub mod value;
 pub mod write;
 
+pub use field::FieldData;
 pub use fragment::metadata as fragment_metadata;
-pub(crate) use open::FieldRef;
-pub use open::{Array, FieldData, Fragment, OpenOptions};
+pub use open::{Array, Fragment, OpenOptions};
 pub use schema::json as schema_json;
 pub use write::create::create;
 pub use write::{FieldBuffers, WriteLayout, Writer, write_metadata};

@@ -12,6 +12,7 @@ use crate::array::schema::{ArraySchema, Range};
 use crate::array::value;
 use crate::error::{Error, Result};
 use crate::format::byte_reader::ByteReader;
+use crate::format::datatype::Datatype;
 use crate::pipeline::generic_tile;
 use crate::storage::{Storage, Uri};
 use std::sync::OnceLock;
@@ -851,6 +852,38 @@ impl NewFragmentMetadata {
         out.extend_from_slice(&conditions_offset.to_le_bytes());
         Ok(())
     }
+}
+
+/// The types TileDB computes neither min/max nor sums of: ANY, BLOB, GEOM and the
+/// non-ASCII strings.
+pub(crate) fn opaque(datatype: Datatype) -> bool {
+    use Datatype::*;
+    matches!(
+        datatype,
+        Any | Blob
+            | GeomWkb
+            | GeomWkt
+            | StringUtf8
+            | StringUtf16
+            | StringUtf32
+            | StringUcs2
+            | StringUcs4
+    )
+}
+
+/// Whether a field gets tile and fragment min/max (`has_min_max_metadata`): not dimensions;
+/// var-size only for CHAR and STRING_ASCII; cell_val_num other than 1 only for CHAR and
+/// STRING_ASCII; never ANY, BLOB, GEOM_WKB/WKT or non-ASCII strings.
+pub fn has_min_max(datatype: Datatype, is_dim: bool, var: bool, cell_val_num: u32) -> bool {
+    let text = matches!(datatype, Datatype::Char | Datatype::StringAscii);
+    !(is_dim || (var && !text) || (cell_val_num != 1 && !text) || opaque(datatype))
+}
+
+/// Whether a field gets tile and fragment sums (`has_sum_metadata`): fixed-size, one value per
+/// cell, not ANY, BLOB, GEOM or a string type (CHAR is summed, as signed bytes). Dimensions
+/// of sparse fragments get sums too.
+pub fn has_sum(datatype: Datatype, var: bool, cell_val_num: u32) -> bool {
+    !(var || cell_val_num != 1 || opaque(datatype) || datatype == Datatype::StringAscii)
 }
 
 #[cfg(test)]

@@ -6,13 +6,15 @@
 //! order, wins), and cells deleted at or before the open timestamp are dropped afterwards.
 
 use super::tiles::{DecodedTile, TileField, TileReader};
+use crate::array::field::{FieldData, FieldRef};
 use crate::array::fragment::metadata::ListKind;
+use crate::array::open::{Array, Fragment};
 use crate::array::order::{
     self,
     hilbert::{coords_to_hilbert, hilbert_bits, map_to_uint64},
 };
 use crate::array::schema::{ArraySchema, Layout, Range};
-use crate::array::{Array, FieldData, FieldRef, Fragment, value};
+use crate::array::value;
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
 use rayon::prelude::*;
