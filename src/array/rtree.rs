@@ -7,11 +7,11 @@
 //! The write side is TileDB 2.30's (`RTree::build_tree`, `build_level`, `serialize`,
 //! `Dimension::compute_mbr`, `Domain::expand_ndrange`), so that the bytes equal TileDB's.
 
+use super::order::global::DimCoords;
+use super::order::{StringOrder, cmp_strings, coord_less};
 use super::schema::{ArraySchema, Range};
-use super::write::global_order::{DimCoords, coord_less};
 use crate::error::{Error, Result};
 use crate::format::byte_reader::ByteReader;
-use std::cmp::Ordering;
 
 /// The fanout TileDB builds R-trees with (`constants::rtree_fanout`).
 pub const FANOUT: u32 = 10;
@@ -172,7 +172,7 @@ pub fn expand(schema: &ArraySchema, acc: &mut Mbr, mbr: &Mbr) {
     for ((d, a), m) in schema.dimensions.iter().zip(acc.iter_mut()).zip(mbr) {
         let less = |x: &[u8], y: &[u8]| {
             if d.is_var() {
-                x < y
+                cmp_strings(x, y, StringOrder::UnsignedBytes).is_lt()
             } else {
                 coord_less(d.datatype, x, y)
             }
@@ -246,10 +246,10 @@ pub fn tile_mbr(
         for i in cells.start + 1..cells.end {
             let v = cell(i)?;
             if d.is_var() {
-                if v.cmp(lo) == Ordering::Less {
+                if cmp_strings(v, lo, StringOrder::UnsignedBytes).is_lt() {
                     lo = v;
                 }
-                if v.cmp(hi) == Ordering::Greater {
+                if cmp_strings(v, hi, StringOrder::UnsignedBytes).is_gt() {
                     hi = v;
                 }
             } else {
@@ -291,8 +291,8 @@ pub fn tile_mbrs(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::array::order::tests::{dim, schema, str_dim};
     use crate::array::schema::Layout;
-    use crate::array::write::global_order::tests::{dim, schema, str_dim};
     use crate::format::datatype::Datatype;
 
     fn int_schema() -> ArraySchema {

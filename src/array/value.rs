@@ -1,9 +1,8 @@
-//! Typed views of coordinate and cell bytes: integer coordinates of dense domains, the
-//! ordering of sparse coordinates, and text for listings.
+//! Typed views of coordinate and cell bytes: integer coordinates of dense domains and text
+//! for listings (their order is [`crate::array::order`]'s).
 
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
-use std::cmp::Ordering;
 
 /// The integer value of an integer, datetime or time coordinate (`bytes` = one value).
 pub fn as_i128(datatype: Datatype, bytes: &[u8]) -> Result<i128> {
@@ -68,25 +67,6 @@ pub fn as_f64(datatype: Datatype, bytes: &[u8]) -> Result<f64> {
     }
 }
 
-/// Compares two fixed-size coordinates of `datatype` as TileDB orders them (numerically;
-/// floats by `<`, with NaN equal to everything as C++ comparisons make it).
-pub fn compare(datatype: Datatype, a: &[u8], b: &[u8]) -> Ordering {
-    match datatype {
-        Datatype::Float32 | Datatype::Float64 => {
-            let (x, y) = (
-                as_f64(datatype, a).unwrap_or(f64::NAN),
-                as_f64(datatype, b).unwrap_or(f64::NAN),
-            );
-            x.partial_cmp(&y).unwrap_or(Ordering::Equal)
-        }
-        d if d.is_string() || d == Datatype::Char || d.is_byte() || d == Datatype::Any => a.cmp(b),
-        d => {
-            let (x, y) = (as_i128(d, a).unwrap_or(0), as_i128(d, b).unwrap_or(0));
-            x.cmp(&y)
-        }
-    }
-}
-
 /// The index of the space tile holding `value` on a dimension with domain low `lo` and
 /// `extent` (TileDB's `Dimension::tile_idx`): `(value - lo) / extent`, floored for reals.
 pub fn tile_index(datatype: Datatype, value: &[u8], lo: &[u8], extent: &[u8]) -> u64 {
@@ -139,7 +119,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn integers_round_trip_and_order() {
+    fn integers_round_trip() {
         assert_eq!(
             as_i128(Datatype::Int16, &(-5i16).to_le_bytes()).unwrap(),
             -5
@@ -149,20 +129,6 @@ mod tests {
             u64::MAX as i128
         );
         assert_eq!(from_i128(Datatype::Int32, -2), (-2i32).to_le_bytes());
-        assert_eq!(
-            compare(Datatype::Int32, &(-1i32).to_le_bytes(), &1i32.to_le_bytes()),
-            Ordering::Less
-        );
-        assert_eq!(
-            compare(
-                Datatype::Float64,
-                &2.5f64.to_le_bytes(),
-                &(-1f64).to_le_bytes()
-            ),
-            Ordering::Greater
-        );
-        assert_eq!(compare(Datatype::StringAscii, b"ab", b"b"), Ordering::Less);
-        assert_eq!(compare(Datatype::StringAscii, b"a", b"ab"), Ordering::Less);
         assert!(as_i128(Datatype::Float32, &[0; 4]).is_err());
     }
 

@@ -5,17 +5,16 @@
 //! Each case folder holds a sparse array TileDB-Py wrote from unordered cells (attribute `a` =
 //! the input index of each cell), the input coordinates (`d<j>.bin`, and `d<j>.off` with u64
 //! offsets for string dimensions) and `case.json`. For each case this checks our ordering
-//! (`array::write::global_order`) and R-tree writer (`array::rtree`) against what TileDB wrote,
+//! (`array::order::global`) and R-tree writer (`array::rtree`) against what TileDB wrote,
 //! or, where TileDB refused the write, that we refuse it with TileDB's message.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
+use tdbfilter::array::order::check::{check_duplicates, check_global_order};
+use tdbfilter::array::order::global::{DimCoords, global_order, global_order_as_tiledb};
 use tdbfilter::array::rtree::{self, RTree};
 use tdbfilter::array::schema::ArraySchema;
-use tdbfilter::array::write::global_order::{
-    DimCoords, check_duplicates, check_global_order, global_order, global_order_as_tiledb,
-};
 use tdbfilter::array::{Array, FieldData, OpenOptions};
 
 /// Coordinates of one dimension, owned.

@@ -10,8 +10,8 @@
 //! later than every existing schema's, so that it is the one opened from then on.
 
 use crate::array::directory::{ArrayDirectory, names};
+use crate::array::order;
 use crate::array::schema::{ArraySchema, Attribute, Enumeration, Range, VAR_NUM};
-use crate::array::value;
 use crate::error::{Error, Result};
 use crate::format::format_version::FORMAT_VERSION;
 use crate::pipeline::generic_tile;
@@ -277,7 +277,7 @@ fn expand(schema: &mut ArraySchema, ranges: &[Range]) -> Result<()> {
     for (i, (r, d)) in ranges.iter().zip(dims).enumerate() {
         let cmp = |a: &[u8], b: &[u8]| match r {
             Range::Var(..) => a.cmp(b),
-            Range::Fixed(..) => value::compare(d.datatype, a, b),
+            Range::Fixed(..) => order::compare(d.datatype, a, b),
         };
         if matches!(r, Range::Var(..)) != d.is_var() {
             return Err(Error::invalid(format!(

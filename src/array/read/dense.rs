@@ -4,9 +4,11 @@
 //! covers it wins; cells no fragment covers get the attribute's fill value.
 
 use super::tiles::{DecodedTile, TileField, TileReader};
-use crate::array::fragment_metadata::dense_grid;
+use crate::array::field::{FieldData, FieldRef};
+use crate::array::fragment::metadata::dense_grid;
+use crate::array::open::Array;
 use crate::array::schema::{ArraySchema, Layout, Range};
-use crate::array::{Array, FieldData, FieldRef, value};
+use crate::array::value;
 use crate::error::{Error, Result};
 use crate::mem::hugepages;
 use rayon::prelude::*;

@@ -5,3 +5,141 @@ pub mod dense;
 pub mod sparse;
 pub mod tiles;
 pub mod verify;
+
+use super::field::{FieldData, FieldRef};
+use super::open::{Array, pool};
+use super::schema::Range;
+use super::{order, value};
+use crate::error::{Error, Result};
+
+impl Array {
+    /// The reader of `field`'s tiles in fragment `fragment` (tile-level access for engines);
+    /// `None` when the fragment predates the attribute.
+    pub fn tile_reader(
+        &self,
+        fragment: usize,
+        field: &str,
+    ) -> Result<Option<self::tiles::TileReader<'_>>> {
+        let frag = self.fragments().get(fragment).ok_or_else(|| {
+            Error::invalid(format!(
+                "fragment index {fragment} out of range ({} fragments)",
+                self.fragments().len()
+            ))
+        })?;
+        let f = match self.field(field)? {
+            FieldRef::Attribute(i) => self::tiles::TileField::Attribute(i),
+            FieldRef::Dimension(j) => {
+                if frag.meta.dense {
+                    return Err(Error::invalid(format!(
+                        "dense fragment {} stores no coordinates",
+                        frag.name()
+                    )));
+                }
+                self::tiles::TileField::Dimension(j)
+            }
+        };
+        self::tiles::TileReader::new(self, frag, f)
+    }
+
+    /// Refuses what this reader cannot read exactly as TileDB would: update commits, delete
+    /// conditions not yet applied by consolidation.
+    pub(crate) fn check_readable(&self) -> Result<()> {
+        for c in self.condition_commits() {
+            if c.is_update {
+                return Err(Error::Unsupported(format!(
+                    "update commits (.upd) are not applied by this reader: {}",
+                    c.marker
+                )));
+            }
+            for f in self.fragments() {
+                if c.timestamp < f.timestamps().0 {
+                    continue;
+                }
+                let processed = f.meta.has_delete_meta
+                    && f.meta.processed_conditions(self.key())?.contains(&c.marker);
+                if !processed {
+                    return Err(Error::Unsupported(format!(
+                        "delete conditions (.del commits) are not evaluated by this reader: \
+                         {} applies to fragment {}",
+                        c.marker,
+                        f.name()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads `fields` (attribute or dimension names) of the cells in `subarray` (per dimension
+    /// an inclusive range in the dimension's type; `None` = the non-empty domain). Dense
+    /// arrays: the cells of the box in row-major order, fill values where nothing was
+    /// written. Sparse arrays: the visible cells in global order, after de-duplication.
+    pub fn read(&self, fields: &[&str], subarray: Option<&[Range]>) -> Result<Vec<FieldData>> {
+        self.check_readable()?;
+        let refs: Vec<FieldRef> = fields
+            .iter()
+            .map(|f| self.field(f))
+            .collect::<Result<_>>()?;
+        if let Some(s) = subarray {
+            self.check_subarray(s)?;
+        }
+        pool(self.threads())?.install(|| {
+            if self.schema().is_dense() {
+                self::dense::read(self, &refs, subarray)
+            } else {
+                self::sparse::read(self, &refs, subarray)
+            }
+        })
+    }
+
+    fn check_subarray(&self, s: &[Range]) -> Result<()> {
+        let dims = &self.schema().dimensions;
+        if s.len() != dims.len() {
+            return Err(Error::invalid(format!(
+                "the subarray has {} ranges, the array {} dimensions",
+                s.len(),
+                dims.len()
+            )));
+        }
+        for (r, d) in s.iter().zip(dims) {
+            match (r, d.coord_size()) {
+                (Range::Fixed(lo, hi), Some(n)) if lo.len() == n && hi.len() == n => {
+                    if order::compare(d.datatype, lo, hi).is_gt() {
+                        return Err(Error::invalid(format!(
+                            "subarray range of dimension {} is reversed",
+                            d.name
+                        )));
+                    }
+                    if let Some((dlo, dhi)) = &d.domain
+                        && (order::compare(d.datatype, lo, dlo).is_lt()
+                            || order::compare(d.datatype, hi, dhi).is_gt())
+                    {
+                        return Err(Error::invalid(format!(
+                            "subarray range [{}, {}] of dimension {} is outside its domain [{}, {}]",
+                            value::format_value(d.datatype, lo),
+                            value::format_value(d.datatype, hi),
+                            d.name,
+                            value::format_value(d.datatype, dlo),
+                            value::format_value(d.datatype, dhi)
+                        )));
+                    }
+                }
+                (Range::Var(lo, hi), None) => {
+                    if lo > hi {
+                        return Err(Error::invalid(format!(
+                            "subarray range of dimension {} is reversed",
+                            d.name
+                        )));
+                    }
+                }
+                _ => {
+                    return Err(Error::invalid(format!(
+                        "the subarray range of dimension {} does not match its type {}",
+                        d.name, d.datatype
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -6,10 +6,15 @@
 //! order, wins), and cells deleted at or before the open timestamp are dropped afterwards.
 
 use super::tiles::{DecodedTile, TileField, TileReader};
-use crate::array::fragment_metadata::ListKind;
+use crate::array::field::{FieldData, FieldRef};
+use crate::array::fragment::metadata::ListKind;
+use crate::array::open::{Array, Fragment};
+use crate::array::order::{
+    self,
+    hilbert::{coords_to_hilbert, hilbert_bits, map_to_uint64},
+};
 use crate::array::schema::{ArraySchema, Layout, Range};
-use crate::array::write::global_order::{coords_to_hilbert, hilbert_bits, map_to_uint64};
-use crate::array::{Array, FieldData, FieldRef, Fragment, value};
+use crate::array::value;
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
 use rayon::prelude::*;
@@ -87,9 +92,9 @@ impl GlobalOrder {
                 Self::coord(tiles, b, d, o.size),
             );
             let r = if o.size == 0 {
-                x.cmp(y)
+                order::cmp_strings(x, y, order::StringOrder::UnsignedBytes)
             } else {
-                value::compare(o.datatype, x, y)
+                order::compare(o.datatype, x, y)
             };
             if r != Ordering::Equal {
                 return r;
@@ -156,8 +161,8 @@ fn inside(schema: &ArraySchema, coords: &[&[u8]], subarray: &[Range]) -> bool {
             if d.is_var() {
                 *v >= r.lo() && *v <= r.hi()
             } else {
-                value::compare(d.datatype, v, r.lo()).is_ge()
-                    && value::compare(d.datatype, v, r.hi()).is_le()
+                order::compare(d.datatype, v, r.lo()).is_ge()
+                    && order::compare(d.datatype, v, r.hi()).is_le()
             }
         })
 }
@@ -173,8 +178,8 @@ fn overlaps(schema: &ArraySchema, mbr: &[Range], subarray: &[Range]) -> bool {
             if d.is_var() {
                 m.lo() <= r.hi() && r.lo() <= m.hi()
             } else {
-                value::compare(d.datatype, m.lo(), r.hi()).is_le()
-                    && value::compare(d.datatype, r.lo(), m.hi()).is_le()
+                order::compare(d.datatype, m.lo(), r.hi()).is_le()
+                    && order::compare(d.datatype, r.lo(), m.hi()).is_le()
             }
         })
 }

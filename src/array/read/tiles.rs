@@ -3,9 +3,9 @@
 //! fragment's format version (and the array's key), straight into caller buffers where the
 //! layout allows.
 
-use crate::array::fragment_metadata::{FieldSlot, FragmentMetadata, ListKind};
+use crate::array::fragment::metadata::{FieldSlot, FragmentMetadata, ListKind};
+use crate::array::open::{Array, Fragment};
 use crate::array::schema::VAR_NUM;
-use crate::array::{Array, Fragment};
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
 use crate::pipeline::Pipeline;

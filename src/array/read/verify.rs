@@ -4,8 +4,9 @@
 //! maximums and null counts the metadata stores against the decoded integer cells.
 
 use super::tiles::{DecodedTile, TileField, TileKind, TileReader};
-use crate::array::fragment_metadata::ListKind;
-use crate::array::{Array, Fragment, value};
+use crate::array::fragment::metadata::ListKind;
+use crate::array::open::{Array, Fragment};
+use crate::array::value;
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 use std::fmt;
@@ -243,7 +244,7 @@ fn check_tile_metadata(
     };
     // TileDB's null counts are cell counts only for fields with min/max metadata; for the
     // others it counts the whole tile per written range, or nothing (write/tile_metadata.rs).
-    let counted = crate::array::write::tile_metadata::has_min_max(
+    let counted = crate::array::fragment::metadata::has_min_max(
         dt,
         false,
         reader.cell_size.is_none(),

@@ -116,7 +116,7 @@ impl DenseTiler {
     ) -> Result<DenseTiler> {
         let mut dims = Vec::new();
         for (d, &(lo, hi)) in schema.dimensions.iter().zip(bounds) {
-            let (dom_lo, ext) = crate::array::fragment_metadata::dense_grid(d)?;
+            let (dom_lo, ext) = crate::array::fragment::metadata::dense_grid(d)?;
             dims.push(DimBox {
                 dom_lo: value::as_i128(d.datatype, dom_lo)?,
                 extent: value::as_u64_extent(d.datatype, ext)? as i128,

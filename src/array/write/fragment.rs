@@ -7,7 +7,7 @@
 use super::dense::RawTile;
 use super::tile_metadata::{self, SummaryField, TileMetadata};
 use crate::array::directory::names;
-use crate::array::fragment_metadata::{ListKind, NewFragmentMetadata, TileMinMax};
+use crate::array::fragment::metadata::{ListKind, NewFragmentMetadata, TileMinMax};
 use crate::array::rtree::{self, Mbr, RTree};
 use crate::array::schema::{ArraySchema, Range};
 use crate::engine::tile::Tile;
@@ -276,7 +276,7 @@ impl FragmentWriter {
         let name = names::new_timestamped_name(
             timestamp,
             timestamp,
-            crate::array::fragment_metadata::MAX_FRAGMENT_VERSION,
+            crate::array::fragment::metadata::MAX_FRAGMENT_VERSION,
         );
         let dir = fragments.join(&name);
         if !storage.create_dir(&dir)? {

@@ -30,10 +30,12 @@
 pub mod create;
 pub mod dense;
 pub mod fragment;
-pub mod global_order;
+
 pub mod tile_metadata;
 
 use crate::array::directory::{ArrayDirectory, names};
+use crate::array::order::check;
+use crate::array::order::global::{self as global_order, DimCoords};
 use crate::array::rtree::{self, Mbr};
 use crate::array::schema::{ArraySchema, Layout, Range};
 use crate::array::value;
@@ -42,7 +44,6 @@ use crate::error::{Error, Result};
 use crate::pipeline::generic_tile;
 use dense::{BoxCells, DenseTiler, RawTile};
 use fragment::{FieldInfo, FilteredTile, FragmentWriter, SharedPipelines};
-use global_order::DimCoords;
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -152,7 +153,7 @@ impl Writer {
         }
         let file = dir.latest_schema(timestamp);
         let schema = Arc::new(load_schema(&dir, file, key)?);
-        let version = crate::array::fragment_metadata::MAX_FRAGMENT_VERSION;
+        let version = crate::array::fragment::metadata::MAX_FRAGMENT_VERSION;
         if schema.version != version || file.timestamps.is_none() {
             return Err(Error::Unsupported(format!(
                 "the array's schema {} has format version {}: TileDB 2.30 writes fragments of \
@@ -567,7 +568,7 @@ impl Writer {
             };
             let increasing = a.order == 1;
             let sorted = cells.windows(2).all(|w| {
-                let o = value::compare(a.datatype, w[0], w[1]);
+                let o = crate::array::order::compare(a.datatype, w[0], w[1]);
                 if increasing { o.is_le() } else { o.is_ge() }
             });
             if !sorted {
@@ -594,7 +595,7 @@ impl Writer {
             return Ok(());
         }
         let coords = self.coords(inputs);
-        global_order::check_domain(&self.schema, &coords)?;
+        check::check_domain(&self.schema, &coords)?;
         let prev: Option<Vec<DimCoords<'_>>> = self.last_cell.as_ref().map(|l| {
             l.iter()
                 .map(|c| match c {
@@ -606,9 +607,9 @@ impl Writer {
                 })
                 .collect()
         });
-        global_order::check_global_order(&self.schema, &coords, prev.as_deref())?;
+        check::check_global_order(&self.schema, &coords, prev.as_deref())?;
         let identity: Vec<u64> = (0..cells).collect();
-        global_order::check_duplicates(&self.schema, &coords, &identity)?;
+        check::check_duplicates(&self.schema, &coords, &identity)?;
         let a = self.schema.attributes.len();
         let dims = &self.fields[a..];
         let first: Vec<Vec<u8>> = coords
@@ -639,14 +640,18 @@ impl Writer {
     /// duplicates refused unless allowed, every field's cells permuted alike. One field at a
     /// time, each replacing its input, so that memory holds the batch and one field's copy.
     fn sort_sparse_batch(&self, inputs: &mut [Input<'_>]) -> Result<()> {
-        // On the writer's threads (the sort and the gathers are parallel).
-        let pool = threads::pool(threads::effective_threads(self.threads))?;
+        // On the writer's threads (the sort and the gathers are parallel). Cells equal in the
+        // order (duplicates, -0.0 and 0.0) are arranged as TileDB's sort arranges them on a
+        // compute pool of as many threads as this writer's (TileDB's default concurrency is
+        // the machine's hardware threads, as the writer's default).
+        let threads = threads::effective_threads(self.threads);
+        let pool = threads::pool(threads)?;
         let (schema, fields) = (&self.schema, &self.fields);
         pool.install(|| {
             let order = {
                 let coords = coords_of(schema, fields, inputs);
-                let order = global_order::global_order(schema, &coords)?;
-                global_order::check_duplicates(schema, &coords, &order)?;
+                let order = global_order::global_order_as_tiledb(schema, &coords, threads)?;
+                check::check_duplicates(schema, &coords, &order)?;
                 order
             };
             for (f, input) in fields.iter().zip(inputs.iter_mut()) {
@@ -836,7 +841,7 @@ impl Writer {
     /// TileDB's `check_subarray`: a dense global-order box must coincide with tile bounds.
     fn check_tile_aligned(&self, bounds: &[(i128, i128)]) -> Result<()> {
         for (d, &(lo, hi)) in self.schema.dimensions.iter().zip(bounds) {
-            let (dlo, ext) = crate::array::fragment_metadata::dense_grid(d)?;
+            let (dlo, ext) = crate::array::fragment::metadata::dense_grid(d)?;
             let dlo = value::as_i128(d.datatype, dlo)?;
             let ext = value::as_u64_extent(d.datatype, ext)? as i128;
             if (lo - dlo) % ext != 0 || (hi - dlo + 1) % ext != 0 {

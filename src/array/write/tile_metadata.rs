@@ -25,40 +25,10 @@
 //! per processed slab; a var-size nullable field without min/max (UTF-8 and other non-ASCII
 //! strings) and a fixed-size STRING_UTF8/UTF16/UTF32/UCS2/UCS4/ANY field count no nulls.
 
-use crate::array::fragment_metadata::{FieldSummary, TileMinMax};
+use crate::array::fragment::metadata::{FieldSummary, TileMinMax};
+pub use crate::array::fragment::metadata::{has_min_max, has_sum};
+use crate::array::order::cpp::strncmp;
 use crate::format::datatype::Datatype;
-
-/// The types TileDB computes neither min/max nor sums of: ANY, BLOB, GEOM and the
-/// non-ASCII strings.
-fn opaque(datatype: Datatype) -> bool {
-    use Datatype::*;
-    matches!(
-        datatype,
-        Any | Blob
-            | GeomWkb
-            | GeomWkt
-            | StringUtf8
-            | StringUtf16
-            | StringUtf32
-            | StringUcs2
-            | StringUcs4
-    )
-}
-
-/// Whether a field gets tile and fragment min/max (`has_min_max_metadata`): not dimensions;
-/// var-size only for CHAR and STRING_ASCII; cell_val_num other than 1 only for CHAR and
-/// STRING_ASCII; never ANY, BLOB, GEOM_WKB/WKT or non-ASCII strings.
-pub fn has_min_max(datatype: Datatype, is_dim: bool, var: bool, cell_val_num: u32) -> bool {
-    let text = matches!(datatype, Datatype::Char | Datatype::StringAscii);
-    !(is_dim || (var && !text) || (cell_val_num != 1 && !text) || opaque(datatype))
-}
-
-/// Whether a field gets tile and fragment sums (`has_sum_metadata`): fixed-size, one value per
-/// cell, not ANY, BLOB, GEOM or a string type (CHAR is summed, as signed bytes). Dimensions
-/// of sparse fragments get sums too.
-pub fn has_sum(datatype: Datatype, var: bool, cell_val_num: u32) -> bool {
-    !(var || cell_val_num != 1 || opaque(datatype) || datatype == Datatype::StringAscii)
-}
 
 /// How TileDB's `process_cell_slab` treats a fixed-size datatype.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,24 +69,6 @@ fn kind_of(datatype: Datatype) -> Kind {
         Blob | GeomWkb | GeomWkt => Kind::Bytes,
         _ => Kind::Skipped,
     }
-}
-
-/// C's `strncmp`: bytes compared as unsigned, stopping after `n` bytes or at a zero byte both
-/// strings share.
-pub fn strncmp(a: &[u8], b: &[u8], n: usize) -> std::cmp::Ordering {
-    for i in 0..n {
-        let (x, y) = (
-            a.get(i).copied().unwrap_or(0),
-            b.get(i).copied().unwrap_or(0),
-        );
-        if x != y {
-            return x.cmp(&y);
-        }
-        if x == 0 {
-            break;
-        }
-    }
-    std::cmp::Ordering::Equal
 }
 
 /// The running sum, in TileDB's sum type of the field (int64, uint64 or double).

@@ -8,6 +8,9 @@
 //! nullability and the validity pipeline; v17 attribute order; v18 dimension labels; v20
 //! enumerations; v22 the current domain.
 
+mod check;
+pub mod json;
+
 use crate::error::{Error, Result};
 use crate::format::byte_reader::ByteReader;
 use crate::format::datatype::Datatype;

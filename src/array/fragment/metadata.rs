@@ -6,12 +6,13 @@
 //! The footer is parsed at load; every generic tile is decoded on first use, so a damaged
 //! section fails only the reads that need it.
 
-use super::directory::{FragmentDir, names};
-use super::rtree::{self, RTree};
-use super::schema::{ArraySchema, Range};
-use super::value;
+use crate::array::directory::{FragmentDir, names};
+use crate::array::rtree::{self, RTree};
+use crate::array::schema::{ArraySchema, Range};
+use crate::array::value;
 use crate::error::{Error, Result};
 use crate::format::byte_reader::ByteReader;
+use crate::format::datatype::Datatype;
 use crate::pipeline::generic_tile;
 use crate::storage::{Storage, Uri};
 use std::sync::OnceLock;
@@ -576,7 +577,7 @@ impl FragmentMetadata {
 }
 
 /// A dense dimension's grid: (domain low bytes, extent bytes).
-pub fn dense_grid(dim: &super::schema::Dimension) -> Result<(&[u8], &[u8])> {
+pub fn dense_grid(dim: &crate::array::schema::Dimension) -> Result<(&[u8], &[u8])> {
     let lo = dim
         .domain
         .as_ref()
@@ -851,6 +852,38 @@ impl NewFragmentMetadata {
         out.extend_from_slice(&conditions_offset.to_le_bytes());
         Ok(())
     }
+}
+
+/// The types TileDB computes neither min/max nor sums of: ANY, BLOB, GEOM and the
+/// non-ASCII strings.
+pub(crate) fn opaque(datatype: Datatype) -> bool {
+    use Datatype::*;
+    matches!(
+        datatype,
+        Any | Blob
+            | GeomWkb
+            | GeomWkt
+            | StringUtf8
+            | StringUtf16
+            | StringUtf32
+            | StringUcs2
+            | StringUcs4
+    )
+}
+
+/// Whether a field gets tile and fragment min/max (`has_min_max_metadata`): not dimensions;
+/// var-size only for CHAR and STRING_ASCII; cell_val_num other than 1 only for CHAR and
+/// STRING_ASCII; never ANY, BLOB, GEOM_WKB/WKT or non-ASCII strings.
+pub fn has_min_max(datatype: Datatype, is_dim: bool, var: bool, cell_val_num: u32) -> bool {
+    let text = matches!(datatype, Datatype::Char | Datatype::StringAscii);
+    !(is_dim || (var && !text) || (cell_val_num != 1 && !text) || opaque(datatype))
+}
+
+/// Whether a field gets tile and fragment sums (`has_sum_metadata`): fixed-size, one value per
+/// cell, not ANY, BLOB, GEOM or a string type (CHAR is summed, as signed bytes). Dimensions
+/// of sparse fragments get sums too.
+pub fn has_sum(datatype: Datatype, var: bool, cell_val_num: u32) -> bool {
+    !(var || cell_val_num != 1 || opaque(datatype) || datatype == Datatype::StringAscii)
 }
 
 #[cfg(test)]

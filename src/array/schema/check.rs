@@ -3,8 +3,8 @@
 //! refused here with TileDB's own reason, so that [`ArraySchema::check`] passes exactly the
 //! schemas TileDB would create (docs/ARRAY.md §3).
 
-use super::schema::{ArraySchema, ArrayType, Attribute, Dimension, Enumeration, Layout, VAR_NUM};
-use super::value;
+use super::{ArraySchema, ArrayType, Attribute, Dimension, Enumeration, Layout, VAR_NUM};
+use crate::array::value;
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
 use crate::format::filter_type::FilterType;
@@ -370,8 +370,8 @@ impl ArraySchema {
             let Some((lo, hi)) = &d.domain else {
                 continue;
             };
-            let inside = value::compare(d.datatype, r.lo(), lo).is_ge()
-                && value::compare(d.datatype, r.hi(), hi).is_le();
+            let inside = crate::array::order::compare(d.datatype, r.lo(), lo).is_ge()
+                && crate::array::order::compare(d.datatype, r.hi(), hi).is_le();
             if !inside || r.lo().len() != lo.len() || r.hi().len() != hi.len() {
                 return Err(refuse(
                     "This array current domain has ranges past the boundaries of the array schema domain",

@@ -23,12 +23,12 @@
 //! created without filters).
 //! Members a schema to create may leave out take TileDB's defaults.
 
-use super::schema::{
+use super::check::{integer_range, null_extent_fill};
+use super::{
     ArraySchema, ArrayType, Attribute, Dimension, Enumeration, Layout, Range, VAR_NUM,
     default_fill_value,
 };
-use super::schema_check::{integer_range, null_extent_fill};
-use super::value;
+use crate::array::value;
 use crate::error::{Error, Result};
 use crate::filters::config::Filter;
 use crate::format::chunking::CHUNK_SIZE;
