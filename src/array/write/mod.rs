@@ -143,10 +143,7 @@ impl Writer {
         config: &crate::storage::StorageConfig,
     ) -> Result<Writer> {
         let dir = ArrayDirectory::open(uri, config)?;
-        let timestamp = match timestamp {
-            None | Some(0) => names::now_ms(),
-            Some(t) => t,
-        };
+        let timestamp = names::write_timestamp(timestamp, "the writer's")?;
         if let Some(k) = key {
             crate::engine::encryption_key::EncryptionKey::new(k)?;
         }
@@ -944,10 +941,7 @@ pub fn write_metadata(
     if let Some(k) = key {
         crate::engine::encryption_key::EncryptionKey::new(k)?;
     }
-    let t = match timestamp {
-        None | Some(0) => names::now_ms(),
-        Some(t) => t,
-    };
+    let t = names::write_timestamp(timestamp, "the array metadata")?;
     load_schema(&dir, dir.latest_schema(t), key)?;
     crate::array::metadata::write(dir.storage(), dir.root(), key, Some(t), changes)
 }
