@@ -1556,7 +1556,8 @@ tdb_status_t tdb_array_create_with_config(const char *path,
 /**
  * Writes one array metadata entry into the array at `path`: `value_count` values of `type`
  * in `value` (`value_size` bytes, exactly `value_count` × the type's size), as one new
- * `__meta` file at `timestamp` (milliseconds; 0: now), as TileDB writes it when an array
+ * `__meta` file at `timestamp` (milliseconds; 0: now; UINT64_MAX is
+ * `TDB_ERR_INVALID_ARGUMENT`), as TileDB writes it when an array
  * opened for writing closes. The entry replaces an earlier value of `name`. `key`/`key_len`:
  * the array's AES-256-GCM key, or NULL and 0.
  */
@@ -1588,7 +1589,8 @@ tdb_status_t tdb_array_metadata_put_with_config(const char *path,
 
 /**
  * Deletes the array metadata entry `name` of the array at `path`: one new `__meta` file at
- * `timestamp` (milliseconds; 0: now) holding the deletion, as TileDB writes it. Deleting a
+ * `timestamp` (milliseconds; 0: now; UINT64_MAX is `TDB_ERR_INVALID_ARGUMENT`) holding the
+ * deletion, as TileDB writes it. Deleting a
  * key that has no value is not an error (TileDB's behaviour).
  */
 tdb_status_t tdb_array_metadata_delete(const char *path,
@@ -1611,7 +1613,7 @@ tdb_status_t tdb_array_metadata_delete_with_config(const char *path,
 
 /**
  * Opens the array at `path` for writing one fragment at `timestamp` (milliseconds; 0: now,
- * as TileDB), with the array's latest schema at that time. `key`/`key_len`: the array's
+ * as TileDB; UINT64_MAX, which no reader shows, is `TDB_ERR_INVALID_ARGUMENT`), with the array's latest schema at that time. `key`/`key_len`: the array's
  * AES-256-GCM key, or NULL and 0. Arrays whose schema is older than format version 22 are
  * `TDB_ERR_UNSUPPORTED`. The default layout is row-major for dense arrays, unordered for
  * sparse ones.

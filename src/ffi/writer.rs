@@ -426,7 +426,9 @@ pub unsafe extern "C" fn tdb_writer_set_validity(
 /// Writes the batch set since the last submit: every attribute (and, sparse, every dimension)
 /// with the same cell count, offsets for var-size and validity for nullable fields. Dense
 /// row- and col-major writes take one batch (the whole box); global-order and sparse writes
-/// any number, streamed into one fragment. Wrong sizes or cell counts, coordinates outside
+/// any number into one fragment: global-order batches are streamed, unordered ones kept and
+/// sorted together at `tdb_writer_finalize` (as one batch of all their cells would be;
+/// duplicates across batches the schema does not allow fail the finalize). Wrong sizes or cell counts, coordinates outside
 /// the domain, duplicates the schema does not allow, or a missing field fail the call, and the
 /// writer: nothing is committed, and later calls fail too.
 #[unsafe(no_mangle)]
