@@ -70,6 +70,12 @@ typedef enum {
    * A bug in tdbfilter (for example a caught panic).
    */
   TDB_ERR_INTERNAL = 8,
+  /**
+   * The operating system or object store refused a read or write (disk full, read-only
+   * file system, permission denied, missing or not a folder, network failure); the
+   * message names the path and the system's error.
+   */
+  TDB_ERR_IO = 9,
 } tdb_status_t;
 
 /**
@@ -1704,11 +1710,14 @@ tdb_status_t tdb_writer_set_validity(tdb_writer_t *writer,
  * Writes the batch set since the last submit: every attribute (and, sparse, every dimension)
  * with the same cell count, offsets for var-size and validity for nullable fields. Dense
  * row- and col-major writes take one batch (the whole box); global-order and sparse writes
- * any number, streamed into one fragment. Wrong sizes or cell counts, coordinates outside
+ * any number into one fragment: global-order batches are streamed, unordered ones kept and
+ * sorted together at `tdb_writer_finalize` (as one batch of all their cells would be;
+ * duplicates across batches the schema does not allow fail the finalize). Wrong sizes or cell counts, coordinates outside
  * the domain, duplicates the schema does not allow, or a missing field fail the call, and the
  * writer: nothing is committed, and later calls fail too.
  */
-tdb_status_t tdb_writer_submit(tdb_writer_t *writer, tdb_error_t **error);
+tdb_status_t tdb_writer_submit(tdb_writer_t *writer,
+                               tdb_error_t **error);
 
 /**
  * Writes what is left and the fragment metadata, syncs them, then commits the fragment (its

@@ -172,3 +172,112 @@ fn unordered_batches_make_the_fragment_of_one_batch_of_them_all() {
         std::fs::remove_dir_all(&root).unwrap();
     }
 }
+
+/// Operating-system failures are [`tdbfilter::Error::Io`] naming the path and the system's
+/// error (they were reported as corrupt data, a missing folder as an invalid argument).
+#[test]
+fn operating_system_failures_are_io_errors_naming_the_path() {
+    use std::io::ErrorKind;
+    let root = std::env::temp_dir().join(format!("tdbf-defects-io-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let json = r#"{"sparse": true, "dimensions": [{"name": "d", "type": "INT32",
+        "domain": [0, 9], "tile": 10}], "attributes": [{"name": "a", "type": "INT32"}]}"#;
+    let schema = tdbfilter::array::schema::ArraySchema::from_json(json).unwrap();
+    let config = StorageConfig::new();
+    let check = |uri: &Path, kind: ErrorKind, text: &str| {
+        let e =
+            tdbfilter::array::create(uri.to_str().unwrap(), &schema, None, &config).unwrap_err();
+        match &e {
+            tdbfilter::Error::Io {
+                path,
+                kind: k,
+                message,
+            } => {
+                assert_eq!(*k, kind, "{e:?}");
+                assert!(
+                    message.contains(text) && message.contains(path.as_str()),
+                    "{e:?}"
+                );
+            }
+            _ => panic!("not an I/O error: {e:?}"),
+        }
+    };
+    // A parent that is a file.
+    let file = root.join("file");
+    std::fs::write(&file, b"x").unwrap();
+    check(
+        &file.join("arr"),
+        ErrorKind::AlreadyExists,
+        "cannot create the folder",
+    );
+    check(
+        &file.join("sub").join("arr"),
+        ErrorKind::NotADirectory,
+        "Not a directory",
+    );
+    // A name longer than the file system takes.
+    check(
+        &root.join("n".repeat(300)),
+        ErrorKind::InvalidFilename,
+        "File name too long",
+    );
+    // Opening: a file where the array's folder should be.
+    let e = Array::open(file.join("arr").to_str().unwrap(), &OpenOptions::default()).unwrap_err();
+    assert!(!matches!(e, tdbfilter::Error::CorruptData(_)), "{e:?}");
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// Huge `cell_val_num`: refused with a clear error when the schema is made from JSON (it
+/// aborted the process allocating the default fill value: 32 GB for 4e9 INT64 values), and
+/// one rule for create and open (100 M INT32 values were created, then refused by open).
+#[test]
+fn huge_cells_are_refused_alike_by_create_and_open() {
+    use tdbfilter::Datatype;
+    use tdbfilter::array::schema::{ArraySchema, MAX_CELL_BYTES, check_cell_size};
+    let root = std::env::temp_dir().join(format!("tdbf-defects-cells-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let json = |t: &str, n: u64| {
+        format!(
+            r#"{{"sparse": true, "dimensions": [{{"name": "d", "type": "INT32",
+            "domain": [0, 9], "tile": 10}}], "attributes": [{{"name": "a", "type": "{t}",
+            "cell_val_num": {n}}}]}}"#
+        )
+    };
+    for (t, n) in [
+        ("INT64", 4_000_000_000u64),
+        ("INT32", 100_000_000),
+        ("INT64", 60_000_000),
+    ] {
+        let e = ArraySchema::from_json(&json(t, n)).unwrap_err();
+        assert!(
+            matches!(e, tdbfilter::Error::Unsupported(_))
+                && e.message().contains(&format!("cells of {n} {t} values"))
+                && e.message().contains("attribute a"),
+            "{e:?}"
+        );
+    }
+    // The bound, exactly, for every path (cheap: no schema of that size is made).
+    assert!(check_cell_size("a", Datatype::Int32, (MAX_CELL_BYTES / 4) as u32).is_ok());
+    assert!(check_cell_size("a", Datatype::Int32, (MAX_CELL_BYTES / 4) as u32 + 1).is_err());
+    assert!(
+        check_cell_size("a", Datatype::Int32, u32::MAX).is_ok(),
+        "var-size"
+    );
+    // A schema built in code is held to the same rule by create.
+    let mut s = ArraySchema::from_json(&json("INT32", 3)).unwrap();
+    s.attributes[0].cell_val_num = 100_000_000;
+    let uri = root.join("big");
+    let e = tdbfilter::array::create(uri.to_str().unwrap(), &s, None, &StorageConfig::new())
+        .unwrap_err();
+    assert!(matches!(e, tdbfilter::Error::Unsupported(_)), "{e:?}");
+    assert!(!uri.exists());
+    // Below the bound: created and opened.
+    let s = ArraySchema::from_json(&json("INT64", 1000)).unwrap();
+    let uri = root.join("ok");
+    tdbfilter::array::create(uri.to_str().unwrap(), &s, None, &StorageConfig::new()).unwrap();
+    let a = Array::open(uri.to_str().unwrap(), &OpenOptions::default()).unwrap();
+    assert_eq!(a.schema().attributes[0].cell_val_num, 1000);
+    std::fs::remove_dir_all(&root).unwrap();
+}
