@@ -11,18 +11,16 @@ fn path(uri: &Uri) -> &Path {
     Path::new(uri.as_str())
 }
 
-/// An I/O error naming the file: a missing file is an invalid argument, anything else
-/// corrupt data (as the array reader has always reported them).
+/// An I/O error naming the file and the system's error: [`Error::Io`] (a failed allocation
+/// is [`Error::OutOfMemory`]).
 pub(crate) fn io_error(uri: &Uri, what: &str, e: std::io::Error) -> Error {
-    let msg = if what.is_empty() {
-        format!("{uri}: {e}")
-    } else {
-        format!("{uri}: {what}: {e}")
-    };
-    match e.kind() {
-        std::io::ErrorKind::NotFound => Error::invalid(msg),
-        std::io::ErrorKind::OutOfMemory => Error::OutOfMemory(msg),
-        _ => Error::corrupt(msg),
+    match Error::io(uri, what, &e) {
+        Error::Io {
+            kind: std::io::ErrorKind::OutOfMemory,
+            message,
+            ..
+        } => Error::OutOfMemory(message),
+        e => e,
     }
 }
 
@@ -81,10 +79,13 @@ pub(super) fn open(uri: &Uri) -> Result<LocalFile> {
 impl LocalFile {
     pub(super) fn read_at(&self, uri: &Uri, offset: u64, buf: &mut [u8]) -> Result<()> {
         self.file.read_exact_at(buf, offset).map_err(|e| {
-            Error::corrupt(format!(
-                "{uri}: cannot read {} bytes at offset {offset}: {e}",
-                buf.len()
-            ))
+            let what = format!("cannot read {} bytes at offset {offset}", buf.len());
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                // A file shorter than its metadata says: truncated data.
+                Error::corrupt(format!("{uri}: {what}: {e}"))
+            } else {
+                io_error(uri, &what, e)
+            }
         })
     }
 }

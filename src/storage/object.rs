@@ -488,19 +488,37 @@ fn failure(uri: &Uri, what: &str, e: object_store::Error, attempts: usize) -> Er
     } else {
         String::new()
     };
-    match e {
-        object_store::Error::NotFound { .. } => Error::invalid(format!("{uri}: not found")),
-        e => Error::corrupt(format!("{uri}: {what}{tries}: {e}")),
+    let kind = match &e {
+        object_store::Error::NotFound { .. } => std::io::ErrorKind::NotFound,
+        object_store::Error::AlreadyExists { .. } => std::io::ErrorKind::AlreadyExists,
+        object_store::Error::PermissionDenied { .. }
+        | object_store::Error::Unauthenticated { .. } => std::io::ErrorKind::PermissionDenied,
+        object_store::Error::NotSupported { .. } => std::io::ErrorKind::Unsupported,
+        _ => std::io::ErrorKind::Other,
+    };
+    let message = match e {
+        object_store::Error::NotFound { .. } => format!("{uri}: not found"),
+        e => format!("{uri}: {what}{tries}: {e}"),
+    };
+    Error::Io {
+        path: uri.to_string(),
+        kind,
+        message,
     }
 }
 
 fn short(uri: &Uri, r: Range<u64>, got: usize, attempts: usize) -> Error {
-    Error::corrupt(format!(
-        "{uri}: bytes {}..{} came back {got} bytes long, {} expected (after {attempts} attempts)",
-        r.start,
-        r.end,
-        r.end - r.start
-    ))
+    Error::Io {
+        path: uri.to_string(),
+        kind: std::io::ErrorKind::UnexpectedEof,
+        message: format!(
+            "{uri}: bytes {}..{} came back {got} bytes long, {} expected (after {attempts} \
+             attempts)",
+            r.start,
+            r.end,
+            r.end - r.start
+        ),
+    }
 }
 
 /// One object being read by ranges.

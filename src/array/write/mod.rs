@@ -23,9 +23,10 @@
 //! col-major order, one batch, re-tiled into whole space tiles; or, in global order, whole
 //! tiles of a tile-aligned box in tile order, streamed over any number of batches. Sparse
 //! writes: cells in global order over any number of batches, cut into tiles of `capacity`
-//! cells with one MBR each. Peak memory is the current batch plus a few tiles per thread:
-//! tiles are filtered in parallel and appended to their files as soon as a batch of them is
-//! done.
+//! cells with one MBR each; or unordered, any number of batches kept until finalize and
+//! sorted together into one fragment (memory holds every batch's cells). Peak memory of a
+//! streamed write is the current batch plus a few tiles per thread: tiles are filtered in
+//! parallel and appended to their files as soon as a batch of them is done.
 
 pub mod create;
 pub mod dense;
@@ -60,7 +61,8 @@ pub enum WriteLayout {
     /// The array's global order: dense, whole tiles of a tile-aligned box in tile order;
     /// sparse, cells sorted by tile and cell order. Several batches stream into one fragment.
     GlobalOrder,
-    /// Sparse: coordinates in any order.
+    /// Sparse: coordinates in any order. Several batches are sorted together at finalize into
+    /// one fragment, the same as one batch of all their cells.
     Unordered,
 }
 
@@ -95,6 +97,15 @@ struct Pending {
     validity: Vec<u8>,
 }
 
+/// The cells of the unordered sparse batches submitted so far, one buffer per field.
+#[derive(Debug)]
+struct Unordered {
+    fields: Vec<Pending>,
+    cells: u64,
+    /// Whether the cells are in global order (one batch so far, sorted when submitted).
+    sorted: bool,
+}
+
 /// Writes one fragment into an array (see the module documentation).
 pub struct Writer {
     storage: crate::storage::Storage,
@@ -119,6 +130,9 @@ pub struct Writer {
     last_cell: Option<Vec<(Vec<u8>, bool)>>,
     cells_written: u64,
     submits: u64,
+    /// Sparse unordered: the cells of the batches so far (each batch sorted as it comes),
+    /// sorted as a whole at finalize.
+    unordered: Option<Unordered>,
     failed: Option<String>,
 }
 
@@ -144,10 +158,7 @@ impl Writer {
         config: &crate::storage::StorageConfig,
     ) -> Result<Writer> {
         let dir = ArrayDirectory::open(uri, config)?;
-        let timestamp = match timestamp {
-            None | Some(0) => names::now_ms(),
-            Some(t) => t,
-        };
+        let timestamp = names::write_timestamp(timestamp, "the writer's")?;
         if let Some(k) = key {
             crate::engine::encryption_key::EncryptionKey::new(k)?;
         }
@@ -187,6 +198,7 @@ impl Writer {
             pending: vec![Pending::default(); n],
             pending_cells: 0,
             last_cell: None,
+            unordered: None,
             cells_written: 0,
             submits: 0,
             failed: None,
@@ -372,8 +384,10 @@ impl Writer {
     }
 
     /// Writes the batch set since the last submit. Dense row- and col-major writes take one
-    /// batch (the whole box); global-order and sparse writes take any number. On error the
-    /// fragment is abandoned: nothing is committed and later calls fail.
+    /// batch (the whole box); global-order and sparse writes take any number: global-order
+    /// batches stream into the fragment, unordered ones are kept (each checked and sorted
+    /// when submitted) and sorted together into one fragment at finalize, as if they were one
+    /// batch. On error the fragment is abandoned: nothing is committed and later calls fail.
     pub fn submit(&mut self) -> Result<()> {
         self.submit_fields(&[])
     }
@@ -439,15 +453,12 @@ impl Writer {
                 self.write_global(&inputs, cells)
             }
             (false, _) => {
-                if self.submits > 0 {
-                    return Err(Error::invalid(
-                        "an unordered sparse write is one batch (TileDB sorts it whole); stream \
-                         batches in global order instead, or write another fragment",
-                    ));
-                }
+                // Each batch is checked and sorted now (so that its errors come with it), and
+                // kept: the batches are sorted together and written at finalize.
                 self.sort_sparse_batch(&mut inputs)?;
                 self.submits += 1;
-                self.write_global(&inputs, cells)
+                self.collect_unordered(inputs, cells);
+                Ok(())
             }
             (true, WriteLayout::Unordered) => unreachable!("refused by set_layout"),
         }
@@ -661,6 +672,57 @@ impl Writer {
         })
     }
 
+    /// Keeps a sorted unordered batch: the first as it is (no copy), later ones appended.
+    fn collect_unordered(&mut self, inputs: Vec<Input<'_>>, cells: u64) {
+        match &mut self.unordered {
+            None => {
+                let fields = inputs
+                    .into_iter()
+                    .map(|i| Pending {
+                        data: i.data.map(Cow::into_owned).unwrap_or_default(),
+                        offsets: i.offsets.map(Cow::into_owned).unwrap_or_default(),
+                        validity: i.validity.map(Cow::into_owned).unwrap_or_default(),
+                    })
+                    .collect();
+                self.unordered = Some(Unordered {
+                    fields,
+                    cells,
+                    sorted: true,
+                });
+            }
+            Some(u) => {
+                for ((p, input), f) in u.fields.iter_mut().zip(&inputs).zip(&self.fields) {
+                    append_cells(p, input, f, 0, cells);
+                }
+                u.cells += cells;
+                u.sorted &= cells == 0;
+            }
+        }
+    }
+
+    /// Sorts the unordered batches together (duplicates across them refused unless allowed)
+    /// and writes them.
+    fn write_unordered(&mut self) -> Result<()> {
+        let Some(u) = self.unordered.take() else {
+            return Ok(());
+        };
+        let mut inputs: Vec<Input<'_>> = u
+            .fields
+            .into_iter()
+            .zip(&self.fields)
+            .map(|(p, f)| Input {
+                data: Some(Cow::Owned(p.data)),
+                offsets: f.var.then_some(Cow::Owned(p.offsets)),
+                validity: f.nullable.then_some(Cow::Owned(p.validity)),
+            })
+            .collect();
+        if !u.sorted {
+            self.sort_sparse_batch(&mut inputs)
+                .map_err(|e| e.context("the unordered batches together"))?;
+        }
+        self.write_global(&inputs, u.cells)
+    }
+
     fn ensure_fragment(&mut self) -> Result<()> {
         if self.fragment.is_none() {
             self.fragment = Some(FragmentWriter::create(
@@ -865,6 +927,7 @@ impl Writer {
             ));
         }
         let dense = self.schema.is_dense();
+        self.write_unordered()?;
         let fields = self.fields.clone();
         if self.pending_cells > 0 {
             if dense {
@@ -950,10 +1013,7 @@ pub fn write_metadata(
     if let Some(k) = key {
         crate::engine::encryption_key::EncryptionKey::new(k)?;
     }
-    let t = match timestamp {
-        None | Some(0) => names::now_ms(),
-        Some(t) => t,
-    };
+    let t = names::write_timestamp(timestamp, "the array metadata")?;
     load_schema(&dir, dir.latest_schema(t), key)?;
     crate::array::metadata::write(dir.storage(), dir.root(), key, Some(t), changes)
 }
