@@ -136,3 +136,54 @@ fn delete_commits_parse_serialize_and_apply_as_tiledb() {
         );
     }
 }
+
+#[test]
+fn pruning_is_three_valued_and_never_wrong() {
+    use condition::{TileStats, Tri};
+    let f = fixture();
+    let schema = f.array.schema();
+    let stats = |name: &str| -> Option<TileStats> {
+        match name {
+            "a" => Some(TileStats {
+                min: Some(0i32.to_le_bytes().to_vec()),
+                max: Some(9i32.to_le_bytes().to_vec()),
+                null_count: Some(0),
+                cell_count: 10,
+            }),
+            "n" => Some(TileStats {
+                min: Some(0i32.to_le_bytes().to_vec()),
+                max: Some(9i32.to_le_bytes().to_vec()),
+                null_count: Some(3),
+                cell_count: 10,
+            }),
+            "g" => Some(TileStats {
+                min: Some(0.5f64.to_le_bytes().to_vec()),
+                max: Some(7f64.to_le_bytes().to_vec()),
+                null_count: Some(0),
+                cell_count: 10,
+            }),
+            _ => None,
+        }
+    };
+    for (text, want) in [
+        ("a > 20", Tri::Never),
+        ("a >= 0", Tri::Always),
+        ("a < 5", Tri::Maybe),
+        ("a in [20, 30]", Tri::Never),
+        ("a != 20", Tri::Always),
+        ("n >= 0", Tri::Maybe),
+        ("n > 20", Tri::Never),
+        ("n == None", Tri::Maybe),
+        ("a == None", Tri::Never),
+        ("g > 100", Tri::Never),
+        ("g < 100", Tri::Maybe),
+        ("a > 20 or g > 100", Tri::Never),
+        ("a >= 0 and a < 5", Tri::Maybe),
+        ("(a >= 0) | (s == 'x')", Tri::Always),
+        ("s == 'x'", Tri::Maybe),
+        ("e == 'purple'", Tri::Never),
+    ] {
+        let c = condition::parse_condition(text, schema, &f.enums).unwrap();
+        assert_eq!(condition::prune(&c, schema, &stats), want, "{text}");
+    }
+}

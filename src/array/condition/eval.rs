@@ -414,9 +414,9 @@ pub fn prune(
                         } else {
                             Tri::Maybe
                         }
-                    } else if rs.iter().all(|r| *r == Tri::Always) && !m.is_empty() {
-                        Tri::Always
-                    } else if m.is_empty() && exact {
+                    } else if (rs.iter().all(|r| *r == Tri::Always) && !m.is_empty())
+                        || (m.is_empty() && exact)
+                    {
                         Tri::Always
                     } else {
                         Tri::Maybe
