@@ -20,6 +20,7 @@
 pub mod directory;
 pub mod fragment_metadata;
 pub mod metadata;
+pub mod query;
 pub mod read;
 pub mod rtree;
 pub mod schema;
