@@ -157,7 +157,7 @@ impl Serialize for ValueJson<'_> {
             AggregateValue::Int(n) => s.serialize_i64(*n),
             AggregateValue::UInt(n) => s.serialize_u64(*n),
             AggregateValue::Float(x) => float(s, *x),
-            AggregateValue::Value { bytes: None, .. } => s.serialize_none(),
+            AggregateValue::Value { bytes: None, .. } | AggregateValue::Null => s.serialize_none(),
             AggregateValue::Value {
                 datatype,
                 bytes: Some(b),

@@ -103,6 +103,9 @@ pub enum AggregateValue {
     UInt(u64),
     /// A float sum or a mean (NaN for the mean of no value).
     Float(f64),
+    /// No value: the sum or mean of a nullable field without a valid cell (TileDB returns
+    /// null there; 0 or NaN for fields that are not nullable).
+    Null,
     /// A min or max: one value of `datatype` (`None` when no value was aggregated; float
     /// fields give NaN then, as TileDB).
     Value {
@@ -133,6 +136,7 @@ pub(crate) struct Accumulator {
     op: AggregateOp,
     datatype: Datatype,
     var: bool,
+    nullable: bool,
     cells: u64,
     valid: u64,
     nulls: u64,
@@ -206,7 +210,9 @@ impl Accumulator {
             }
             _ => {}
         }
-        Ok(Accumulator::empty(agg.op, datatype, cvn == VAR_NUM, label))
+        let mut acc = Accumulator::empty(agg.op, datatype, cvn == VAR_NUM, label);
+        acc.nullable = nullable;
+        Ok(acc)
     }
 
     fn empty(op: AggregateOp, datatype: Datatype, var: bool, field: String) -> Accumulator {
@@ -214,6 +220,7 @@ impl Accumulator {
             op,
             datatype,
             var,
+            nullable: false,
             cells: 0,
             valid: 0,
             nulls: 0,
@@ -334,6 +341,9 @@ impl Accumulator {
             _ => f64::NAN.to_le_bytes().to_vec(),
         };
         Ok(match self.op {
+            AggregateOp::Sum | AggregateOp::Mean if self.nullable && self.valid == 0 => {
+                AggregateValue::Null
+            }
             AggregateOp::Count => AggregateValue::Count(self.cells),
             AggregateOp::NullCount => AggregateValue::Count(self.nulls),
             AggregateOp::Sum if self.datatype.is_real() => AggregateValue::Float(self.fsum),
@@ -455,6 +465,16 @@ mod tests {
             panic!("mean is a float");
         };
         assert!(m.is_nan());
+    }
+
+    #[test]
+    fn nullable_sums_of_no_value_are_null() {
+        let mut s = acc(AggregateOp::Sum, Datatype::Int32);
+        s.nullable = true;
+        s.add_cells(&ints(&[4], Some(vec![0])), None).unwrap();
+        assert_eq!(s.finish().unwrap(), AggregateValue::Null);
+        s.add_cells(&ints(&[4], Some(vec![1])), None).unwrap();
+        assert_eq!(s.finish().unwrap(), AggregateValue::Int(4));
     }
 
     #[test]

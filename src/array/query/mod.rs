@@ -173,7 +173,8 @@ impl<'a> Query<'a> {
         self
     }
 
-    /// Refuses what TileDB refuses, with its reasons.
+    /// Refuses what TileDB refuses, with its reasons (global order: after merging
+    /// overlapping and adjacent ranges, as TileDB does).
     fn check(&self) -> Result<()> {
         let dense = self.array.schema().is_dense();
         if !self.aggregates.is_empty() {
@@ -184,9 +185,9 @@ impl<'a> Query<'a> {
                 "unordered reads are not supported on dense arrays (TileDB: \
                  TILEDB_UNORDERED read is not supported for dense arrays)",
             )),
-            QueryLayout::GlobalOrder if self.ranges.is_multi() => Err(Error::invalid(
-                "multi-range reads are not supported on a global order query",
-            )),
+            QueryLayout::GlobalOrder if self.ranges.merged(self.array.schema()).is_multi() => Err(
+                Error::invalid("multi-range reads are not supported on a global order query"),
+            ),
             _ => Ok(()),
         }
     }
@@ -206,13 +207,16 @@ impl<'a> Query<'a> {
     }
 
     /// Runs the query.
-    pub fn submit(self) -> Result<QueryResult> {
+    pub fn submit(mut self) -> Result<QueryResult> {
         if let Some(e) = self.error {
             return Err(e);
         }
         self.check()?;
         let array = self.array;
         let schema = array.schema();
+        if self.layout == QueryLayout::GlobalOrder {
+            self.ranges = self.ranges.merged(schema);
+        }
         let mut stats = QueryStats::default();
         if !self.aggregates.is_empty() {
             let mut accs: Vec<Accumulator> = self

@@ -160,6 +160,52 @@ impl MultiRange {
         self.ranges.iter().any(|r| r.len() > 1)
     }
 
+    /// The ranges of every dimension sorted, overlapping (and, on integer dimensions,
+    /// adjacent) ranges merged: what TileDB reads in global order.
+    pub fn merged(&self, schema: &ArraySchema) -> MultiRange {
+        let ranges = schema
+            .dimensions
+            .iter()
+            .zip(&self.ranges)
+            .map(|(d, rs)| {
+                let var = d.is_var();
+                let cmp = |a: &[u8], b: &[u8]| {
+                    if var {
+                        a.cmp(b)
+                    } else {
+                        value::compare(d.datatype, a, b)
+                    }
+                };
+                let integer = !var && !d.datatype.is_real();
+                let mut sorted = rs.clone();
+                sorted.sort_by(|a, b| cmp(a.lo(), b.lo()));
+                let mut out: Vec<Range> = Vec::new();
+                for r in sorted {
+                    if let Some(last) = out.last_mut() {
+                        let touches = cmp(r.lo(), last.hi()).is_le()
+                            || (integer
+                                && value::as_i128(d.datatype, last.hi())
+                                    .and_then(|h| Ok(value::as_i128(d.datatype, r.lo())? == h + 1))
+                                    .unwrap_or(false));
+                        if touches {
+                            if cmp(r.hi(), last.hi()).is_gt() {
+                                let lo = last.lo().to_vec();
+                                *last = match r {
+                                    Range::Var(_, hi) => Range::Var(lo, hi),
+                                    Range::Fixed(_, hi) => Range::Fixed(lo, hi),
+                                };
+                            }
+                            continue;
+                        }
+                    }
+                    out.push(r);
+                }
+                out
+            })
+            .collect();
+        MultiRange { ranges }
+    }
+
     /// Dense arrays: per dimension the integer ranges, the domain for a dimension without any.
     pub(crate) fn dense_ranges(&self, schema: &ArraySchema) -> Result<Vec<Vec<(i128, i128)>>> {
         schema
@@ -252,6 +298,15 @@ mod tests {
         );
         let e = m.add_typed(&s, "y", 1, 3).unwrap_err();
         assert!(e.message().contains("'y' is not a dimension"), "{e}");
+        let mut g = MultiRange::new(&s);
+        for (lo, hi) in [(5, 6), (1, 2), (3, 3), (2, 3), (9, 9), (7, 8)] {
+            g.add_typed(&s, "x", lo, hi).unwrap();
+        }
+        // Overlapping and adjacent ranges merge; 4 is in none.
+        assert_eq!(
+            g.merged(&s).dense_ranges(&s).unwrap(),
+            vec![vec![(1, 3), (5, 9)]]
+        );
         let whole = MultiRange::new(&s);
         assert!(whole.is_empty());
         assert_eq!(whole.dense_ranges(&s).unwrap(), vec![vec![(1, 10)]]);
