@@ -425,7 +425,12 @@ def check_read(spec, A, vmap, rng, tool, label):
     if ours["cell_count"] != n:
         raise Mismatch(f"{desc}: {ours['cell_count']} cells, TileDB-Py {n}")
     # Validity: ours against the whole-array read, by coordinates.
-    coords_all = list(zip(*[t_cols[d] for d in spec.dim_names]))
+    # (Sparse results hold the dimensions, in our order; dense ones are in TileDB's order.)
+    if spec.sparse:
+        coords_all = list(zip(*[[our_value(v, field_kind(spec, d)) for v in ours["fields"][d]]
+                                for d in spec.dim_names]))
+    else:
+        coords_all = list(zip(*[t_cols[d] for d in spec.dim_names]))
     for f in fields:
         if f not in spec.nullable or not spec.nullable[f]:
             continue
@@ -434,18 +439,28 @@ def check_read(spec, A, vmap, rng, tool, label):
             want = vmap.get(c)
             if want is not None and ov[i] != want[f]:
                 raise Mismatch(f"{desc}: {f} validity at {c}: ours {ov[i]}, TileDB {want[f]}")
-    # Values (null cells: validity only).
+    # Values (null cells: validity only; a null cell's validity comes from the whole-array
+    # read by coordinates, each side in its own order).
+    t_coords = list(zip(*[t_cols[d] for d in spec.dim_names]))
+
+    def shown(value, f, coords):
+        if not spec.nullable.get(f):
+            return value
+        v = vmap.get(coords)
+        if v is None:  # coordinates repeated (duplicates): raw values
+            return value
+        return value if v[f] else None
+
     o_rows, t_rows = [], []
     for i in range(n):
         o_row, t_row = [], []
         for f in fields:
             kind = field_kind(spec, f)
-            valid = ours["validity"].get(f, [1] * n)[i]
             o = our_value(ours["fields"][f][i], kind)
             if kind == "str" and o == "\x00" and not spec.sparse:
                 o = ""  # TileDB-Py shows libtiledb's one-NUL fill of var strings as ''
-            o_row.append(o if valid else None)
-            t_row.append(t_cols[f][i] if valid else None)
+            o_row.append(shown(o, f, coords_all[i]))
+            t_row.append(shown(t_cols[f][i], f, t_coords[i]))
         o_rows.append(tuple(o_row))
         t_rows.append(tuple(t_row))
     ndim = spec.ndim if spec.sparse else 0

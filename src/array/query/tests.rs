@@ -5,7 +5,7 @@ use crate::array::directory::names;
 use crate::array::schema::ArraySchema;
 use crate::array::{OpenOptions, WriteLayout, Writer, create};
 use crate::storage::StorageConfig;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn scratch(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("tdbf_query_{name}_{}", names::random_label().0))
@@ -87,7 +87,7 @@ fn var(cells: &[&str]) -> (Vec<u8>, Vec<u64>) {
     (d, o)
 }
 
-fn open(root: &PathBuf) -> Array {
+fn open(root: &Path) -> Array {
     Array::open(root.to_str().unwrap(), &OpenOptions::default()).unwrap()
 }
 
