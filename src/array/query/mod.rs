@@ -280,11 +280,37 @@ impl<'a> Query<'a> {
     }
 
     /// Runs the query and hands its cells out in batches of at most `budget` bytes each
-    /// (data, offsets and validity of every field), never splitting a cell.
-    pub fn submit_batches(self, budget: u64) -> Result<Batches> {
+    /// (data, offsets and validity of every field), never splitting a cell. Dense row-major
+    /// and col-major reads are computed slab by slab as the batches are taken.
+    pub fn submit_batches(self, budget: u64) -> Result<Batches<'a>> {
         if !self.aggregates.is_empty() {
             return Err(Error::invalid(
                 "aggregates come as one result, not in batches",
+            ));
+        }
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        self.check()?;
+        let schema = self.array.schema();
+        if schema.is_dense() && matches!(self.layout, QueryLayout::RowMajor | QueryLayout::ColMajor)
+        {
+            let names = self.field_names();
+            for n in &names {
+                if schema.attribute_index(n).is_none() && schema.dimension_index(n).is_none() {
+                    return Err(Error::invalid(format!(
+                        "'{n}' is not an attribute or dimension of the array"
+                    )));
+                }
+            }
+            let ranges = self.ranges.dense_ranges(schema)?;
+            return Ok(Batches::dense(
+                self.array,
+                names,
+                ranges,
+                self.layout,
+                self.condition,
+                budget,
             ));
         }
         Ok(Batches::new(self.submit()?.fields, budget))

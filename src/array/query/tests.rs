@@ -325,3 +325,44 @@ fn batches_never_split_cells() {
     assert!(matches!(e, Error::BufferTooSmall { .. }), "{e}");
     std::fs::remove_dir_all(root).unwrap();
 }
+
+#[test]
+fn dense_batches_come_slab_by_slab_in_order() {
+    let root = dense_array();
+    let array = open(&root);
+    for layout in [QueryLayout::RowMajor, QueryLayout::ColMajor] {
+        let q = || {
+            Query::new(&array)
+                .fields(&["a", "y"])
+                .add_range("x", 5, 6)
+                .add_range("x", 1, 3)
+                .add_range("y", 2, 4)
+                .layout(layout)
+        };
+        let whole = q().submit().unwrap().fields;
+        // 8 bytes a cell: 24 bytes are three cells, less than one row or column.
+        let mut a = Vec::new();
+        let mut y = Vec::new();
+        let mut batches = q().submit_batches(24).unwrap();
+        let mut count = 0;
+        while let Some(b) = batches.next_batch().unwrap() {
+            count += 1;
+            assert!(b.fields[0].cell_count <= 3 && b.fields[0].cell_count > 0);
+            a.extend(as_i32s(&b.fields[0]));
+            y.extend(as_i32s(&b.fields[1]));
+            assert_eq!(b.complete, a.len() == 15, "{layout:?}");
+        }
+        assert!(batches.next_batch().unwrap().is_none());
+        assert_eq!(a, as_i32s(&whole[0]), "{layout:?}");
+        assert_eq!(y, as_i32s(&whole[1]), "{layout:?}");
+        // Row-major slabs are rows of 3 cells (one batch each); col-major slabs are columns
+        // of 5 cells (3 + 2): batches do not span slabs.
+        let want = if layout == QueryLayout::RowMajor {
+            5
+        } else {
+            6
+        };
+        assert_eq!(count, want, "{layout:?}");
+    }
+    std::fs::remove_dir_all(root).unwrap();
+}
