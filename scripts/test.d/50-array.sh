@@ -19,6 +19,9 @@ if [ -f "$TDBF_PREFIX/lib/libtdbfilter.so" ]; then
   lib="$TDBF_PREFIX/lib/libtdbfilter.so"
 fi
 python tests/array/run_array_tests.py --lib "$lib" --tdbf "$TDBF_BUILD/tdbf"
+# Queries (src/array/query, tdbf array cat --range/--layout, tdbf array agg) against TileDB-Py on
+# random dense and sparse arrays: multi-range reads in every layout, aggregates, refusals.
+python tests/array/run_query_tests.py --tdbf "$TDBF_BUILD/tdbf" --arrays 40
 # Array creation: schemas TileDB-Py creates, cloned through tdbf array info --json / create,
 # byte-identical schema payloads; hand-written JSON; TileDB's refusals with its reasons.
 python tests/array/run_create_tests.py --tdbf "$TDBF_BUILD/tdbf"

@@ -25,6 +25,7 @@ pub mod lifecycle;
 pub mod metadata;
 pub mod open;
 pub mod order;
+pub mod query;
 pub mod read;
 pub mod rtree;
 pub mod schema;
