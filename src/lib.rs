@@ -35,12 +35,7 @@ pub mod filters;
 pub mod pipeline;
 pub mod storage;
 pub mod array;
-<<<<<<< HEAD
-=======
 pub mod group;
-#[allow(unsafe_code)]
-pub mod ffi;
->>>>>>> life
 
 pub use engine::tile::{Tile, check_cell_size};
 pub use error::{Error, Result};
