@@ -477,6 +477,28 @@ impl Array {
         read::tiles::TileReader::new(self, frag, f)
     }
 
+    /// The reader of any field's tiles (attribute, dimension, per-cell timestamps) in
+    /// fragment `fragment`; `None` when the fragment does not have the field.
+    pub(crate) fn tile_reader_field(
+        &self,
+        fragment: usize,
+        field: read::tiles::TileField,
+    ) -> Result<Option<read::tiles::TileReader<'_>>> {
+        let frag = self.fragments.get(fragment).ok_or_else(|| {
+            Error::invalid(format!(
+                "fragment index {fragment} out of range ({} fragments)",
+                self.fragments.len()
+            ))
+        })?;
+        read::tiles::TileReader::new(self, frag, field)
+    }
+
+    /// Keeps only the visible fragments `keep` accepts (in their order): what a consolidation
+    /// reads from.
+    pub(crate) fn retain_fragments(&mut self, keep: impl Fn(&Fragment) -> bool) {
+        self.fragments.retain(|f| keep(f));
+    }
+
     /// Refuses what this reader cannot read exactly as TileDB would: update commits, delete
     /// conditions not yet applied by consolidation.
     pub(crate) fn check_readable(&self) -> Result<()> {

@@ -5,6 +5,7 @@
 mod array_fixtures;
 mod array_robustness;
 mod array_writer;
+mod consolidate;
 mod generic_tile_vectors;
 mod layers;
 mod lifecycle;
