@@ -9,10 +9,12 @@
 //! - [`array_meta`]: the visible array metadata into one `__meta/__t1_t2_<uuid>`, with a
 //!   `.vac` listing the merged files.
 //!
-//! Every mode writes its new files so that a reader sees the array as before or as after,
-//! whatever point a kill stops it at: the merged fragment's commit marker is written last
-//! (the `.vac` after it only tells vacuum what to remove); the other modes' files are each
-//! written whole under a name readers ignore until it is complete (one write, then a sync).
+//! Kills: the merged fragment is committed last (its `.wrt`), so a kill before that leaves
+//! an uncommitted folder every reader ignores; the `.vac` follows the commit, as in TileDB (a
+//! kill between the two leaves the merged fragments visible beside the new one, which arrays
+//! without duplicates read the same; arrays with duplicates then read those cells twice, as
+//! TileDB does). The other modes write their one file with a single write and sync; it is not
+//! renamed into place, so a kill during that write can leave it truncated.
 
 pub mod array_meta;
 pub mod commits;
