@@ -214,6 +214,12 @@ impl Array {
         self.threads = threads;
     }
 
+    /// Keeps only the visible fragments `keep` accepts (in their order): what a consolidation
+    /// reads from.
+    pub(crate) fn retain_fragments(&mut self, keep: impl Fn(&Fragment) -> bool) {
+        self.fragments.retain(|f| keep(f));
+    }
+
     /// Sets the most bytes one field's result may take (`None`: no limit).
     pub fn set_memory_limit(&mut self, limit: Option<u64>) {
         self.memory_limit = limit;

@@ -2,9 +2,11 @@
 //! that need a process of their own stay apart: `allocation_bounds` (a counting global
 //! allocator) and `peak_memory` (re-executes itself to measure its resident set).
 
+mod array_condition;
 mod array_fixtures;
 mod array_robustness;
 mod array_writer;
+mod consolidate;
 mod generic_tile_vectors;
 mod layers;
 mod lifecycle;

@@ -71,11 +71,17 @@ pub(crate) struct SharedPipelines {
     pub validity: Pipeline,
 }
 
-/// The fields a fragment of `schema` writes: every attribute, and for sparse fragments every
-/// dimension; pipelines get `key` and `threads`.
+/// The name of the per-cell timestamps field of consolidated sparse fragments (`t.tdb`).
+pub(crate) const TIMESTAMPS: &str = "__timestamps";
+
+/// The fields a fragment of `schema` writes: every attribute, for sparse fragments every
+/// dimension, and with `timestamps` the per-cell timestamps ([`TIMESTAMPS`], `uint64`
+/// filtered with the coordinates' pipeline, as TileDB's consolidation writes them);
+/// pipelines get `key` and `threads`.
 pub(crate) fn fields_of(
     schema: &ArraySchema,
     dense: bool,
+    timestamps: bool,
     key: Option<&[u8]>,
     threads: usize,
 ) -> Result<(Vec<FieldInfo>, SharedPipelines)> {
@@ -116,6 +122,20 @@ pub(crate) fn fields_of(
                 is_dim: true,
                 cell_size: d.coord_size().unwrap_or(d.datatype.size()),
                 filters: prep(&d.filters)?,
+            });
+        }
+        if timestamps {
+            fields.push(FieldInfo {
+                name: TIMESTAMPS.into(),
+                slot: a + 1 + schema.dimensions.len(),
+                stem: "t".into(),
+                datatype: Datatype::Uint64,
+                cell_val_num: 1,
+                var: false,
+                nullable: false,
+                is_dim: false,
+                cell_size: 8,
+                filters: prep(&schema.coords_filters)?,
             });
         }
     }
@@ -262,20 +282,21 @@ fn run_at_once(jobs: Vec<Job<'_>>) -> Result<()> {
 }
 
 impl FragmentWriter {
-    /// Creates the folder of a new fragment of the array at `root` named for `timestamp`.
+    /// Creates the folder of a new fragment of the array at `root` named for the timestamp
+    /// range `timestamps` (`__t1_t2_<uuid>_22`).
     pub(crate) fn create(
         storage: &Storage,
         root: &Uri,
         schema: &ArraySchema,
         fields: Vec<FieldInfo>,
         dense: bool,
-        timestamp: u64,
+        timestamps: (u64, u64),
     ) -> Result<FragmentWriter> {
         let fragments = root.join(names::FRAGMENTS_DIR);
         storage.create_dir(&fragments)?;
         let name = names::new_timestamped_name(
-            timestamp,
-            timestamp,
+            timestamps.0,
+            timestamps.1,
             crate::array::fragment::metadata::MAX_FRAGMENT_VERSION,
         );
         let dir = fragments.join(&name);
@@ -284,10 +305,13 @@ impl FragmentWriter {
                 "{dir}: the fragment folder exists already"
             )));
         }
-        let slot_num = schema.attributes.len() + 1 + schema.dimensions.len();
+        let has_timestamps = fields.iter().any(|f| f.name == TIMESTAMPS);
+        let slot_num =
+            schema.attributes.len() + 1 + schema.dimensions.len() + usize::from(has_timestamps);
         let mut meta = NewFragmentMetadata::with_slots(slot_num);
         meta.schema_name = schema.name.clone();
         meta.dense = dense;
+        meta.has_timestamps = has_timestamps;
         Ok(FragmentWriter {
             storage: storage.clone(),
             root: root.clone(),
@@ -303,6 +327,11 @@ impl FragmentWriter {
             mbrs: Vec::new(),
             done: false,
         })
+    }
+
+    /// Sets the markers of the delete and update commits the fragment counts as processed.
+    pub(crate) fn set_processed_conditions(&mut self, markers: Vec<String>) {
+        self.meta.processed_conditions = markers;
     }
 
     /// Tiles appended so far (of every field).

@@ -89,6 +89,23 @@ pub struct FieldBuffers<'a> {
     pub validity: Option<&'a [u8]>,
 }
 
+/// What a consolidation's fragment needs beyond a global-order write (TileDB's write query
+/// with `disable_checks_consolidation`): see [`Writer::set_consolidation`].
+#[derive(Clone, Debug)]
+pub(crate) struct Consolidation {
+    /// The timestamp range of the fragment's name: the first merged fragment's start, the last
+    /// one's end.
+    pub timestamps: (u64, u64),
+    /// Sparse: per-cell timestamps (`t.tdb`) are written, given as field
+    /// [`fragment::TIMESTAMPS`].
+    pub with_timestamps: bool,
+    /// Dense: the non-empty domain recorded (the union of the merged fragments'), inside the
+    /// tile-aligned box whose whole tiles are written.
+    pub non_empty_domain: Option<Vec<Range>>,
+    /// The markers of the delete and update commits the fragment counts as processed.
+    pub processed_conditions: Vec<String>,
+}
+
 /// A field's cells not yet in a whole tile (global-order streaming).
 #[derive(Clone, Debug, Default)]
 struct Pending {
@@ -134,6 +151,7 @@ pub struct Writer {
     /// sorted as a whole at finalize.
     unordered: Option<Unordered>,
     failed: Option<String>,
+    consolidation: Option<Consolidation>,
 }
 
 impl std::fmt::Debug for Writer {
@@ -174,8 +192,8 @@ impl Writer {
         }
         let dense = schema.is_dense();
         let threads = 0;
-        let (fields, shared) = fragment::fields_of(&schema, dense, key, 1)?;
-        let (wide_fields, wide_shared) = fragment::fields_of(&schema, dense, key, threads)?;
+        let (fields, shared) = fragment::fields_of(&schema, dense, false, key, 1)?;
+        let (wide_fields, wide_shared) = fragment::fields_of(&schema, dense, false, key, threads)?;
         let n = fields.len();
         Ok(Writer {
             storage: dir.storage().clone(),
@@ -202,6 +220,7 @@ impl Writer {
             cells_written: 0,
             submits: 0,
             failed: None,
+            consolidation: None,
             schema,
         })
     }
@@ -220,10 +239,55 @@ impl Writer {
     pub fn set_threads(&mut self, threads: usize) -> Result<()> {
         let key = self.key.as_ref().map(|k| k.as_slice());
         let dense = self.schema.is_dense();
-        let (wide_fields, wide_shared) = fragment::fields_of(&self.schema, dense, key, threads)?;
+        let ts = self.with_timestamps();
+        let (wide_fields, wide_shared) =
+            fragment::fields_of(&self.schema, dense, ts, key, threads)?;
         self.wide_fields = wide_fields;
         self.wide_shared = wide_shared;
         self.threads = threads;
+        Ok(())
+    }
+
+    fn with_timestamps(&self) -> bool {
+        self.consolidation
+            .as_ref()
+            .is_some_and(|c| c.with_timestamps && !self.schema.is_dense())
+    }
+
+    /// Makes this write a consolidation's (before the first batch): the layout becomes global
+    /// order, the fragment is named for `c.timestamps`, sparse batches are taken as merged
+    /// (equal coordinates of different timestamps kept, no order check: the merge orders
+    /// them) with per-cell timestamps when `c.with_timestamps`, and a dense fragment records
+    /// `c.non_empty_domain` while its box (set with [`Writer::set_subarray`]) covers whole
+    /// tiles.
+    pub(crate) fn set_consolidation(&mut self, c: Consolidation) -> Result<()> {
+        self.check_usable()?;
+        if self.submits > 0 {
+            return Err(Error::invalid(
+                "a consolidation is set before the first batch",
+            ));
+        }
+        if c.timestamps.0 > c.timestamps.1 {
+            return Err(Error::invalid(format!(
+                "the timestamp range [{}, {}] is reversed",
+                c.timestamps.0, c.timestamps.1
+            )));
+        }
+        self.layout = WriteLayout::GlobalOrder;
+        self.consolidation = Some(c);
+        let key = self.key.as_ref().map(|k| k.as_slice());
+        let dense = self.schema.is_dense();
+        let ts = self.with_timestamps();
+        let (fields, shared) = fragment::fields_of(&self.schema, dense, ts, key, 1)?;
+        let (wide_fields, wide_shared) =
+            fragment::fields_of(&self.schema, dense, ts, key, self.threads)?;
+        let n = fields.len();
+        self.fields = fields;
+        self.shared = shared;
+        self.wide_fields = wide_fields;
+        self.wide_shared = wide_shared;
+        self.inputs = vec![Input::default(); n];
+        self.pending = vec![Pending::default(); n];
         Ok(())
     }
 
@@ -448,7 +512,9 @@ impl Writer {
                 self.write_global(&inputs, cells)
             }
             (false, WriteLayout::GlobalOrder) => {
-                self.check_sparse_batch(&inputs, cells)?;
+                if self.consolidation.is_none() {
+                    self.check_sparse_batch(&inputs, cells)?;
+                }
                 self.submits += 1;
                 self.write_global(&inputs, cells)
             }
@@ -731,7 +797,9 @@ impl Writer {
                 &self.schema,
                 self.fields.clone(),
                 self.schema.is_dense(),
-                self.timestamp,
+                self.consolidation
+                    .as_ref()
+                    .map_or((self.timestamp, self.timestamp), |c| c.timestamps),
             )?);
         }
         Ok(())
@@ -958,26 +1026,36 @@ impl Writer {
                     tiler.cell_num()
                 )));
             }
-            Some(
-                self.schema
-                    .dimensions
-                    .iter()
-                    .zip(&bounds)
-                    .map(|(d, &(lo, hi))| {
-                        Range::Fixed(
-                            value::from_i128(d.datatype, lo),
-                            value::from_i128(d.datatype, hi),
-                        )
-                    })
-                    .collect(),
-            )
+            match self
+                .consolidation
+                .as_ref()
+                .and_then(|c| c.non_empty_domain.clone())
+            {
+                Some(ned) => Some(ned),
+                None => Some(
+                    self.schema
+                        .dimensions
+                        .iter()
+                        .zip(&bounds)
+                        .map(|(d, &(lo, hi))| {
+                            Range::Fixed(
+                                value::from_i128(d.datatype, lo),
+                                value::from_i128(d.datatype, hi),
+                            )
+                        })
+                        .collect(),
+                ),
+            }
         } else {
             None
         };
-        let frag = self
+        let mut frag = self
             .fragment
             .take()
             .ok_or_else(|| Error::invalid("no cells were written: no fragment to commit"))?;
+        if let Some(c) = self.consolidation.take() {
+            frag.set_processed_conditions(c.processed_conditions);
+        }
         let key = self.key.as_ref().map(|k| k.as_slice());
         frag.commit(&self.schema, ned, key)
             .map_err(|e| e.context("committing the fragment"))
