@@ -33,6 +33,9 @@ pub mod fragment;
 pub mod global_order;
 pub mod tile_metadata;
 
+#[cfg(all(test, feature = "object-store"))]
+mod commit_order_tests;
+
 use crate::array::directory::{ArrayDirectory, names};
 use crate::array::rtree::{self, Mbr};
 use crate::array::schema::{ArraySchema, Layout, Range};
