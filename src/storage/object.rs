@@ -501,8 +501,8 @@ fn upload_failure(uri: &Uri, e: std::io::Error) -> Error {
 }
 
 #[cfg(test)]
-#[allow(clippy::single_range_in_vec_init)]
 mod tests {
+    #![allow(clippy::single_range_in_vec_init)]
     use super::*;
     use crate::storage::test_store::RecordingStore;
     use crate::storage::{Storage, StorageConfig};
