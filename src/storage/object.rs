@@ -2,11 +2,12 @@
 //! and the in-memory store of `mem://`, through one implementation over `dyn ObjectStore`.
 //!
 //! Retries: one policy, `object_store`'s [`RetryConfig`] (5xx including 503 SlowDown,
-//! timeouts, connection errors and bodies cut off mid-stream, with exponential backoff, a
-//! bounded number of times within a time limit). An error that comes out of it is final here.
-//! What it lacks is a check of a body's length: a body that ends early but cleanly (a
-//! `Content-Length` that agrees with the short body) is taken for whole. Every body is
-//! checked against the length asked for; a short one is fetched again under the same
+//! timeouts, connection errors, with exponential backoff, a bounded number of times within a
+//! time limit; a body cut off mid-stream is resumed from where it broke). A request that
+//! fails under it fails here too. What it lacks is a check of the body: a body that ends early
+//! but cleanly (a `Content-Length` that agrees with the short body) is taken for whole, and a
+//! body whose resumptions all broke off too is an error. Every body is checked against the
+//! length asked for; a short or broken one is fetched again whole under the same
 //! `RetryConfig` (its backoff, its number of retries, its time limit) before the error names
 //! the object. Uploads go through `object_store`'s `BufWriter` (one PUT for an object that
 //! ends within the first part, else a multipart upload whose parts go up in the background).
@@ -180,15 +181,17 @@ impl Backend for ObjectBackend {
                     Err(e) => return read_empty(shared, uri, &path, e).await,
                 };
                 let (range, size) = (got.range.clone(), got.meta.size);
-                let bytes = got
-                    .bytes()
-                    .await
-                    .map_err(|e| failure(uri, "cannot read", e))?;
-                if range == (0..size) && bytes.len() as u64 == size {
-                    return Ok(bytes.to_vec());
-                }
-                if !retries.next().await {
-                    return Err(short(uri, 0..size, bytes.len(), retries.attempts));
+                match got.bytes().await {
+                    Ok(b) if range == (0..size) && b.len() as u64 == size => {
+                        return Ok(b.to_vec());
+                    }
+                    Ok(b) if !retries.next().await => {
+                        return Err(short(uri, 0..size, b.len(), retries.attempts));
+                    }
+                    Err(e) if !retries.next().await => {
+                        return Err(failure(uri, "cannot read", e));
+                    }
+                    _ => {}
                 }
             }
         })
@@ -346,20 +349,28 @@ struct ObjectFile {
     blocks: Mutex<Vec<(u64, Bytes)>>,
 }
 
-/// Fetches `r` of `path`, checking the body's length (see the module documentation).
+/// Fetches `r` of `path`, checking the body (see the module documentation).
 async fn fetch(shared: &Shared, uri: &Uri, path: &ObjectPath, r: Range<u64>) -> Result<Bytes> {
     let want = r.end - r.start;
+    let what = || format!("cannot read bytes {}..{}", r.start, r.end);
     let mut retries = Retries::new(&shared.settings.retry);
     loop {
-        let b =
-            shared.store.get_range(path, r.clone()).await.map_err(|e| {
-                failure(uri, &format!("cannot read bytes {}..{}", r.start, r.end), e)
-            })?;
-        if b.len() as u64 == want {
-            return Ok(b);
-        }
-        if !retries.next().await {
-            return Err(short(uri, r, b.len(), retries.attempts));
+        let opts = GetOptions {
+            range: Some(GetRange::Bounded(r.clone())),
+            ..GetOptions::default()
+        };
+        let got = shared
+            .store
+            .get_opts(path, opts)
+            .await
+            .map_err(|e| failure(uri, &what(), e))?;
+        match got.bytes().await {
+            Ok(b) if b.len() as u64 == want => return Ok(b),
+            Ok(b) if !retries.next().await => {
+                return Err(short(uri, r, b.len(), retries.attempts));
+            }
+            Err(e) if !retries.next().await => return Err(failure(uri, &what(), e)),
+            _ => {}
         }
     }
 }

@@ -130,8 +130,9 @@ def main():
         tiledb.Array.create(sparse, tiledb.ArraySchema(domain=dom, sparse=True, capacity=500,
                                                         attrs=[tiledb.Attr("v", dtype=np.float64)]))
         rng = np.random.default_rng(4)
-        xs = rng.integers(0, 1000, 3000, dtype=np.int32)
-        ys = rng.integers(0, 1000, 3000, dtype=np.int32)
+        cells = rng.choice(1_000_000, 3000, replace=False)
+        xs = (cells // 1000).astype(np.int32)
+        ys = (cells % 1000).astype(np.int32)
         with tiledb.open(sparse, "w", timestamp=1) as A:
             A[xs, ys] = {"v": rng.random(3000)}
 
