@@ -399,7 +399,7 @@ mod tests {
     /// The constants of include/tdbfilter.h: every `#define TDB_*` and every member of
     /// `enum tdb_status_t`.
     fn header_constants() -> BTreeMap<String, u64> {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/include/tdbfilter.h");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../include/tdbfilter.h");
         let text = std::fs::read_to_string(path).expect("include/tdbfilter.h");
         let mut out = BTreeMap::new();
         for line in text.lines().map(str::trim) {
@@ -589,7 +589,7 @@ mod tests {
         let h = header_constants();
         let path = std::ffi::CString::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/c_array/dense"
+            "/../tests/data/c_array/dense"
         ))
         .unwrap();
         let null_err = std::ptr::null_mut();

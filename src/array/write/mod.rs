@@ -34,6 +34,9 @@ pub mod fragment;
 
 pub mod tile_metadata;
 
+#[cfg(all(test, feature = "object-store"))]
+mod commit_order_tests;
+
 use crate::array::directory::{ArrayDirectory, names};
 use crate::array::order::check;
 use crate::array::order::global::{self as global_order, DimCoords};
