@@ -601,3 +601,12 @@ mod tests {
         }
     }
 }
+
+/// What a group member is (`tiledb_object_t` values).
+pub type tdb_object_type_t = u32;
+/// Neither an array nor a group (TileDB stores it for members that did not exist).
+pub const TDB_OBJECT_INVALID: tdb_object_type_t = 0;
+/// A group.
+pub const TDB_OBJECT_GROUP: tdb_object_type_t = 1;
+/// An array.
+pub const TDB_OBJECT_ARRAY: tdb_object_type_t = 2;

@@ -753,7 +753,7 @@ fn domain_range_extent(t: Datatype, lo: &[u8], hi: &[u8]) -> Result<Vec<u8>> {
     Ok(null_extent_fill(t, lo, hi))
 }
 
-fn attribute_from_json(v: &Value, what: &str) -> Result<Attribute> {
+pub(crate) fn attribute_from_json(v: &Value, what: &str) -> Result<Attribute> {
     let m = v
         .as_object()
         .ok_or_else(|| Error::invalid("not an object"))?;
@@ -841,7 +841,7 @@ fn attribute_from_json(v: &Value, what: &str) -> Result<Attribute> {
     })
 }
 
-fn enumeration_from_json(v: &Value, what: &str) -> Result<Enumeration> {
+pub(crate) fn enumeration_from_json(v: &Value, what: &str) -> Result<Enumeration> {
     let m = match v {
         Value::Object(m) => m,
         Value::String(name) => {
@@ -895,7 +895,7 @@ fn enumeration_from_json(v: &Value, what: &str) -> Result<Enumeration> {
     })
 }
 
-fn current_domain_from_json(v: &Value, dims: &[Dimension]) -> Result<Vec<Range>> {
+pub(crate) fn current_domain_from_json(v: &Value, dims: &[Dimension]) -> Result<Vec<Range>> {
     let list = v
         .as_array()
         .ok_or_else(|| Error::invalid("current_domain: expected one [low, high] per dimension"))?;
