@@ -191,8 +191,7 @@ pub unsafe extern "C" fn tdb_group_remove_member(
 ) -> tdb_status_t {
     guard(error, || {
         let g = arg_mut(group, "group")?;
-        g.changes
-            .remove(guard::c_str(name_or_uri, "name_or_uri")?);
+        g.changes.remove(guard::c_str(name_or_uri, "name_or_uri")?);
         Ok(())
     })
 }

@@ -132,7 +132,8 @@ fn extension_from_json(v: &Value, schema: &ArraySchema) -> Result<Enumeration> {
         ))
     })?;
     let mut full = m.clone();
-    full.entry("type").or_insert_with(|| old.datatype.name().into());
+    full.entry("type")
+        .or_insert_with(|| old.datatype.name().into());
     full.entry("cell_val_num").or_insert_with(|| {
         if old.cell_val_num == VAR_NUM {
             "var".into()
