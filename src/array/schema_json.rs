@@ -224,6 +224,7 @@ fn value_from_json(t: Datatype, v: &Value, what: &str) -> Result<Vec<u8>> {
                     .map(i128::from)
                     .or_else(|| n.as_u64().map(i128::from))
                     .ok_or_else(bad)?,
+                Value::Bool(b) if t == Datatype::Bool => i128::from(*b),
                 _ => return Err(bad()),
             };
             let (min, max) = integer_range(t);
