@@ -111,6 +111,8 @@ CONSTANTS = {
     # tdb_array_pipeline_kind_t
     "TDB_ARRAY_PIPELINE_FIELD": 0, "TDB_ARRAY_PIPELINE_OFFSETS": 1,
     "TDB_ARRAY_PIPELINE_VALIDITY": 2, "TDB_ARRAY_PIPELINE_COORDS": 3,
+    # tdb_object_type_t
+    "TDB_OBJECT_INVALID": 0, "TDB_OBJECT_GROUP": 1, "TDB_OBJECT_ARRAY": 2,
     # the format version TileDB 2.30 writes
     "TDB_FORMAT_VERSION": 22,
     # tdb_layout_t (the writer's cell orders)
