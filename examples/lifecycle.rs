@@ -31,9 +31,9 @@
 
 use serde_json::{Value, json};
 use std::time::Duration;
-use tdbfilter::array::lifecycle::{self, SchemaChange, VacuumMode, VacuumOptions};
+use tdbfilter::array::lifecycle::{self, VacuumMode, VacuumOptions};
 use tdbfilter::array::metadata::{MetadataChange, MetadataEntry};
-use tdbfilter::array::schema::{ArraySchema, Attribute, Enumeration};
+use tdbfilter::array::schema::ArraySchema;
 use tdbfilter::array::{Array, OpenOptions, WriteLayout, Writer};
 use tdbfilter::group::{self, Group, GroupChanges, GroupOptions};
 use tdbfilter::storage::StorageConfig;
@@ -65,89 +65,12 @@ fn num(s: &str) -> Result<u64> {
         .map_err(|_| Error::invalid(format!("'{s}' is not a number")))
 }
 
-/// A schema JSON holding `attrs` and `enums` on one dimension, parsed: how an attribute or
-/// enumeration in the schema JSON's form becomes typed.
-fn parse_parts(attrs: Vec<Value>, enums: Vec<Value>) -> Result<ArraySchema> {
-    ArraySchema::from_json_value(&json!({
-        "sparse": true,
-        "dimensions": [{"name": "__lifecycle_dim", "type": "INT64", "domain": [0, 9], "tile": 1}],
-        "attributes": attrs,
-        "enumerations": enums,
-    }))
-}
-
-/// The enumerations of `uri`'s newest schema in JSON form (an added attribute may use one).
-fn array_enumerations(uri: &str) -> Result<Vec<Value>> {
-    let array = Array::open(uri, &OpenOptions::default())?;
-    let mut schema = array.schema().clone();
-    for (name, _) in array.schema().enumerations.clone() {
-        schema.loaded_enumerations.push(array.enumeration(&name)?);
-    }
-    Ok(schema.to_json()["enumerations"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default())
-}
-
-fn attribute(uri: &str, v: &Value, extra_enums: &[Value]) -> Result<Attribute> {
-    let mut enums = array_enumerations(uri)?;
-    enums.extend(extra_enums.iter().cloned());
-    Ok(parse_parts(vec![v.clone()], enums)?.attributes.remove(0))
-}
-
-fn enumeration(v: &Value) -> Result<Enumeration> {
-    Ok(parse_parts(Vec::new(), vec![v.clone()])?
-        .loaded_enumerations
-        .remove(0))
-}
-
 fn evolve(uri: &str, changes: &Value, timestamp: Option<u64>) -> Result<Value> {
-    let list = changes
-        .as_array()
-        .ok_or_else(|| Error::invalid("changes: expected a list"))?;
-    let added_enums: Vec<Value> = list
-        .iter()
-        .filter_map(|c| c.get("add_enumeration").cloned())
-        .collect();
-    let schema = Array::open(uri, &OpenOptions::default())?.schema().clone();
-    let mut out = Vec::new();
-    for c in list {
-        let (kind, v) = c
-            .as_object()
-            .and_then(|o| o.iter().next())
-            .ok_or_else(|| Error::invalid("change: expected {kind: value}"))?;
-        let name = || {
-            v.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| Error::invalid(format!("{kind}: expected a name")))
-        };
-        out.push(match kind.as_str() {
-            "add_attribute" => {
-                SchemaChange::AddAttribute(Box::new(attribute(uri, v, &added_enums)?))
-            }
-            "drop_attribute" => SchemaChange::DropAttribute(name()?),
-            "add_enumeration" => SchemaChange::AddEnumeration(enumeration(v)?),
-            "extend_enumeration" => SchemaChange::ExtendEnumeration(enumeration(v)?),
-            "drop_enumeration" => SchemaChange::DropEnumeration(name()?),
-            "expand_current_domain" => {
-                let mut s = schema.to_json();
-                s["current_domain"] = v.clone();
-                s["name"] = Value::Null;
-                s["enumerations"] = json!([]);
-                for a in s["attributes"].as_array_mut().into_iter().flatten() {
-                    a.as_object_mut().map(|o| o.remove("enumeration"));
-                }
-                let parsed = ArraySchema::from_json_value(&s)?;
-                SchemaChange::ExpandCurrentDomain(parsed.current_domain.unwrap_or_default())
-            }
-            _ => return Err(Error::invalid(format!("unknown change '{kind}'"))),
-        });
-    }
     let options = lifecycle::EvolveOptions {
         timestamp,
         ..Default::default()
     };
-    Ok(json!({"schema": lifecycle::evolve(uri, &out, &options)?}))
+    Ok(json!({"schema": lifecycle::evolve_json(uri, &changes.to_string(), &options)?}))
 }
 
 fn write(uri: &str, timestamp: u64, spec: &Value) -> Result<Value> {

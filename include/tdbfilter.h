@@ -102,6 +102,12 @@ typedef struct tdb_config_t tdb_config_t;
 typedef struct tdb_error_t tdb_error_t;
 
 /**
+ * An opened group: its members and metadata at the open timestamp, and the changes staged
+ * for the next `tdb_group_commit`.
+ */
+typedef struct tdb_group_t tdb_group_t;
+
+/**
  * A filter pipeline: an ordered list of filters and its settings. Not thread-safe to modify;
  * filtering and unfiltering through a `const` pipeline from several threads is safe.
  */
@@ -187,6 +193,11 @@ typedef struct {
    */
   uint64_t total_size;
 } tdb_generic_tile_header_t;
+
+/**
+ * What a group member is (`tiledb_object_t` values).
+ */
+typedef uint32_t tdb_object_type_t;
 
 /**
  * A TileDB filter type (`tiledb_filter_type_t` values).
@@ -629,6 +640,21 @@ typedef uint32_t tdb_layout_t;
  * Sparse: coordinates in any order.
  */
 #define TDB_UNORDERED 3
+
+/**
+ * Neither an array nor a group (TileDB stores it for members that did not exist).
+ */
+#define TDB_OBJECT_INVALID 0
+
+/**
+ * A group.
+ */
+#define TDB_OBJECT_GROUP 1
+
+/**
+ * An array.
+ */
+#define TDB_OBJECT_ARRAY 2
 
 /**
  * Not encrypted.
@@ -1078,6 +1104,172 @@ tdb_status_t tdb_generic_tile_write(const tdb_pipeline_t *pipeline,
  * encryption key on it for TileDB's encrypted generic tiles ([GZIP level 1, AES-256-GCM]).
  */
 tdb_status_t tdb_generic_tile_default_pipeline(tdb_pipeline_t **pipeline, tdb_error_t **error);
+
+/**
+ * Creates an empty group at `uri` (the folder and missing parents, `__tiledb_group.tdb`,
+ * `__group/`, `__meta/`), as TileDB's `tiledb_group_create`. An existing array or group
+ * there is `TDB_ERR_INVALID_ARGUMENT`. `config` may be NULL.
+ */
+tdb_status_t tdb_group_create(const char *uri, const tdb_config_t *config, tdb_error_t **error);
+
+/**
+ * Opens the group at `uri` with the details and metadata files written up to `timestamp`
+ * (milliseconds; 0: now) visible; commits write at `timestamp` (0: the time of the commit).
+ * A folder that is not a group is `TDB_ERR_INVALID_ARGUMENT`. `config` may be NULL.
+ */
+tdb_status_t tdb_group_open(const char *uri,
+                            uint64_t timestamp,
+                            const tdb_config_t *config,
+                            tdb_group_t **group,
+                            tdb_error_t **error);
+
+/**
+ * Frees a group; changes not committed are dropped. NULL is a no-op.
+ */
+void tdb_group_free(tdb_group_t *group);
+
+/**
+ * The number of members (as opened or last committed).
+ */
+tdb_status_t tdb_group_member_count(const tdb_group_t *group, uint32_t *count, tdb_error_t **error);
+
+/**
+ * Member `index` (members sorted by name, or URI when unnamed): its location (a relative
+ * URI joined to the group's, an absolute one as stored), its name (NULL when it has none),
+ * its type (`TDB_OBJECT_*`) and whether it is stored relative to the group. The strings are
+ * valid until the group is committed or freed. Any output may be NULL.
+ */
+tdb_status_t tdb_group_member(const tdb_group_t *group,
+                              uint32_t index,
+                              const char **uri,
+                              const char **name,
+                              tdb_object_type_t *type,
+                              bool *relative,
+                              tdb_error_t **error);
+
+/**
+ * Stages adding the array or group at `uri` (relative to the group's folder when
+ * `relative`) under `name` (NULL: unnamed), for the next commit, which checks it as TileDB
+ * does (the member must exist; a name or URI is added or removed once per session).
+ */
+tdb_status_t tdb_group_add_member(tdb_group_t *group,
+                                  const char *uri,
+                                  bool relative,
+                                  const char *name,
+                                  tdb_error_t **error);
+
+/**
+ * Stages removing the member named `name_or_uri` (or, when no member has that name, the
+ * one member with that URI), for the next commit.
+ */
+tdb_status_t tdb_group_remove_member(tdb_group_t *group,
+                                     const char *name_or_uri,
+                                     tdb_error_t **error);
+
+/**
+ * Stages writing metadata `key`: `value_count` values of `type` in `value` (`value_size`
+ * bytes, exactly `value_count` × the type's size), for the next commit.
+ */
+tdb_status_t tdb_group_metadata_put(tdb_group_t *group,
+                                    const char *key,
+                                    tdb_datatype_t type,
+                                    uint32_t value_count,
+                                    const void *value,
+                                    size_t value_size,
+                                    tdb_error_t **error);
+
+/**
+ * Stages deleting metadata `key`, for the next commit (deleting a key that has no value is
+ * not an error, as in TileDB).
+ */
+tdb_status_t tdb_group_metadata_delete(tdb_group_t *group, const char *key, tdb_error_t **error);
+
+/**
+ * Writes the staged changes as one write session (a `__group` details file when members
+ * change, a `__meta` file when metadata changes) at the open timestamp (or now), then reads
+ * the group again. On failure the staged changes are kept and the handle's view is
+ * unchanged; a refused member change writes nothing.
+ */
+tdb_status_t tdb_group_commit(tdb_group_t *group, tdb_error_t **error);
+
+/**
+ * The number of metadata entries (as opened or last committed).
+ */
+tdb_status_t tdb_group_metadata_count(const tdb_group_t *group,
+                                      uint32_t *count,
+                                      tdb_error_t **error);
+
+/**
+ * Metadata entry `index` (entries sorted by key): its key, datatype, number of values and
+ * the values (`value_count` × the type's size bytes). The pointers are valid until the group
+ * is committed or freed. Any output may be NULL.
+ */
+tdb_status_t tdb_group_metadata_entry(const tdb_group_t *group,
+                                      uint32_t index,
+                                      const char **key,
+                                      tdb_datatype_t *type,
+                                      uint32_t *value_count,
+                                      const void **value,
+                                      tdb_error_t **error);
+
+/**
+ * The value of metadata `key`: datatype, number of values and the values, as
+ * `tdb_group_metadata_entry`. A key without a value is `TDB_ERR_INVALID_ARGUMENT`. Any
+ * output may be NULL.
+ */
+tdb_status_t tdb_group_metadata_get(const tdb_group_t *group,
+                                    const char *key,
+                                    tdb_datatype_t *type,
+                                    uint32_t *value_count,
+                                    const void **value,
+                                    tdb_error_t **error);
+
+/**
+ * Vacuums the array at `uri` after a consolidation, removing what TileDB 2.30 removes in
+ * `mode` (TileDB's `sm.vacuum.mode` names: `"fragments"`, `"commits"`, `"fragment_meta"`,
+ * `"array_meta"`; NULL: `"fragments"`), in an order that keeps every reader's view whole.
+ * Fragments mode also removes the fragment folders of killed writers (no commit marker)
+ * unchanged for 10 minutes, which TileDB never removes. `config` may be NULL.
+ */
+tdb_status_t tdb_array_vacuum(const char *uri,
+                              const char *mode,
+                              const tdb_config_t *config,
+                              tdb_error_t **error);
+
+/**
+ * Deletes the fragments of the array at `uri` whose timestamp range lies inside
+ * [`timestamp_start`, `timestamp_end`] (milliseconds, inclusive), as TileDB's
+ * `tiledb_array_delete_fragments_v2`. A reversed range is `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_array_delete_fragments(const char *uri,
+                                        uint64_t timestamp_start,
+                                        uint64_t timestamp_end,
+                                        const tdb_config_t *config,
+                                        tdb_error_t **error);
+
+/**
+ * Removes the array at `uri` as TileDB's `tiledb_array_delete`: its fragments, commits,
+ * schemas and metadata, TileDB's folders, and the array folder when nothing else is left in
+ * it (files TileDB did not make stay). A folder that is not an array is
+ * `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_array_delete(const char *uri, const tdb_config_t *config, tdb_error_t **error);
+
+/**
+ * Evolves the schema of the array at `uri` (TileDB's `tiledb_array_evolve`): applies the
+ * changes of `changes_json`, a NUL-terminated JSON list of one-member objects
+ * (`{"add_attribute": ATTR}`, `{"drop_attribute": NAME}`, `{"add_enumeration": ENUM}`,
+ * `{"extend_enumeration": {"name": NAME, "values": [..]}}`, `{"drop_enumeration": NAME}`,
+ * `{"expand_current_domain": [[LO, HI], ..]}`; ATTR and ENUM in the form
+ * `tdb_array_schema_json` prints), in order, to the newest schema and writes the result as a
+ * new schema file at `timestamp` (milliseconds, later than every schema's; 0: now). A change
+ * TileDB refuses is `TDB_ERR_INVALID_ARGUMENT` with TileDB's reason, and nothing is written.
+ */
+tdb_status_t tdb_array_evolve(const char *uri,
+                              const char *changes_json,
+                              uint64_t timestamp,
+                              const tdb_config_t *config,
+                              tdb_error_t **error);
 
 /**
  * Creates an empty pipeline (no filters, max chunk size 65536, all cores).

@@ -43,6 +43,16 @@ pub enum ArrayCommand {
     /// Put or delete an array metadata entry (one new `__meta` file, as TileDB writes it) and
     /// print the file's name.
     Metadata(crate::array_metadata::MetadataArgs),
+    /// Remove what a consolidation made redundant, exactly as TileDB 2.30 vacuums (one mode
+    /// per call), and the fragment folders of killed writers after a grace period.
+    Vacuum(crate::array_lifecycle::VacuumArgs),
+    /// Delete the fragments inside a timestamp range (TileDB's delete_fragments).
+    DeleteFragments(crate::array_lifecycle::DeleteFragmentsArgs),
+    /// Remove the array (TileDB's delete_array): what TileDB made; other files stay.
+    Remove(crate::array_lifecycle::RemoveArgs),
+    /// Evolve the schema: add or drop attributes and enumerations, extend enumerations,
+    /// expand the current domain (one new schema file, TileDB's rules).
+    Evolve(crate::array_lifecycle::EvolveArgs),
 }
 
 /// Options every array subcommand takes.
@@ -189,6 +199,10 @@ pub fn run(args: &ArrayArgs) -> CliResult<()> {
         ArrayCommand::Create(a) => create(a)?,
         ArrayCommand::Write(a) => crate::array_write::run(a, &mut out)?,
         ArrayCommand::Metadata(a) => crate::array_metadata::run(a, &mut out)?,
+        ArrayCommand::Vacuum(a) => crate::array_lifecycle::vacuum(a, &mut out)?,
+        ArrayCommand::DeleteFragments(a) => crate::array_lifecycle::delete_fragments(a, &mut out)?,
+        ArrayCommand::Remove(a) => crate::array_lifecycle::remove(a, &mut out)?,
+        ArrayCommand::Evolve(a) => crate::array_lifecycle::evolve(a, &mut out)?,
     }
     out.flush().map_err(Failure::stdout)
 }
@@ -434,7 +448,7 @@ struct InfoJson<'a> {
 }
 
 /// The array metadata as a JSON object: key → `{"type": …, "value": …}`, in key order.
-struct MetadataJson<'a>(&'a [MetadataEntry]);
+pub(crate) struct MetadataJson<'a>(pub(crate) &'a [MetadataEntry]);
 
 impl Serialize for MetadataJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -460,7 +474,7 @@ impl MetadataEntryJson<'_> {
 }
 
 /// A metadata value: text as one string, a single number bare, several numbers as a list.
-struct MetadataValueJson<'a>(&'a MetadataEntry);
+pub(crate) struct MetadataValueJson<'a>(pub(crate) &'a MetadataEntry);
 
 impl Serialize for MetadataValueJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -53,7 +53,7 @@ pub enum MetadataCommand {
 }
 
 /// The bytes of `values` as `datatype`.
-fn encode(datatype: Datatype, values: &[String]) -> CliResult<(u32, Vec<u8>)> {
+pub(crate) fn encode(datatype: Datatype, values: &[String]) -> CliResult<(u32, Vec<u8>)> {
     if datatype.is_string() || datatype.is_byte() {
         if values.len() != 1 {
             return Err(Failure::new(format!(
@@ -93,7 +93,7 @@ fn encode(datatype: Datatype, values: &[String]) -> CliResult<(u32, Vec<u8>)> {
 }
 
 /// TileDB-Py's choice for values without a type: INT64, FLOAT64 or STRING_UTF8.
-fn infer(values: &[String]) -> Datatype {
+pub(crate) fn infer(values: &[String]) -> Datatype {
     if values.iter().all(|v| v.trim().parse::<i64>().is_ok()) {
         Datatype::Int64
     } else if values.iter().all(|v| v.trim().parse::<f64>().is_ok()) {

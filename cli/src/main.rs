@@ -5,7 +5,9 @@
 //! * `tdbf inspect FILE` walks a TileDB data file tile by tile (docs/FORMAT.md §4.1).
 //! * `tdbf filter` / `tdbf unfilter` convert between raw cells and filtered tiles.
 //! * `tdbf array info|cat|verify` reads TileDB array folders (schema, fragments, cells) and
-//!   checks every tile of them; `tdbf array write` writes a fragment.
+//!   checks every tile of them; `tdbf array write` writes a fragment; `tdbf array vacuum|
+//!   delete-fragments|remove|evolve` are the array lifecycle.
+//! * `tdbf group create|add|remove|info|metadata` works on TileDB groups.
 //! * `tdbf bench` measures a pipeline's filter and unfilter throughput on the tiles of a file
 //!   (or memcpy of the same tiles, as a baseline).
 //! * `tdbf advise` ranks TileDB's pipelines for a file of cells by ratio, speed or both.
@@ -22,6 +24,7 @@
 mod common;
 mod advise;
 mod array;
+mod array_lifecycle;
 mod array_metadata;
 mod array_query;
 mod array_write;
@@ -30,6 +33,7 @@ mod bench_codec;
 mod convert;
 mod demo;
 mod demo_array;
+mod group;
 mod inspect;
 mod tiles;
 
@@ -70,6 +74,9 @@ enum Command {
     /// Read TileDB array folders without libtiledb: schema and fragments, cells, integrity;
     /// create arrays from a schema JSON.
     Array(array::ArrayArgs),
+    /// TileDB groups: create them, add and remove members, read members and metadata, put and
+    /// delete metadata.
+    Group(group::GroupArgs),
     /// Try TileDB's pipelines for the datatype on a sample of a file's tiles and rank them
     /// by ratio, speed or both, with the spec and TileDB-Py FilterList to paste.
     Advise(advise::AdviseArgs),
@@ -87,6 +94,7 @@ fn main() -> ExitCode {
         Command::Unfilter(args) => convert::unfilter(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Array(args) => array::run(&args),
+        Command::Group(args) => group::run(&args),
         Command::Advise(args) => advise::run(&args),
     };
     match result {

@@ -247,6 +247,15 @@ pub(crate) fn write_layout(
 /// The format version TileDB 2.30 writes (pass it to `tdb_pipeline_deserialize` for 2.30 schemas).
 pub const TDB_FORMAT_VERSION: u32 = 22;
 
+/// What a group member is (`tiledb_object_t` values).
+pub type tdb_object_type_t = u32;
+/// Neither an array nor a group (TileDB stores it for members that did not exist).
+pub const TDB_OBJECT_INVALID: tdb_object_type_t = 0;
+/// A group.
+pub const TDB_OBJECT_GROUP: tdb_object_type_t = 1;
+/// An array.
+pub const TDB_OBJECT_ARRAY: tdb_object_type_t = 2;
+
 #[cfg(test)]
 mod tests {
     use super::super::*;

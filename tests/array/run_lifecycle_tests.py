@@ -406,7 +406,7 @@ def test_evolution(work):
     err = run_err("evolve", b, json.dumps([{"expand_current_domain": [[0, 10]]}]))
     check("can only grow" in err, err)
     err = run_err("evolve", b, json.dumps([{"drop_enumeration": "e3"}]))
-    check("uses it" in err, err)
+    check("is used by attribute" in err, err)
     err = run_err("evolve", b, json.dumps([{"drop_attribute": "b"}]), 5)
     check("later than" in err, err)
 

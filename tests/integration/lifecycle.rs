@@ -286,3 +286,58 @@ fn groups_round_trip_members_and_metadata() {
     assert!(Group::open(s(&g.join("arr")), &o).is_err());
     fs::remove_dir_all(&base).unwrap();
 }
+
+#[test]
+fn evolution_from_json_types_values_by_the_schema() {
+    let dir = array("evolve_json", 1);
+    let options = EvolveOptions::default();
+    lifecycle::evolve_json(
+        s(&dir),
+        r#"[{"add_enumeration": {"name": "e", "type": "INT16", "values": [3, 4]}},
+            {"add_attribute": {"name": "f", "type": "UINT8", "enumeration": "e", "fill": 1}},
+            {"add_attribute": {"name": "ok", "type": "BOOL", "fill": true}}]"#,
+        &options,
+    )
+    .unwrap();
+    assert_eq!(ints_u8(&dir, "ok"), [1, 1]);
+    // Extension values take the enumeration's type (INT16) when the change leaves it out.
+    lifecycle::evolve_json(
+        s(&dir),
+        r#"[{"extend_enumeration": {"name": "e", "values": [-5]}}]"#,
+        &options,
+    )
+    .unwrap();
+    let a = Array::open(s(&dir), &OpenOptions::default()).unwrap();
+    let e = a.enumeration("e").unwrap();
+    assert_eq!(e.data, [3i16, 4, -5].map(i16::to_le_bytes).concat());
+    for (changes, needle) in [
+        ("{}", "expected a list"),
+        (r#"[{"rename": "a"}]"#, "unknown change 'rename'"),
+        (r#"[{"drop_attribute": 3}]"#, "takes a name"),
+        (r#"[{"drop_attribute": "a", "x": 1}]"#, "one member"),
+        (
+            r#"[{"extend_enumeration": {"name": "nope", "values": [1]}}]"#,
+            "does not exist",
+        ),
+        (
+            r#"[{"extend_enumeration": {"name": "e", "values": [70000]}}]"#,
+            "outside the range of INT16",
+        ),
+        (r#"[{"drop_enumeration": "e"}]"#, "is used by attribute 'f'"),
+        (
+            r#"[{"expand_current_domain": [[0, 10], [0, 1]]}]"#,
+            "non-equal number",
+        ),
+        ("[]", "no changes"),
+    ] {
+        let err = lifecycle::evolve_json(s(&dir), changes, &options).unwrap_err();
+        assert!(err.message().contains(needle), "{changes}: {err}");
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The one-byte cells of `field`.
+fn ints_u8(dir: &Path, field: &str) -> Vec<u8> {
+    let a = Array::open(s(dir), &OpenOptions::default()).unwrap();
+    a.read(&[field], None).unwrap().remove(0).data
+}

@@ -12,10 +12,12 @@
 use crate::array::directory::{ArrayDirectory, names};
 use crate::array::order;
 use crate::array::schema::{ArraySchema, Attribute, Enumeration, Range, VAR_NUM};
+use crate::array::schema_json;
 use crate::error::{Error, Result};
 use crate::format::format_version::FORMAT_VERSION;
 use crate::pipeline::generic_tile;
 use crate::storage::StorageConfig;
+use serde_json::Value;
 
 /// One change of a schema evolution.
 #[derive(Clone, Debug)]
@@ -50,12 +52,107 @@ pub struct EvolveOptions {
 /// Applies `changes` to the newest schema of the array at `uri` and writes the result as a
 /// new schema file. Returns the new schema's file name.
 pub fn evolve(uri: &str, changes: &[SchemaChange], options: &EvolveOptions) -> Result<String> {
-    if changes.is_empty() {
-        return Err(Error::invalid(
-            "schema evolution: no changes (add or drop attributes or enumerations, or \
-             expand the current domain)",
-        ));
+    evolve_with(uri, options, |_| Ok(changes.to_vec()))
+}
+
+/// [`evolve`] with the changes in JSON (see [`changes_from_json`]), read against the array's
+/// newest schema.
+pub fn evolve_json(uri: &str, changes_json: &str, options: &EvolveOptions) -> Result<String> {
+    let v: Value = serde_json::from_str(changes_json)
+        .map_err(|e| Error::invalid(format!("schema changes JSON: {e}")))?;
+    evolve_with(uri, options, |schema| changes_from_json(&v, schema))
+}
+
+/// Parses a JSON list of schema changes, each an object of one member:
+/// `{"add_attribute": ATTR}`, `{"drop_attribute": NAME}`, `{"add_enumeration": ENUM}`,
+/// `{"extend_enumeration": {"name": NAME, "values": [..]}}` (the values to append; `type`
+/// and `cell_val_num` may be given and must then be the enumeration's),
+/// `{"drop_enumeration": NAME}`, `{"expand_current_domain": [[LO, HI], ..]}`. ATTR and ENUM
+/// are in the schema JSON's form (`tdbf array info --json`); values are typed by `schema`
+/// (the array's newest, its enumerations loaded).
+pub fn changes_from_json(changes: &Value, schema: &ArraySchema) -> Result<Vec<SchemaChange>> {
+    let list = changes
+        .as_array()
+        .ok_or_else(|| Error::invalid("schema changes: expected a list of changes"))?;
+    let mut out = Vec::new();
+    for (i, c) in list.iter().enumerate() {
+        let what = format!("schema change {i}");
+        let (kind, v) = match c.as_object() {
+            Some(o) if o.len() == 1 => o.iter().next().expect("one member"),
+            _ => {
+                return Err(Error::invalid(format!(
+                    "{what}: expected an object of one member, e.g. {{\"drop_attribute\": \"a\"}}"
+                )));
+            }
+        };
+        let name = || {
+            v.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| Error::invalid(format!("{what}: {kind} takes a name, not {v}")))
+        };
+        let context = |e: Error| e.context(format!("{what} ({kind})"));
+        out.push(match kind.as_str() {
+            "add_attribute" => SchemaChange::AddAttribute(Box::new(
+                schema_json::attribute_from_json(v, kind).map_err(context)?,
+            )),
+            "drop_attribute" => SchemaChange::DropAttribute(name()?),
+            "add_enumeration" => SchemaChange::AddEnumeration(
+                schema_json::enumeration_from_json(v, kind).map_err(context)?,
+            ),
+            "extend_enumeration" => {
+                SchemaChange::ExtendEnumeration(extension_from_json(v, schema).map_err(context)?)
+            }
+            "drop_enumeration" => SchemaChange::DropEnumeration(name()?),
+            "expand_current_domain" => SchemaChange::ExpandCurrentDomain(
+                schema_json::current_domain_from_json(v, &schema.dimensions).map_err(context)?,
+            ),
+            _ => {
+                return Err(Error::invalid(format!(
+                    "{what}: unknown change '{kind}' (add_attribute, drop_attribute, \
+                     add_enumeration, extend_enumeration, drop_enumeration, \
+                     expand_current_domain)"
+                )));
+            }
+        });
     }
+    Ok(out)
+}
+
+/// The values to append to an enumeration of `schema`, typed as it is.
+fn extension_from_json(v: &Value, schema: &ArraySchema) -> Result<Enumeration> {
+    let m = v
+        .as_object()
+        .ok_or_else(|| Error::invalid("expected {\"name\": NAME, \"values\": [..]}"))?;
+    let name = m
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Error::invalid("'name' is missing"))?;
+    let old = schema.loaded_enumeration(name).ok_or_else(|| {
+        Error::invalid(format!(
+            "Cannot extend enumeration '{name}'; it does not exist"
+        ))
+    })?;
+    let mut full = m.clone();
+    full.entry("type")
+        .or_insert_with(|| old.datatype.name().into());
+    full.entry("cell_val_num").or_insert_with(|| {
+        if old.cell_val_num == VAR_NUM {
+            "var".into()
+        } else {
+            old.cell_val_num.into()
+        }
+    });
+    full.entry("ordered").or_insert(old.ordered.into());
+    schema_json::enumeration_from_json(&Value::Object(full), "extend_enumeration")
+}
+
+/// Loads the newest schema of the array at `uri` (its enumerations loaded), applies the
+/// changes `make` gives for it, and writes the result.
+fn evolve_with(
+    uri: &str,
+    options: &EvolveOptions,
+    make: impl FnOnce(&ArraySchema) -> Result<Vec<SchemaChange>>,
+) -> Result<String> {
     let key = options.key.as_deref();
     let dir = ArrayDirectory::open(uri, &options.config)?;
     let newest_file = dir.latest_schema(u64::MAX).clone();
@@ -81,7 +178,14 @@ pub fn evolve(uri: &str, changes: &[SchemaChange], options: &EvolveOptions) -> R
         e.path_name = file.clone();
         schema.loaded_enumerations.push(e);
     }
-    for c in changes {
+    let changes = make(&schema)?;
+    if changes.is_empty() {
+        return Err(Error::invalid(
+            "schema evolution: no changes (add or drop attributes or enumerations, or \
+             expand the current domain)",
+        ));
+    }
+    for c in &changes {
         apply(&mut schema, c)?;
     }
     let mut new_files = Vec::new();
@@ -229,7 +333,7 @@ fn apply(schema: &mut ArraySchema, change: &SchemaChange) -> Result<()> {
                 .find(|a| a.enumeration.as_deref() == Some(name))
             {
                 return Err(Error::invalid(format!(
-                    "Cannot drop enumeration '{name}'; attribute '{}' uses it",
+                    "Unable to drop enumeration '{name}' as it is used by attribute '{}'.",
                     a.name
                 )));
             }

@@ -14,5 +14,5 @@ pub mod vacuum;
 
 pub use consolidate::{ConsolidateMode, ConsolidateOptions, ConsolidateReport, consolidate};
 pub use delete::{DeleteReport, delete_array, delete_fragments};
-pub use evolve::{EvolveOptions, SchemaChange, evolve};
+pub use evolve::{EvolveOptions, SchemaChange, changes_from_json, evolve, evolve_json};
 pub use vacuum::{VacuumMode, VacuumOptions, VacuumReport, vacuum};

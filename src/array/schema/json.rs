@@ -224,6 +224,7 @@ fn value_from_json(t: Datatype, v: &Value, what: &str) -> Result<Vec<u8>> {
                     .map(i128::from)
                     .or_else(|| n.as_u64().map(i128::from))
                     .ok_or_else(bad)?,
+                Value::Bool(b) if t == Datatype::Bool => i128::from(*b),
                 _ => return Err(bad()),
             };
             let (min, max) = integer_range(t);
@@ -753,7 +754,7 @@ fn domain_range_extent(t: Datatype, lo: &[u8], hi: &[u8]) -> Result<Vec<u8>> {
     Ok(null_extent_fill(t, lo, hi))
 }
 
-fn attribute_from_json(v: &Value, what: &str) -> Result<Attribute> {
+pub(crate) fn attribute_from_json(v: &Value, what: &str) -> Result<Attribute> {
     let m = v
         .as_object()
         .ok_or_else(|| Error::invalid("not an object"))?;
@@ -843,7 +844,7 @@ fn attribute_from_json(v: &Value, what: &str) -> Result<Attribute> {
     })
 }
 
-fn enumeration_from_json(v: &Value, what: &str) -> Result<Enumeration> {
+pub(crate) fn enumeration_from_json(v: &Value, what: &str) -> Result<Enumeration> {
     let m = match v {
         Value::Object(m) => m,
         Value::String(name) => {
@@ -897,7 +898,7 @@ fn enumeration_from_json(v: &Value, what: &str) -> Result<Enumeration> {
     })
 }
 
-fn current_domain_from_json(v: &Value, dims: &[Dimension]) -> Result<Vec<Range>> {
+pub(crate) fn current_domain_from_json(v: &Value, dims: &[Dimension]) -> Result<Vec<Range>> {
     let list = v
         .as_array()
         .ok_or_else(|| Error::invalid("current_domain: expected one [low, high] per dimension"))?;

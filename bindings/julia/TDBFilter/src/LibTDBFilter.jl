@@ -22,6 +22,7 @@ const ArrayHandle = Cvoid
 const WriterHandle = Cvoid
 const ConfigHandle = Cvoid
 const ResultHandle = Cvoid
+const GroupHandle = Cvoid
 
 """Mirror of `tdb_generic_tile_header_t`."""
 struct GenericTileHeader
@@ -420,5 +421,68 @@ tdb_filter_type_from_name(name, type, error) =
           (Cstring, Ref{UInt32}, Ref{Ptr{Error}}), name, type, error)
 tdb_status_name(status) = ccall((:tdb_status_name, libtdbfilter), Cstring, (Int32,), status)
 tdb_version() = ccall((:tdb_version, libtdbfilter), Cstring, ())
+
+# the array lifecycle
+tdb_array_vacuum(uri, mode, config, error) =
+    ccall((:tdb_array_vacuum, libtdbfilter), Cint,
+          (Cstring, Cstring, Ptr{ConfigHandle}, Ref{Ptr{Error}}), uri, mode, config, error)
+tdb_array_delete_fragments(uri, timestamp_start, timestamp_end, config, error) =
+    ccall((:tdb_array_delete_fragments, libtdbfilter), Cint,
+          (Cstring, UInt64, UInt64, Ptr{ConfigHandle}, Ref{Ptr{Error}}),
+          uri, timestamp_start, timestamp_end, config, error)
+tdb_array_delete(uri, config, error) =
+    ccall((:tdb_array_delete, libtdbfilter), Cint,
+          (Cstring, Ptr{ConfigHandle}, Ref{Ptr{Error}}), uri, config, error)
+tdb_array_evolve(uri, changes_json, timestamp, config, error) =
+    ccall((:tdb_array_evolve, libtdbfilter), Cint,
+          (Cstring, Cstring, UInt64, Ptr{ConfigHandle}, Ref{Ptr{Error}}),
+          uri, changes_json, timestamp, config, error)
+
+# groups
+tdb_group_create(uri, config, error) =
+    ccall((:tdb_group_create, libtdbfilter), Cint,
+          (Cstring, Ptr{ConfigHandle}, Ref{Ptr{Error}}), uri, config, error)
+tdb_group_open(uri, timestamp, config, group, error) =
+    ccall((:tdb_group_open, libtdbfilter), Cint,
+          (Cstring, UInt64, Ptr{ConfigHandle}, Ref{Ptr{GroupHandle}}, Ref{Ptr{Error}}),
+          uri, timestamp, config, group, error)
+tdb_group_free(group) = ccall((:tdb_group_free, libtdbfilter), Cvoid, (Ptr{GroupHandle},), group)
+tdb_group_member_count(group, count, error) =
+    ccall((:tdb_group_member_count, libtdbfilter), Cint,
+          (Ptr{GroupHandle}, Ref{UInt32}, Ref{Ptr{Error}}), group, count, error)
+tdb_group_member(group, index, uri, name, type, relative, error) =
+    ccall((:tdb_group_member, libtdbfilter), Cint,
+          (Ptr{GroupHandle}, UInt32, Ref{Cstring}, Ref{Cstring}, Ref{UInt32}, Ref{Bool},
+           Ref{Ptr{Error}}),
+          group, index, uri, name, type, relative, error)
+tdb_group_add_member(group, uri, relative, name, error) =
+    ccall((:tdb_group_add_member, libtdbfilter), Cint,
+          (Ptr{GroupHandle}, Cstring, Bool, Cstring, Ref{Ptr{Error}}),
+          group, uri, relative, name, error)
+tdb_group_remove_member(group, name_or_uri, error) =
+    ccall((:tdb_group_remove_member, libtdbfilter), Cint,
+          (Ptr{GroupHandle}, Cstring, Ref{Ptr{Error}}), group, name_or_uri, error)
+tdb_group_metadata_put(group, key, type, value_count, value, value_size, error) =
+    ccall((:tdb_group_metadata_put, libtdbfilter), Cint,
+          (Ptr{GroupHandle}, Cstring, UInt32, UInt32, Ptr{Cvoid}, Csize_t, Ref{Ptr{Error}}),
+          group, key, type, value_count, value, value_size, error)
+tdb_group_metadata_delete(group, key, error) =
+    ccall((:tdb_group_metadata_delete, libtdbfilter), Cint,
+          (Ptr{GroupHandle}, Cstring, Ref{Ptr{Error}}), group, key, error)
+tdb_group_commit(group, error) =
+    ccall((:tdb_group_commit, libtdbfilter), Cint,
+          (Ptr{GroupHandle}, Ref{Ptr{Error}}), group, error)
+tdb_group_metadata_count(group, count, error) =
+    ccall((:tdb_group_metadata_count, libtdbfilter), Cint,
+          (Ptr{GroupHandle}, Ref{UInt32}, Ref{Ptr{Error}}), group, count, error)
+tdb_group_metadata_entry(group, index, key, type, value_count, value, error) =
+    ccall((:tdb_group_metadata_entry, libtdbfilter), Cint,
+          (Ptr{GroupHandle}, UInt32, Ref{Cstring}, Ref{UInt32}, Ref{UInt32}, Ref{Ptr{Cvoid}},
+           Ref{Ptr{Error}}),
+          group, index, key, type, value_count, value, error)
+tdb_group_metadata_get(group, key, type, value_count, value, error) =
+    ccall((:tdb_group_metadata_get, libtdbfilter), Cint,
+          (Ptr{GroupHandle}, Cstring, Ref{UInt32}, Ref{UInt32}, Ref{Ptr{Cvoid}}, Ref{Ptr{Error}}),
+          group, key, type, value_count, value, error)
 
 end # module

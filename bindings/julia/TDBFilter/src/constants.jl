@@ -102,3 +102,8 @@ const TDB_ARRAY_PIPELINE_COORDS = UInt32(3)
 const TDB_TILE_FIXED = UInt32(0)
 const TDB_TILE_VAR = UInt32(1)
 const TDB_TILE_VALIDITY = UInt32(2)
+
+# tdb_object_type_t: what a group member is (TileDB's tiledb_object_t)
+const TDB_OBJECT_INVALID = UInt32(0)
+const TDB_OBJECT_GROUP = UInt32(1)
+const TDB_OBJECT_ARRAY = UInt32(2)

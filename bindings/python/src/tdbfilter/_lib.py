@@ -112,6 +112,8 @@ CONSTANTS = {
     # tdb_array_pipeline_kind_t
     "TDB_ARRAY_PIPELINE_FIELD": 0, "TDB_ARRAY_PIPELINE_OFFSETS": 1,
     "TDB_ARRAY_PIPELINE_VALIDITY": 2, "TDB_ARRAY_PIPELINE_COORDS": 3,
+    # tdb_object_type_t
+    "TDB_OBJECT_INVALID": 0, "TDB_OBJECT_GROUP": 1, "TDB_OBJECT_ARRAY": 2,
     # the format version TileDB 2.30 writes
     "TDB_FORMAT_VERSION": 22,
     # tdb_layout_t (the writer's cell orders)
@@ -244,4 +246,24 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_writer_submit": (c_int, [P, PP]),
     "tdb_writer_finalize": (c_int, [P, PP]),
     "tdb_writer_fragment_name": (c_int, [P, STRP, PP]),
+    # the array lifecycle
+    "tdb_array_vacuum": (c_int, [c_char_p, c_char_p, P, PP]),
+    "tdb_array_delete_fragments": (c_int, [c_char_p, c_uint64, c_uint64, P, PP]),
+    "tdb_array_delete": (c_int, [c_char_p, P, PP]),
+    "tdb_array_evolve": (c_int, [c_char_p, c_char_p, c_uint64, P, PP]),
+    # groups
+    "tdb_group_create": (c_int, [c_char_p, P, PP]),
+    "tdb_group_open": (c_int, [c_char_p, c_uint64, P, PP, PP]),
+    "tdb_group_free": (None, [P]),
+    "tdb_group_member_count": (c_int, [P, U32P, PP]),
+    "tdb_group_member": (c_int, [P, c_uint32, STRP, STRP, U32P, POINTER(c_bool), PP]),
+    "tdb_group_add_member": (c_int, [P, c_char_p, c_bool, c_char_p, PP]),
+    "tdb_group_remove_member": (c_int, [P, c_char_p, PP]),
+    "tdb_group_metadata_put": (
+        c_int, [P, c_char_p, c_uint32, c_uint32, c_void_p, c_size_t, PP]),
+    "tdb_group_metadata_delete": (c_int, [P, c_char_p, PP]),
+    "tdb_group_commit": (c_int, [P, PP]),
+    "tdb_group_metadata_count": (c_int, [P, U32P, PP]),
+    "tdb_group_metadata_entry": (c_int, [P, c_uint32, STRP, U32P, U32P, PP, PP]),
+    "tdb_group_metadata_get": (c_int, [P, c_char_p, U32P, U32P, PP, PP]),
 }

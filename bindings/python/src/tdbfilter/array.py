@@ -763,7 +763,7 @@ def _to_numpy(r: RawResult):
     validity = r.validity
     if r.offsets is not None:
         if cell.name in TEXT:
-            cells = [c.decode("utf-8", "replace") for c in r.cells()]
+            cells = [c.decode("utf-8", "surrogateescape") for c in r.cells()]
         elif _numeric(cell):
             cells = [np.frombuffer(c, cell.dtype) for c in r.cells()]
         else:

@@ -16,6 +16,8 @@ from . import ctx, libtiledb, main, vfs  # noqa: F401
 from ._array import (Array, DenseArray, SparseArray, array_exists, from_numpy, object_type,
                      open, remove)
 from ._fragment import FragmentInfo, FragmentInfoList, array_fragments
+from ._group import Group, GroupMetadata, Object, group_create, ls, move, walk
+from ._lifecycle import ArraySchemaEvolution, vacuum
 from ._index import EmptyRange
 from ._meta import Metadata
 from ._schema import (ArraySchema, Attr, BitShuffleFilter, BitWidthReductionFilter,
@@ -47,7 +49,6 @@ def _not_built(name: str):
 
 
 consolidate = _not_built("consolidate")
-vacuum = _not_built("vacuum")
 stats_enable = _not_built("stats_enable")
 stats_disable = _not_built("stats_disable")
 stats_reset = _not_built("stats_reset")
@@ -57,10 +58,6 @@ from_csv = _not_built("from_csv")
 open_dataframe = _not_built("open_dataframe")
 schema_like = _not_built("schema_like")
 empty_like = _not_built("empty_like")
-ls = _not_built("ls")
-walk = _not_built("walk")
-move = _not_built("move")
-group_create = _not_built("group_create")
 
 
 class _Version:
@@ -77,12 +74,12 @@ version = _Version()
 
 
 __all__ = [
-    "Array", "ArraySchema", "Attr", "BitShuffleFilter", "BitWidthReductionFilter",
+    "Array", "ArraySchema", "ArraySchemaEvolution", "Attr", "BitShuffleFilter", "BitWidthReductionFilter",
     "ByteShuffleFilter", "Bzip2Filter", "ChecksumMD5Filter", "ChecksumSHA256Filter",
     "CompressionFilter", "Config", "Ctx", "CurrentDomain", "DeltaFilter", "DenseArray",
     "DenseArrayImpl", "Dim", "DictionaryFilter", "Domain", "DoubleDeltaFilter", "EmptyRange",
     "Enumeration", "FileIO", "Filter", "FilterList", "FloatScaleFilter", "FragmentInfo",
-    "FragmentInfoList", "GzipFilter", "LZ4Filter", "Metadata", "NDRectangle", "NoOpFilter",
+    "FragmentInfoList", "Group", "GroupMetadata", "GzipFilter", "LZ4Filter", "Metadata", "NDRectangle", "NoOpFilter", "Object",
     "PositiveDeltaFilter", "RleFilter", "SparseArray", "SparseArrayImpl", "TileDBError", "VFS",
     "WebpFilter", "XORFilter", "ZstdFilter", "array_exists", "array_fragments", "consolidate",
     "default_ctx", "empty_like", "from_csv", "from_numpy", "from_pandas", "group_create", "ls",

@@ -239,6 +239,10 @@ class Array:
     def dim(self, key):
         return self._schema.domain.dim(key)
 
+    def enum(self, name: str):
+        """The enumeration ``name`` with its values."""
+        return self._schema.enum(name)
+
     def label_index(self, labels):
         raise TileDBError("dimension labels are not supported by tdbfilter's TileDB-Py API yet")
 
@@ -347,12 +351,23 @@ class Array:
         raise TileDBError("consolidation is not supported by tdbfilter's TileDB-Py API yet")
 
     @staticmethod
-    def delete_fragments(*args, **kwargs):
-        raise TileDBError("delete_fragments is not supported by tdbfilter's TileDB-Py API yet")
+    def delete_fragments(uri, timestamp_start, timestamp_end, ctx=None):
+        """Deletes the fragments of the array at ``uri`` (or of this array, when called on
+        one) whose timestamps lie inside [timestamp_start, timestamp_end]."""
+        from ._lifecycle import delete_fragments
+
+        if isinstance(uri, Array):
+            uri, ctx = uri.uri, ctx or uri._ctx
+        delete_fragments(uri, timestamp_start, timestamp_end, ctx=ctx)
 
     @staticmethod
-    def delete_array(*args, **kwargs):
-        raise TileDBError("delete_array is not supported by tdbfilter's TileDB-Py API yet")
+    def delete_array(uri, ctx=None):
+        """Removes the array at ``uri``: what TileDB made in its folder."""
+        from ._lifecycle import delete_array
+
+        if isinstance(uri, Array):
+            uri, ctx = uri.uri, ctx or uri._ctx
+        delete_array(uri, ctx=ctx)
 
     def upgrade_version(self, *args, **kwargs):
         raise TileDBError("upgrade_version is not supported by tdbfilter's TileDB-Py API yet")

@@ -186,7 +186,8 @@ def _convert(array, name, values):
         if tname in ("CHAR", "STRING_ASCII") or tname == "BLOB" or dtype.kind == "S":
             out = np.empty(len(values), dtype=object)
             for k, v in enumerate(values):
-                out[k] = v.encode() if isinstance(v, str) else (b"" if v is None else v)
+                out[k] = v.encode("utf-8", "surrogateescape") if isinstance(v, str) else (
+                    b"" if v is None else v)
             if isinstance(values, np.ma.MaskedArray) or any(v is None for v in values):
                 pass
             return out

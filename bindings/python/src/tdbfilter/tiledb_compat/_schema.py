@@ -948,7 +948,16 @@ class Enumeration:
         return self._values
 
     def extend(self, values) -> "Enumeration":
-        vals = np.concatenate([self._values, np.asarray(values, dtype=self._values.dtype)])
+        new = np.asarray(values)
+        kind, new_kind = self._values.dtype.kind, new.dtype.kind
+        if new.size and (
+                (kind in "SU" and new_kind not in "SU")
+                or (kind == "b" and new_kind != "b")
+                or (kind in "iu" and new_kind not in "iu")
+                or (kind == "f" and new_kind not in "fiu")):
+            raise TileDBError(f"Cannot extend enumeration '{self._name}' of {self.dtype} with "
+                              f"values of {new.dtype}")
+        vals = np.concatenate([self._values, new.astype(self._values.dtype)])
         return Enumeration(self._name, self._ordered, vals, dtype=self._values.dtype)
 
     def __eq__(self, other) -> bool:

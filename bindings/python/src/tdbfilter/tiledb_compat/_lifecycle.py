@@ -1,0 +1,153 @@
+"""TileDB-Py's array lifecycle over tdbfilter: ``tiledb.vacuum``, ``Array.delete_fragments``,
+``Array.delete_array`` and ``tiledb.ArraySchemaEvolution`` (``tdb_array_vacuum``,
+``tdb_array_delete_fragments``, ``tdb_array_delete``, ``tdb_array_evolve``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+from .. import write as _write
+from .._ffi import call as _call
+from .._ffi import lib
+from ..errors import TdbfilterError as TileDBError
+from ._types import json_value
+
+
+def _config(config, ctx) -> Optional[dict]:
+    from .ctx import _storage_config
+
+    return _storage_config(config, ctx)
+
+
+def _setting(key: str, config, ctx) -> Optional[str]:
+    """``key`` of ``config`` over ``ctx``'s (None when unset)."""
+    from .ctx import Config, default_ctx
+
+    for c in (config, (ctx or default_ctx()).config()):
+        if c is None:
+            continue
+        cfg = c if isinstance(c, Config) else Config(c)
+        v = cfg.get(key)
+        if v is not None and str(v) != "":
+            return str(v)
+    return None
+
+
+def vacuum(uri, config=None, ctx=None, timestamp=None) -> None:
+    """Removes what a consolidation made redundant (TileDB-Py's ``tiledb.vacuum``): the mode
+    is the config's ``sm.vacuum.mode`` (fragments, commits, fragment_meta, array_meta;
+    default fragments)."""
+    if timestamp is not None:
+        raise TileDBError("vacuum: the timestamp argument is removed in TileDB-Py 0.36")
+    mode = _setting("sm.vacuum.mode", config, ctx) or "fragments"
+    with _write.config_handle(_config(config, ctx)) as cfg:
+        _call(lib().tdb_array_vacuum, str(uri).encode(), mode.encode(), cfg)
+
+
+def delete_fragments(uri, timestamp_start, timestamp_end, ctx=None) -> None:
+    """Deletes the fragments whose timestamps lie inside [start, end]."""
+    with _write.config_handle(_config(None, ctx)) as cfg:
+        _call(lib().tdb_array_delete_fragments, str(uri).encode(), int(timestamp_start),
+              int(timestamp_end), cfg)
+
+
+def delete_array(uri, ctx=None) -> None:
+    """Removes an array (its fragments, commits, schemas and metadata)."""
+    with _write.config_handle(_config(None, ctx)) as cfg:
+        _call(lib().tdb_array_delete, str(uri).encode(), cfg)
+
+
+def _prefix(e: TileDBError, where: str) -> TileDBError:
+    return TileDBError(f"{where}: {e}")
+
+
+class ArraySchemaEvolution:
+    """Changes to an array's schema, applied together by :meth:`array_evolve` (TileDB-Py's
+    ``tiledb.ArraySchemaEvolution``). In one evolution, attributes are dropped first, then
+    enumerations added and extended, attributes added, enumerations dropped and the current
+    domain expanded."""
+
+    def __init__(self, ctx=None):
+        self._ctx = ctx
+        self._drop_attrs: list[str] = []
+        self._add_enums: list = []
+        self._extend_enums: list = []
+        self._add_attrs: list = []
+        self._drop_enums: list[str] = []
+        self._current_domain = None
+        self._timestamp = 0
+
+    def add_attribute(self, attr) -> None:
+        if any(a.name == attr.name for a in self._add_attrs):
+            raise TileDBError("ArraySchemaEvolution: Cannot add attribute; Input attribute "
+                              "name is already there")
+        self._add_attrs.append(attr)
+
+    def drop_attribute(self, name: str) -> None:
+        self._add_attrs = [a for a in self._add_attrs if a.name != name]
+        if name not in self._drop_attrs:
+            self._drop_attrs.append(name)
+
+    def add_enumeration(self, enmr) -> None:
+        if any(e.name == enmr.name for e in self._add_enums):
+            raise TileDBError("ArraySchemaEvolution: Cannot add enumeration; Input enumeration "
+                              "name is already there")
+        self._add_enums.append(enmr)
+
+    def extend_enumeration(self, enmr) -> None:
+        self._extend_enums = [e for e in self._extend_enums if e.name != enmr.name]
+        self._extend_enums.append(enmr)
+
+    def drop_enumeration(self, name: str) -> None:
+        if name not in self._drop_enums:
+            self._drop_enums.append(name)
+
+    def expand_current_domain(self, current_domain) -> None:
+        self._current_domain = current_domain
+
+    def timestamp(self, timestamp: int) -> None:
+        if not isinstance(timestamp, int) or timestamp < 0:
+            raise ValueError("timestamp must be a non-negative integer")
+        self._timestamp = timestamp
+
+    def _changes(self, uri: str) -> list:
+        changes: list = [{"drop_attribute": n} for n in self._drop_attrs]
+        changes += [{"add_enumeration": e._json()} for e in self._add_enums]
+        if self._extend_enums:
+            from ._array import open as _open
+
+            with _open(uri, ctx=self._ctx) as A:
+                for e in self._extend_enums:
+                    old = A.schema.enum(e.name)
+                    old_vals = old._json()["values"]
+                    new_vals = e._json()["values"]
+                    if new_vals[:len(old_vals)] != old_vals:
+                        raise TileDBError(
+                            f"ArraySchemaEvolution: Cannot extend enumeration '{e.name}'; the "
+                            "extended enumeration does not start with the existing values")
+                    changes.append({"extend_enumeration": {
+                        "name": e.name, "values": new_vals[len(old_vals):]}})
+        changes += [{"add_attribute": a._json()} for a in self._add_attrs]
+        changes += [{"drop_enumeration": n} for n in self._drop_enums]
+        if self._current_domain is not None:
+            nd = self._current_domain.ndrectangle
+            ranges = []
+            for i, d in enumerate(nd._domain):
+                lo, hi = nd.range(i)
+                t = d._json()["type"]
+                ranges.append([json_value(t, lo), json_value(t, hi)])
+            changes.append({"expand_current_domain": ranges})
+        return changes
+
+    def array_evolve(self, uri) -> None:
+        """Applies the changes to the array at ``uri`` (one new schema file)."""
+        from ._array import _config_dict
+
+        uri = str(uri)
+        text = json.dumps(self._changes(uri))
+        with _write.config_handle(_config_dict(None, self._ctx)) as cfg:
+            try:
+                _call(lib().tdb_array_evolve, uri.encode(), text.encode(), self._timestamp, cfg)
+            except TileDBError as e:
+                raise _prefix(e, "ArraySchemaEvolution") from e

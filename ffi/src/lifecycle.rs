@@ -1,0 +1,100 @@
+//! The array lifecycle without a handle (src/array/lifecycle/): vacuuming, deleting fragments,
+//! removing arrays and schema evolution, as TileDB 2.30's `tiledb_array_vacuum`,
+//! `tiledb_array_delete_fragments_v2`, `tiledb_array_delete` and `tiledb_array_evolve` do them.
+
+use super::config::{config_of, tdb_config_t};
+use super::constants::tdb_status_t;
+use super::error::tdb_error_t;
+use super::guard::{self, guard};
+use std::ffi::c_char;
+use tdbfilter::array::lifecycle::{self, EvolveOptions, VacuumMode, VacuumOptions};
+
+/// Vacuums the array at `uri` after a consolidation, removing what TileDB 2.30 removes in
+/// `mode` (TileDB's `sm.vacuum.mode` names: `"fragments"`, `"commits"`, `"fragment_meta"`,
+/// `"array_meta"`; NULL: `"fragments"`), in an order that keeps every reader's view whole.
+/// Fragments mode also removes the fragment folders of killed writers (no commit marker)
+/// unchanged for 10 minutes, which TileDB never removes. `config` may be NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_vacuum(
+    uri: *const c_char,
+    mode: *const c_char,
+    config: *const tdb_config_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let uri = guard::c_str(uri, "uri")?;
+        let mode = if mode.is_null() {
+            VacuumMode::Fragments
+        } else {
+            VacuumMode::parse(guard::c_str(mode, "mode")?)?
+        };
+        let mut options = VacuumOptions::new(mode);
+        options.config = config_of(config)?;
+        lifecycle::vacuum(uri, &options)?;
+        Ok(())
+    })
+}
+
+/// Deletes the fragments of the array at `uri` whose timestamp range lies inside
+/// [`timestamp_start`, `timestamp_end`] (milliseconds, inclusive), as TileDB's
+/// `tiledb_array_delete_fragments_v2`. A reversed range is `TDB_ERR_INVALID_ARGUMENT`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_delete_fragments(
+    uri: *const c_char,
+    timestamp_start: u64,
+    timestamp_end: u64,
+    config: *const tdb_config_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let uri = guard::c_str(uri, "uri")?;
+        lifecycle::delete_fragments(uri, timestamp_start, timestamp_end, &config_of(config)?)?;
+        Ok(())
+    })
+}
+
+/// Removes the array at `uri` as TileDB's `tiledb_array_delete`: its fragments, commits,
+/// schemas and metadata, TileDB's folders, and the array folder when nothing else is left in
+/// it (files TileDB did not make stay). A folder that is not an array is
+/// `TDB_ERR_INVALID_ARGUMENT`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_delete(
+    uri: *const c_char,
+    config: *const tdb_config_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let uri = guard::c_str(uri, "uri")?;
+        lifecycle::delete_array(uri, &config_of(config)?)?;
+        Ok(())
+    })
+}
+
+/// Evolves the schema of the array at `uri` (TileDB's `tiledb_array_evolve`): applies the
+/// changes of `changes_json`, a NUL-terminated JSON list of one-member objects
+/// (`{"add_attribute": ATTR}`, `{"drop_attribute": NAME}`, `{"add_enumeration": ENUM}`,
+/// `{"extend_enumeration": {"name": NAME, "values": [..]}}`, `{"drop_enumeration": NAME}`,
+/// `{"expand_current_domain": [[LO, HI], ..]}`; ATTR and ENUM in the form
+/// `tdb_array_schema_json` prints), in order, to the newest schema and writes the result as a
+/// new schema file at `timestamp` (milliseconds, later than every schema's; 0: now). A change
+/// TileDB refuses is `TDB_ERR_INVALID_ARGUMENT` with TileDB's reason, and nothing is written.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_evolve(
+    uri: *const c_char,
+    changes_json: *const c_char,
+    timestamp: u64,
+    config: *const tdb_config_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let uri = guard::c_str(uri, "uri")?;
+        let changes = guard::c_str(changes_json, "changes_json")?;
+        let options = EvolveOptions {
+            key: None,
+            timestamp: (timestamp != 0).then_some(timestamp),
+            config: config_of(config)?,
+        };
+        lifecycle::evolve_json(uri, changes, &options)?;
+        Ok(())
+    })
+}
