@@ -1,4 +1,4 @@
-//! `tdbf array info|cat|verify|create|write|metadata`: a TileDB array folder's schema and fragments, its
+//! `tdbf array info|cat|verify|create|write|metadata|delete`: a TileDB array folder's schema and fragments, its
 //! cells, an integrity check of every tile, and new arrays from a schema JSON (src/array/).
 
 use crate::common::{CliResult, Failure, parse_key, parse_size, print_json, to_json};
@@ -43,6 +43,10 @@ pub enum ArrayCommand {
     /// Put or delete an array metadata entry (one new `__meta` file, as TileDB writes it) and
     /// print the file's name.
     Metadata(crate::array_metadata::MetadataArgs),
+    /// Delete the cells of a sparse array matching a condition (TileDB's delete query: one
+    /// `.del` commit; reads at or after its timestamp no longer see them) and print the
+    /// commit's name.
+    Delete(crate::array_delete::DeleteArgs),
 }
 
 /// Options every array subcommand takes.
@@ -189,6 +193,7 @@ pub fn run(args: &ArrayArgs) -> CliResult<()> {
         ArrayCommand::Create(a) => create(a)?,
         ArrayCommand::Write(a) => crate::array_write::run(a, &mut out)?,
         ArrayCommand::Metadata(a) => crate::array_metadata::run(a, &mut out)?,
+        ArrayCommand::Delete(a) => crate::array_delete::run(a, &mut out)?,
     }
     out.flush().map_err(Failure::stdout)
 }
