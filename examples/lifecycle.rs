@@ -17,6 +17,7 @@
 //! lifecycle uncommitted URI
 //! lifecycle delete-fragments URI T1 T2
 //! lifecycle delete-array URI
+//! lifecycle delete-cells URI CONDITION [TIMESTAMP]   {"commit": "__commits/…_22.del"}
 //! lifecycle evolve URI CHANGES_JSON [TIMESTAMP]  [{"add_attribute": ATTR}, {"drop_attribute": NAME},
 //!                                              {"add_enumeration": ENUM}, {"extend_enumeration":
 //!                                              ENUM}, {"drop_enumeration": NAME},
@@ -187,6 +188,16 @@ fn run(args: &[String]) -> Result<Value> {
             Ok(json!({}))
         }
         "write" => write(arg(1)?, num(arg(2)?)?, &json_arg(arg(3)?)?),
+        "delete-cells" => {
+            let t = args.get(3).map(|s| num(s)).transpose()?;
+            let commit = lifecycle::delete_cells(
+                arg(1)?,
+                arg(2)?,
+                t,
+                &lifecycle::DeleteCellsOptions::default(),
+            )?;
+            Ok(json!({ "commit": commit }))
+        }
         "read" => read(arg(1)?, args.get(2).map(|s| num(s)).transpose()?),
         "fragments" => {
             let array = Array::open(arg(1)?, &OpenOptions::default())?;

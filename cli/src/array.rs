@@ -1,4 +1,4 @@
-//! `tdbf array info|cat|verify|create|write|metadata`: a TileDB array folder's schema and fragments, its
+//! `tdbf array info|cat|verify|create|write|metadata|delete`: a TileDB array folder's schema and fragments, its
 //! cells, an integrity check of every tile, and new arrays from a schema JSON (src/array/).
 
 use crate::common::{CliResult, Failure, parse_key, parse_size, print_json, to_json};
@@ -53,6 +53,10 @@ pub enum ArrayCommand {
     /// Evolve the schema: add or drop attributes and enumerations, extend enumerations,
     /// expand the current domain (one new schema file, TileDB's rules).
     Evolve(crate::array_lifecycle::EvolveArgs),
+    /// Delete the cells of a sparse array matching a condition (TileDB's delete query: one
+    /// `.del` commit; reads at or after its timestamp no longer see them) and print the
+    /// commit's name.
+    Delete(crate::array_delete::DeleteArgs),
 }
 
 /// Options every array subcommand takes.
@@ -203,6 +207,7 @@ pub fn run(args: &ArrayArgs) -> CliResult<()> {
         ArrayCommand::DeleteFragments(a) => crate::array_lifecycle::delete_fragments(a, &mut out)?,
         ArrayCommand::Remove(a) => crate::array_lifecycle::remove(a, &mut out)?,
         ArrayCommand::Evolve(a) => crate::array_lifecycle::evolve(a, &mut out)?,
+        ArrayCommand::Delete(a) => crate::array_delete::run(a, &mut out)?,
     }
     out.flush().map_err(Failure::stdout)
 }

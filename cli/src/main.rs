@@ -25,6 +25,7 @@ mod common;
 mod advise;
 mod array;
 mod array_lifecycle;
+mod array_delete;
 mod array_metadata;
 mod array_query;
 mod array_write;

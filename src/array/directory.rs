@@ -31,6 +31,8 @@ pub mod names {
     pub const FRAGMENT_METADATA_FILE: &str = "__fragment_metadata.tdb";
     /// The extension of a fragment's commit marker in `__commits/` (`<fragment>.wrt`).
     pub const WRITE_COMMIT_EXTENSION: &str = "wrt";
+    /// Extension of delete commits in `__commits`.
+    pub const DELETE_COMMIT_EXTENSION: &str = "del";
 
     /// A new timestamped name `__<t1>_<t2>_<label>_<version>` (TileDB's
     /// `generate_timestamped_name`), for a fragment of format `version`; `t1 = t2 = 0` means

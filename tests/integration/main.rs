@@ -3,6 +3,7 @@
 //! allocator) and `peak_memory` (re-executes itself to measure its resident set).
 
 mod array_condition;
+mod array_deletes;
 mod array_fixtures;
 mod array_robustness;
 mod array_writer;

@@ -7,6 +7,7 @@
 
 pub mod consolidate;
 pub mod delete;
+pub mod delete_cells;
 pub mod evolve;
 mod listing;
 pub mod uncommitted;
@@ -14,5 +15,6 @@ pub mod vacuum;
 
 pub use consolidate::{ConsolidateMode, ConsolidateOptions, ConsolidateReport, consolidate};
 pub use delete::{DeleteReport, delete_array, delete_fragments};
+pub use delete_cells::{DeleteCellsOptions, delete_cells};
 pub use evolve::{EvolveOptions, SchemaChange, changes_from_json, evolve, evolve_json};
 pub use vacuum::{VacuumMode, VacuumOptions, VacuumReport, vacuum};

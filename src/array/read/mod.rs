@@ -1,6 +1,7 @@
 //! Reading cells on top of the on-disk structures: tiles located and decoded (`tiles`), dense
 //! and sparse reads as TileDB 2.30 returns them, and the integrity check of a whole array.
 
+pub mod deletes;
 pub mod dense;
 pub mod sparse;
 pub mod tiles;
@@ -57,8 +58,8 @@ impl Array {
         self::tiles::TileReader::new(self, frag, field)
     }
 
-    /// Refuses what this reader cannot read exactly as TileDB would: update commits, delete
-    /// conditions not yet applied by consolidation.
+    /// Refuses what this reader cannot read exactly as TileDB would: update commits, and
+    /// delete commits on a dense array (TileDB writes none there).
     pub(crate) fn check_readable(&self) -> Result<()> {
         for c in self.condition_commits() {
             if c.is_update {
@@ -67,20 +68,12 @@ impl Array {
                     c.marker
                 )));
             }
-            for f in self.fragments() {
-                if c.timestamp < f.timestamps().0 {
-                    continue;
-                }
-                let processed = f.meta.has_delete_meta
-                    && f.meta.processed_conditions(self.key())?.contains(&c.marker);
-                if !processed {
-                    return Err(Error::Unsupported(format!(
-                        "delete conditions (.del commits) are not evaluated by this reader: \
-                         {} applies to fragment {}",
-                        c.marker,
-                        f.name()
-                    )));
-                }
+            if self.schema().is_dense() {
+                return Err(Error::Unsupported(format!(
+                    "delete commits on a dense array are not applied (TileDB refuses deletes \
+                     on dense arrays): {}",
+                    c.marker
+                )));
             }
         }
         Ok(())
@@ -89,7 +82,8 @@ impl Array {
     /// Reads `fields` (attribute or dimension names) of the cells in `subarray` (per dimension
     /// an inclusive range in the dimension's type; `None` = the non-empty domain). Dense
     /// arrays: the cells of the box in row-major order, fill values where nothing was
-    /// written. Sparse arrays: the visible cells in global order, after de-duplication.
+    /// written. Sparse arrays: the visible cells in global order, after de-duplication,
+    /// without the cells deleted by the delete commits of the open range.
     pub fn read(&self, fields: &[&str], subarray: Option<&[Range]>) -> Result<Vec<FieldData>> {
         self.check_readable()?;
         let refs: Vec<FieldRef> = fields

@@ -5,7 +5,9 @@
 //! duplicates (the newest by per-cell timestamp, else fragment timestamp, then fragment
 //! order, wins), and cells deleted at or before the open timestamp are dropped afterwards.
 
+use super::deletes::{Delete, scopes};
 use super::tiles::{DecodedTile, TileField, TileReader};
+use crate::array::condition::{Column, evaluate};
 use crate::array::field::{FieldData, FieldRef};
 use crate::array::fragment::metadata::ListKind;
 use crate::array::open::{Array, Fragment};
@@ -232,7 +234,9 @@ pub(crate) fn read(
         }
     }
     let frags = array.fragments();
+    let deletes = super::deletes::load(array)?;
     let simple = frags.len() == 1
+        && deletes.is_empty()
         && subarray.is_none()
         && !frags[0].meta.has_timestamps
         && !frags[0].meta.has_delete_meta;
@@ -302,6 +306,9 @@ pub(crate) fn read(
     if !schema.allows_dups {
         cells = dedup(array, &order, &coord_tiles, cells, &cell_dims);
     }
+    if !deletes.is_empty() {
+        cells = apply_deletes(array, &deletes, &coord_tiles, cells)?;
+    }
     cells.retain(|c| {
         let t = &coord_tiles[c.ct as usize];
         match &t.delete_timestamps {
@@ -319,6 +326,89 @@ pub(crate) fn read(
     refs.iter()
         .map(|r| gather(array, r, &coord_tiles, &cells))
         .collect()
+}
+
+/// Drops the cells a delete of `deletes` applies to and whose keep condition fails.
+fn apply_deletes(
+    array: &Array,
+    deletes: &[Delete],
+    tiles: &[CoordTile],
+    cells: Vec<Cell>,
+) -> Result<Vec<Cell>> {
+    let scopes = array
+        .fragments()
+        .iter()
+        .map(|f| scopes(array, f, deletes))
+        .collect::<Result<Vec<_>>>()?;
+    let stamp = |c: &Cell| {
+        let t = &tiles[c.ct as usize];
+        t.timestamps.as_ref().map(|ts| ts[c.cell as usize])
+    };
+    // The cells some delete applies to: only their condition fields are gathered.
+    let subject: Vec<usize> = cells
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| {
+            let ts = stamp(c);
+            scopes[tiles[c.ct as usize].frag]
+                .iter()
+                .any(|s| s.covers(ts))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    if subject.is_empty() {
+        return Ok(cells);
+    }
+    let sub: Vec<Cell> = subject.iter().map(|&i| cells[i]).collect();
+    let mut names: Vec<&str> = Vec::new();
+    for d in deletes {
+        for f in d.keep.fields() {
+            if !names.contains(&f) {
+                names.push(f);
+            }
+        }
+    }
+    let columns = names
+        .iter()
+        .map(|n| {
+            let r = array
+                .field(n)
+                .map_err(|e| e.context("a delete condition"))?;
+            gather(array, &r, tiles, &sub)
+        })
+        .collect::<Result<Vec<FieldData>>>()?;
+    let column = |name: &str| {
+        names.iter().position(|n| *n == name).map(|k| Column {
+            data: &columns[k].data,
+            offsets: columns[k].offsets.as_deref(),
+            validity: columns[k].validity.as_deref(),
+        })
+    };
+    let mut deleted = vec![false; sub.len()];
+    for (k, d) in deletes.iter().enumerate() {
+        let keep = evaluate(&d.keep, array.schema(), sub.len(), &column)
+            .map_err(|e| e.context(format!("delete commit {}", d.marker)))?;
+        for (i, c) in sub.iter().enumerate() {
+            if !keep[i] && scopes[tiles[c.ct as usize].frag][k].covers(stamp(c)) {
+                deleted[i] = true;
+            }
+        }
+    }
+    let mut gone = subject
+        .iter()
+        .zip(&deleted)
+        .filter(|(_, d)| **d)
+        .map(|(i, _)| *i)
+        .peekable();
+    let mut out = Vec::with_capacity(cells.len());
+    for (i, c) in cells.into_iter().enumerate() {
+        if gone.peek() == Some(&i) {
+            gone.next();
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(out)
 }
 
 /// Keeps, of every run of equal coordinates, the newest cell.

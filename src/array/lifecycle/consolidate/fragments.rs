@@ -9,8 +9,9 @@
 //! as whole tiles; the fragment records the union as its non-empty domain. Sparse: the cells
 //! of every merged fragment in global order, with per-cell timestamps ([`super::merge`]).
 //!
-//! Not done here (refused by name): delete metadata (`dt.tdb`, `dci.tdb`) and purging deleted
-//! cells, both of which need delete conditions evaluated; update commits.
+//! Delete commits: with `sm.consolidation.purge_deleted_cells` the deleted cells are left
+//! out ([`merge`]). Not done here (refused by name): delete metadata (`dt.tdb`, `dci.tdb`),
+//! which a consolidation without purge writes; update commits.
 
 use super::plan::{self, Candidate, PlanConfig};
 use super::{ConsolidateOptions, ConsolidateReport, merge};
@@ -255,25 +256,29 @@ fn merge_fragments(
     }
     let applies = conditions.iter().find(|c| c.timestamp >= t1);
     let delete_meta = frags.iter().find(|f| f.meta.has_delete_meta);
-    if let Some(c) = applies {
-        let what = if options.purge_deleted_cells {
-            "purging deleted cells (sm.consolidation.purge_deleted_cells)"
-        } else {
-            "writing delete metadata (dt.tdb, dci.tdb)"
-        };
-        return Err(Error::Unsupported(format!(
-            "consolidating fragments with delete commits needs the delete conditions evaluated \
-             for {what}, which this consolidation does not do yet: {} applies to the merged \
-             fragments",
-            c.marker
-        )));
+    if !options.purge_deleted_cells {
+        if let Some(c) = applies {
+            return Err(Error::Unsupported(format!(
+                "consolidating fragments with delete commits without purging them needs delete \
+                 metadata (dt.tdb, dci.tdb), which this consolidation does not write yet: {} \
+                 applies to the merged fragments (sm.consolidation.purge_deleted_cells=true \
+                 is supported)",
+                c.marker
+            )));
+        }
+        if let Some(f) = delete_meta {
+            return Err(Error::Unsupported(format!(
+                "merging fragment {} with delete metadata (dt.tdb, dci.tdb) without purging is \
+                 not implemented",
+                f.name()
+            )));
+        }
     }
-    if let (Some(f), false) = (delete_meta, options.purge_deleted_cells) {
-        return Err(Error::Unsupported(format!(
-            "merging fragment {} with delete metadata (dt.tdb, dci.tdb) is not implemented",
-            f.name()
-        )));
-    }
+    let purge = if options.purge_deleted_cells && (applies.is_some() || delete_meta.is_some()) {
+        Some(crate::array::read::deletes::load(&array)?)
+    } else {
+        None
+    };
     let schema = array.schema().clone();
     let dense = schema.is_dense();
     let ranges = |r: &[(i128, i128)]| -> Vec<Range> {
@@ -305,7 +310,7 @@ fn merge_fragments(
         writer.set_subarray(&bytes)?;
         dense_copy(&array, &mut writer, &bx, options.buffer_size)?;
     } else {
-        merge::run(&array, &mut writer, options.buffer_size)?;
+        merge::run(&array, &mut writer, options.buffer_size, purge.as_deref())?;
     }
     let name = writer.finalize()?;
     report

@@ -8,8 +8,15 @@
 //! `t.tdb` of an already consolidated fragment, else its fragment's start), and equal
 //! coordinates come newest first: by (timestamp, fragment order) descending when the array
 //! does not allow duplicates, by fragment order descending when it does.
+//!
+//! With `purge` (`sm.consolidation.purge_deleted_cells`), the cells the delete commits of the
+//! open range delete are left out (each cell version judged on its own values, as TileDB's
+//! consolidation reader does), and so are the cells a merged fragment's delete metadata
+//! (`dt.tdb`) marks deleted.
 
+use crate::array::condition::{Column, evaluate};
 use crate::array::order::hilbert::{coords_to_hilbert, hilbert_bits, map_to_uint64};
+use crate::array::read::deletes::{Delete, Scope, scopes};
 use crate::array::read::tiles::{DecodedTile, TileField, TileReader};
 use crate::array::schema::{ArraySchema, Layout, VAR_NUM};
 use crate::array::value;
@@ -24,9 +31,15 @@ struct Source<'a> {
     /// Attributes of the latest schema (`None`: the fragment predates it), then dimensions.
     readers: Vec<Option<TileReader<'a>>>,
     timestamps: Option<TileReader<'a>>,
+    /// Purging: the fragment's delete timestamps (`dt.tdb`), when it has them.
+    delete_timestamps: Option<TileReader<'a>>,
+    /// Purging: the scope of each delete in this fragment.
+    scopes: Vec<Scope>,
     next_tile: u64,
     tiles: Vec<DecodedTile>,
     stamps: Vec<u64>,
+    /// Purging: the cells of the current tile left out.
+    gone: Vec<bool>,
     hilbert: Vec<u64>,
     pos: usize,
     len: usize,
@@ -127,7 +140,7 @@ impl<'s> Order<'s> {
 }
 
 impl<'a> Source<'a> {
-    fn new(array: &'a Array, frag: &'a Fragment) -> Result<Source<'a>> {
+    fn new(array: &'a Array, frag: &'a Fragment, purge: Option<&[Delete]>) -> Result<Source<'a>> {
         let schema = array.schema();
         let mut readers = Vec::new();
         let fi = array
@@ -142,17 +155,67 @@ impl<'a> Source<'a> {
             readers.push(array.tile_reader_field(fi, TileField::Dimension(j))?);
         }
         let timestamps = array.tile_reader_field(fi, TileField::Timestamps)?;
+        let (delete_timestamps, scopes) = match purge {
+            Some(deletes) => (
+                array.tile_reader_field(fi, TileField::DeleteTimestamps)?,
+                scopes(array, frag, deletes)?,
+            ),
+            None => (None, Vec::new()),
+        };
         Ok(Source {
             frag,
             readers,
             timestamps,
+            delete_timestamps,
+            scopes,
             next_tile: 0,
             tiles: Vec::new(),
             stamps: Vec::new(),
+            gone: Vec::new(),
             hilbert: Vec::new(),
             pos: 0,
             len: 0,
         })
+    }
+
+    /// Marks the cells of the current tile that purging leaves out: deleted by a delete
+    /// whose scope covers them, or by the fragment's delete metadata at or before `end`.
+    fn mark_gone(&mut self, schema: &ArraySchema, deletes: &[Delete], end: u64) -> Result<()> {
+        let cells = self.len;
+        self.gone = match &self.delete_timestamps {
+            Some(r) => r
+                .decode_u64(self.next_tile - 1)?
+                .iter()
+                .map(|d| *d <= end)
+                .collect(),
+            None => vec![false; cells],
+        };
+        let a = schema.attributes.len();
+        let tiles = &self.tiles;
+        let column = |name: &str| {
+            let k = match schema.attribute_index(name) {
+                Some(i) => i,
+                None => a + schema.dimension_index(name)?,
+            };
+            Some(Column {
+                data: &tiles[k].data,
+                offsets: tiles[k].offsets.as_deref(),
+                validity: tiles[k].validity.as_deref(),
+            })
+        };
+        for (d, scope) in deletes.iter().zip(&self.scopes) {
+            if *scope == Scope::Nothing {
+                continue;
+            }
+            let keep = evaluate(&d.keep, schema, cells, &column)
+                .map_err(|e| e.context(format!("delete commit {}", d.marker)))?;
+            for (c, k) in keep.iter().enumerate() {
+                if !k && scope.covers(Some(self.stamps[c])) {
+                    self.gone[c] = true;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Loads the next tile; `false` when the fragment is exhausted.
@@ -195,15 +258,6 @@ impl<'a> Source<'a> {
             return Ok(true);
         }
         Ok(false)
-    }
-
-    /// Moves to the next cell; `false` when the fragment is exhausted.
-    fn advance(&mut self, schema: &ArraySchema) -> Result<bool> {
-        self.pos += 1;
-        if self.pos < self.len {
-            return Ok(true);
-        }
-        self.load(schema)
     }
 }
 
@@ -249,16 +303,40 @@ fn sift_down(heap: &mut [usize], mut i: usize, order: &Order<'_>, sources: &[Sou
 /// Merges the cells of every fragment of `array` into `writer` (set up for a consolidation
 /// with per-cell timestamps), submitting a batch whenever a field's buffer reaches
 /// `buffer_size` bytes.
-pub(crate) fn run(array: &Array, writer: &mut Writer, buffer_size: u64) -> Result<u64> {
+/// With `purge`, the cells the deletes (or the fragments' delete metadata) delete are left
+/// out.
+pub(crate) fn run(
+    array: &Array,
+    writer: &mut Writer,
+    buffer_size: u64,
+    purge: Option<&[Delete]>,
+) -> Result<u64> {
     let schema = array.schema();
     let order = Order::new(schema);
+    let end = array.timestamps().1;
     let mut sources = Vec::new();
     for f in array.fragments() {
-        sources.push(Source::new(array, f)?);
+        sources.push(Source::new(array, f, purge)?);
     }
+    let load = |s: &mut Source<'_>| -> Result<bool> {
+        if !s.load(schema)? {
+            return Ok(false);
+        }
+        if let Some(deletes) = purge {
+            s.mark_gone(schema, deletes, end)?;
+        }
+        Ok(true)
+    };
+    let advance = |s: &mut Source<'_>| -> Result<bool> {
+        s.pos += 1;
+        if s.pos < s.len {
+            return Ok(true);
+        }
+        load(s)
+    };
     let mut heap = Vec::new();
     for (i, s) in sources.iter_mut().enumerate() {
-        if s.load(schema)? {
+        if load(s)? {
             heap.push(i);
         }
     }
@@ -276,9 +354,52 @@ pub(crate) fn run(array: &Array, writer: &mut Writer, buffer_size: u64) -> Resul
         .collect();
     let limit = buffer_size.max(1) as usize;
     let mut total = 0u64;
+    // Purging without duplicates: the coordinates of the last cell and whether a version of
+    // them was deleted (the older versions, coming after it, go too).
+    let mut prev: Option<(Vec<Vec<u8>>, bool)> = None;
+    let a = schema.attributes.len();
     while let Some(&top) = heap.first() {
         let s = &sources[top];
         let mut full = false;
+        let mut gone = s.gone.get(s.pos).copied().unwrap_or(false);
+        if purge.is_some() && !schema.allows_dups {
+            let coords = || -> Vec<Vec<u8>> {
+                schema
+                    .dimensions
+                    .iter()
+                    .enumerate()
+                    .map(|(j, d)| {
+                        s.tiles[a + j]
+                            .cell(s.pos, d.coord_size().unwrap_or(0))
+                            .to_vec()
+                    })
+                    .collect()
+            };
+            match &mut prev {
+                Some((p, deleted))
+                    if p.iter().enumerate().all(|(j, v)| {
+                        v.as_slice()
+                            == s.tiles[a + j]
+                                .cell(s.pos, schema.dimensions[j].coord_size().unwrap_or(0))
+                    }) =>
+                {
+                    gone |= *deleted;
+                    *deleted = gone;
+                }
+                _ => prev = Some((coords(), gone)),
+            }
+        }
+        if gone {
+            if advance(&mut sources[top])? {
+                sift_down(&mut heap, 0, &order, &sources);
+            } else {
+                let last = heap.len() - 1;
+                heap.swap(0, last);
+                heap.pop();
+                sift_down(&mut heap, 0, &order, &sources);
+            }
+            continue;
+        }
         for (k, out) in outs.iter_mut().enumerate() {
             let t = &s.tiles[k];
             if sizes[k].is_none() {
@@ -294,7 +415,7 @@ pub(crate) fn run(array: &Array, writer: &mut Writer, buffer_size: u64) -> Resul
         stamps.push(s.stamps[s.pos]);
         full |= stamps.len() * 8 >= limit;
         total += 1;
-        if sources[top].advance(schema)? {
+        if advance(&mut sources[top])? {
             sift_down(&mut heap, 0, &order, &sources);
         } else {
             let last = heap.len() - 1;
