@@ -34,6 +34,7 @@ pub mod fragment;
 pub mod tile_metadata;
 
 use crate::array::directory::{ArrayDirectory, names};
+use crate::array::geometry::DimGrid;
 use crate::array::order::check;
 use crate::array::order::global::{self as global_order, DimCoords};
 use crate::array::rtree::{self, Mbr};
@@ -841,9 +842,10 @@ impl Writer {
     /// TileDB's `check_subarray`: a dense global-order box must coincide with tile bounds.
     fn check_tile_aligned(&self, bounds: &[(i128, i128)]) -> Result<()> {
         for (d, &(lo, hi)) in self.schema.dimensions.iter().zip(bounds) {
-            let (dlo, ext) = crate::array::fragment::metadata::dense_grid(d)?;
-            let dlo = value::as_i128(d.datatype, dlo)?;
-            let ext = value::as_u64_extent(d.datatype, ext)? as i128;
+            let DimGrid {
+                lo: dlo,
+                extent: ext,
+            } = DimGrid::of(d)?;
             if (lo - dlo) % ext != 0 || (hi - dlo + 1) % ext != 0 {
                 return Err(Error::invalid(format!(
                     "in global writes for dense arrays the subarray must coincide with the tile \
