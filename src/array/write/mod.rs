@@ -42,7 +42,6 @@ use crate::array::schema::{ArraySchema, Layout, Range};
 use crate::array::value;
 use crate::engine::threads;
 use crate::error::{Error, Result};
-use crate::pipeline::generic_tile;
 use dense::{BoxCells, DenseTiler, RawTile};
 use fragment::{FieldInfo, FilteredTile, FragmentWriter, SharedPipelines};
 use rayon::prelude::*;
@@ -153,7 +152,7 @@ impl Writer {
             crate::engine::encryption_key::EncryptionKey::new(k)?;
         }
         let file = dir.latest_schema(timestamp);
-        let schema = Arc::new(load_schema(&dir, file, key)?);
+        let schema = Arc::new(dir.load_schema(file, key)?);
         let version = crate::array::fragment::metadata::MAX_FRAGMENT_VERSION;
         if schema.version != version || file.timestamps.is_none() {
             return Err(Error::Unsupported(format!(
@@ -923,18 +922,6 @@ impl Writer {
     }
 }
 
-/// Reads and parses schema file `file`, decrypting it with `key` (which a wrong key fails).
-fn load_schema(
-    dir: &ArrayDirectory,
-    file: &crate::array::directory::SchemaFile,
-    key: Option<&[u8]>,
-) -> Result<ArraySchema> {
-    let bytes = dir.read_file(&file.path)?;
-    let (_, tile, _) = generic_tile::read(&bytes, key)
-        .map_err(|e| e.context(format!("array schema {}", file.name)))?;
-    ArraySchema::parse(tile.data(), &file.name)
-}
-
 /// Writes `changes` to the array metadata of the array at `uri` (a local folder, `file://` or
 /// object-store URI; `config` and the environment configure object stores) as one new `__meta` file at
 /// `timestamp` (milliseconds; `None` or 0: now), as TileDB does when an array opened for
@@ -956,7 +943,7 @@ pub fn write_metadata(
         None | Some(0) => names::now_ms(),
         Some(t) => t,
     };
-    load_schema(&dir, dir.latest_schema(t), key)?;
+    dir.load_schema(dir.latest_schema(t), key)?;
     crate::array::metadata::write(dir.storage(), dir.root(), key, Some(t), changes)
 }
 
