@@ -10,3 +10,4 @@ mod layers;
 mod lifecycle;
 mod old_formats;
 mod schema_write;
+mod tile_order;

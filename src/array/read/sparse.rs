@@ -14,7 +14,6 @@ use crate::array::order::{
     hilbert::{coords_to_hilbert, hilbert_bits, map_to_uint64},
 };
 use crate::array::schema::{ArraySchema, Layout, Range};
-use crate::array::value;
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
 use rayon::prelude::*;
@@ -125,8 +124,18 @@ impl GlobalOrder {
         for &d in tile_dims {
             let o = &self.dims[d];
             if let Some((lo, e)) = &o.tiling {
-                let ta = value::tile_index(o.datatype, Self::coord(tiles, a, d, o.size), lo, e);
-                let tb = value::tile_index(o.datatype, Self::coord(tiles, b, d, o.size), lo, e);
+                let ta = crate::array::order::tile_index(
+                    o.datatype,
+                    Self::coord(tiles, a, d, o.size),
+                    lo,
+                    e,
+                );
+                let tb = crate::array::order::tile_index(
+                    o.datatype,
+                    Self::coord(tiles, b, d, o.size),
+                    lo,
+                    e,
+                );
                 if ta != tb {
                     return ta.cmp(&tb);
                 }
