@@ -1,10 +1,12 @@
 //! The view of a field every layer shares: which field of the schema a name is
-//! ([`FieldRef`]), the facts a result of it needs ([`FieldInfo`]), and the cells of one field
-//! ([`FieldData`]).
+//! ([`FieldRef`]), the one description of a field readers and writers both use ([`FieldInfo`]:
+//! name, type, cell size, nullability, filters, attribute or dimension), and the cells of one
+//! field ([`FieldData`]).
 
 use super::open::Array;
 use super::schema::ArraySchema;
 use crate::error::Result;
+use crate::pipeline::Pipeline;
 
 /// The cells of one field, as read.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,24 +43,48 @@ impl FieldData {
     }
 }
 
-/// A field of the array's (latest) schema.
-#[derive(Clone, Debug)]
+/// A field of a schema: attribute `i` or dimension `j`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum FieldRef {
     Attribute(usize),
     Dimension(usize),
 }
 
-/// The facts of a field a result needs.
+/// The description of one field of a schema, as readers and writers use it.
+#[derive(Clone, Debug)]
 pub(crate) struct FieldInfo {
+    /// Which field of the schema.
+    pub field: FieldRef,
+    /// Name in the schema.
     pub name: String,
+    /// Value type.
     pub datatype: crate::Datatype,
+    /// Values per cell, or [`super::schema::VAR_NUM`].
     pub cell_val_num: u32,
-    /// Bytes per cell of fixed-size fields.
+    /// Bytes per cell of fixed-size fields; `None` for var-size ones.
     pub cell_size: Option<usize>,
+    /// Nullable (attributes only).
     pub nullable: bool,
+    /// The field's data pipeline (the schema's; writers give it their key and threads).
+    pub filters: Pipeline,
 }
 
 impl FieldInfo {
+    /// Var-size cells.
+    pub(crate) fn is_var(&self) -> bool {
+        self.cell_size.is_none()
+    }
+
+    /// A dimension (else an attribute).
+    pub(crate) fn is_dim(&self) -> bool {
+        matches!(self.field, FieldRef::Dimension(_))
+    }
+
+    /// Bytes per fixed-size cell; for var-size fields, bytes of one value.
+    pub(crate) fn value_size(&self) -> usize {
+        self.cell_size.unwrap_or(self.datatype.size())
+    }
+
     /// Refuses a result of `cells` cells of this field over the array's memory limit (var-size
     /// fields count their 8-byte offsets, nullable ones their validity bytes).
     pub(crate) fn check_result(&self, array: &Array, cells: u64) -> Result<()> {
@@ -68,28 +94,50 @@ impl FieldInfo {
 }
 
 impl FieldRef {
+    /// The description of this field of `schema`.
     pub(crate) fn info(&self, schema: &ArraySchema) -> FieldInfo {
-        match self {
+        match *self {
             FieldRef::Attribute(i) => {
-                let a = &schema.attributes[*i];
+                let a = &schema.attributes[i];
                 FieldInfo {
+                    field: *self,
                     name: a.name.clone(),
                     datatype: a.datatype,
                     cell_val_num: a.cell_val_num,
                     cell_size: a.cell_size(),
                     nullable: a.nullable,
+                    filters: a.filters.clone(),
                 }
             }
             FieldRef::Dimension(j) => {
-                let d = &schema.dimensions[*j];
+                let d = &schema.dimensions[j];
                 FieldInfo {
+                    field: *self,
                     name: d.name.clone(),
                     datatype: d.datatype,
                     cell_val_num: d.cell_val_num,
                     cell_size: d.coord_size(),
                     nullable: false,
+                    filters: d.filters.clone(),
                 }
             }
+        }
+    }
+
+    /// The field's slot in the fragment metadata of a schema with `attribute_num` attributes
+    /// (docs/ARRAY.md §4.1: the attributes, the zipped coordinates, the dimensions).
+    pub(crate) fn slot(&self, attribute_num: usize) -> usize {
+        match *self {
+            FieldRef::Attribute(i) => i,
+            FieldRef::Dimension(j) => attribute_num + 1 + j,
+        }
+    }
+
+    /// The stem of the field's data files in a fragment (`a<i>`, `d<j>`; format version 9+).
+    pub(crate) fn file_stem(&self) -> String {
+        match *self {
+            FieldRef::Attribute(i) => format!("a{i}"),
+            FieldRef::Dimension(j) => format!("d{j}"),
         }
     }
 }

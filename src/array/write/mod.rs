@@ -34,6 +34,7 @@ pub mod fragment;
 pub mod tile_metadata;
 
 use crate::array::directory::{ArrayDirectory, names};
+use crate::array::field::FieldInfo;
 use crate::array::geometry::DimGrid;
 use crate::array::order::check;
 use crate::array::order::global::{self as global_order, DimCoords};
@@ -43,7 +44,7 @@ use crate::array::value;
 use crate::engine::threads;
 use crate::error::{Error, Result};
 use dense::{BoxCells, DenseTiler, RawTile};
-use fragment::{FieldInfo, FilteredTile, FragmentWriter, SharedPipelines};
+use fragment::{FilteredTile, FragmentWriter, SharedPipelines, generator};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -343,7 +344,7 @@ impl Writer {
     /// The index of var-size `field`.
     pub fn var_field_index(&self, field: &str) -> Result<usize> {
         let i = self.field_index(field)?;
-        if !self.fields[i].var {
+        if !self.fields[i].is_var() {
             return Err(Error::invalid(format!(
                 "field {field} has fixed-size cells: it takes no offsets"
             )));
@@ -489,7 +490,7 @@ impl Writer {
                     }
                 ))
             })?;
-            let n = if f.var {
+            let n = if f.is_var() {
                 let o = input.offsets.as_ref().ok_or_else(|| {
                     Error::invalid(format!("var-size field {name} has no offsets"))
                 })?;
@@ -513,14 +514,14 @@ impl Writer {
                 }
                 o.len() as u64
             } else {
-                if data.len() % f.cell_size != 0 {
+                if data.len() % f.value_size() != 0 {
                     return Err(Error::invalid(format!(
                         "field {name}: {} bytes is not a whole number of {}-byte cells",
                         data.len(),
-                        f.cell_size
+                        f.value_size()
                     )));
                 }
-                (data.len() / f.cell_size) as u64
+                (data.len() / f.value_size()) as u64
             };
             match (&input.validity, f.nullable) {
                 (Some(v), true) if v.len() as u64 != n => {
@@ -564,7 +565,7 @@ impl Writer {
                         &data[o[c] as usize..end]
                     })
                     .collect(),
-                None => data.chunks(self.fields[i].cell_size).collect(),
+                None => data.chunks(self.fields[i].value_size()).collect(),
             };
             let increasing = a.order == 1;
             let sorted = cells.windows(2).all(|w| {
@@ -615,7 +616,7 @@ impl Writer {
         let first: Vec<Vec<u8>> = coords
             .iter()
             .zip(dims)
-            .map(|(c, f)| cell_bytes(c, 0, f.cell_size))
+            .map(|(c, f)| cell_bytes(c, 0, f.value_size()))
             .collect();
         if !self.schema.allows_dups
             && let Some(l) = &self.last_cell
@@ -630,7 +631,7 @@ impl Writer {
         let last_cell = coords
             .iter()
             .zip(dims)
-            .map(|(c, f)| (cell_bytes(c, last, f.cell_size), f.var))
+            .map(|(c, f)| (cell_bytes(c, last, f.value_size()), f.is_var()))
             .collect();
         self.last_cell = Some(last_cell);
         Ok(())
@@ -748,9 +749,9 @@ impl Writer {
                     data: input.data.as_deref().unwrap_or(&[]),
                     offsets: input.offsets.as_deref(),
                     validity: input.validity.as_deref(),
-                    cell_size: field.cell_size,
+                    cell_size: field.value_size(),
                 };
-                Ok((tiler.tile(t, &cells, field.generator()), per_tile))
+                Ok((tiler.tile(t, &cells, generator(field)), per_tile))
             },
             |_| Ok(None),
         );
@@ -969,7 +970,7 @@ fn coords_of<'b>(
         .zip(&inputs[a..])
         .map(|(f, i)| {
             let data = i.data.as_deref().unwrap_or(&[]);
-            match (i.offsets.as_deref(), f.var) {
+            match (i.offsets.as_deref(), f.is_var()) {
                 (Some(o), true) => DimCoords::Var { offsets: o, data },
                 _ => DimCoords::Fixed(data),
             }
@@ -989,7 +990,7 @@ fn cell_bytes(c: &DimCoords<'_>, i: usize, cell_size: usize) -> Vec<u8> {
 fn permute(f: &FieldInfo, input: &Input<'_>, order: &[u64]) -> Input<'static> {
     let data = input.data.as_deref().unwrap_or(&[]);
     let (data, offsets) = match input.offsets.as_deref() {
-        Some(o) if f.var => {
+        Some(o) if f.is_var() => {
             let mut d = Vec::with_capacity(data.len());
             let mut offs = Vec::with_capacity(o.len());
             for &c in order {
@@ -1000,7 +1001,7 @@ fn permute(f: &FieldInfo, input: &Input<'_>, order: &[u64]) -> Input<'static> {
         }
         _ => {
             // Fixed-size cells: gathered in parallel, a chunk of cells per job.
-            let n = f.cell_size;
+            let n = f.value_size();
             let mut d = vec![0u8; order.len() * n];
             const CHUNK: usize = 1 << 14;
             d.par_chunks_mut(CHUNK * n)
@@ -1036,7 +1037,7 @@ fn append_cells(p: &mut Pending, input: &Input<'_>, f: &FieldInfo, first: u64, n
     let data = input.data.as_deref().unwrap_or(&[]);
     let (a, b) = (first as usize, (first + n) as usize);
     match input.offsets.as_deref() {
-        Some(o) if f.var => {
+        Some(o) if f.is_var() => {
             for c in a..b {
                 p.offsets.push(p.data.len() as u64);
                 p.data.extend_from_slice(var_cell(data, o, c));
@@ -1044,7 +1045,7 @@ fn append_cells(p: &mut Pending, input: &Input<'_>, f: &FieldInfo, first: u64, n
         }
         _ => p
             .data
-            .extend_from_slice(&data[a * f.cell_size..b * f.cell_size]),
+            .extend_from_slice(&data[a * f.value_size()..b * f.value_size()]),
     }
     if let Some(v) = &input.validity {
         p.validity.extend_from_slice(&v[a..b]);
@@ -1057,13 +1058,13 @@ fn slice_tile(f: &FieldInfo, input: &Input<'_>, first: u64, n: u64) -> (RawTile,
     let data = input.data.as_deref().unwrap_or(&[]);
     let (a, b) = (first as usize, (first + n) as usize);
     let (tile_data, offsets) = match input.offsets.as_deref() {
-        Some(o) if f.var => {
+        Some(o) if f.is_var() => {
             let start = o.get(a).map_or(0, |x| *x);
             let end = o.get(b).map_or(data.len() as u64, |x| *x);
             let offs: Vec<u64> = o[a..b].iter().map(|x| x - start).collect();
             (data[start as usize..end as usize].to_vec(), Some(offs))
         }
-        _ => (data[a * f.cell_size..b * f.cell_size].to_vec(), None),
+        _ => (data[a * f.value_size()..b * f.value_size()].to_vec(), None),
     };
     let validity = if f.nullable {
         input.validity.as_ref().map(|v| v[a..b].to_vec())
@@ -1076,7 +1077,7 @@ fn slice_tile(f: &FieldInfo, input: &Input<'_>, first: u64, n: u64) -> (RawTile,
         validity: validity.as_deref(),
         cell_num: n,
     };
-    let mut g = f.generator();
+    let mut g = generator(f);
     g.process(&view, 0, n);
     let meta = g.finish();
     (
@@ -1105,10 +1106,10 @@ fn self_mbr(
     let coords: Vec<DimCoords<'_>> = fields
         .iter()
         .zip(inputs)
-        .filter(|(f, _)| f.is_dim)
+        .filter(|(f, _)| f.is_dim())
         .map(|(f, i)| {
             let data = i.data.as_deref().unwrap_or(&[]);
-            match (i.offsets.as_deref(), f.var) {
+            match (i.offsets.as_deref(), f.is_var()) {
                 (Some(o), true) => DimCoords::Var { offsets: o, data },
                 _ => DimCoords::Fixed(data),
             }
