@@ -1,0 +1,80 @@
+//! Unordered sparse writes (TileDB's `UnorderedWriter`): one batch of cells in any order,
+//! sorted into the global order as TileDB 2.30 sorts it (ties included) and permuted field by
+//! field before it is cut into tiles like a global-order batch.
+
+use super::Writer;
+use super::batch::{Input, coords_of, var_cell};
+use crate::array::field::FieldInfo;
+use crate::array::order::check;
+use crate::array::order::global as global_order;
+use crate::engine::threads;
+use crate::error::Result;
+use rayon::prelude::*;
+use std::borrow::Cow;
+
+impl Writer {
+    /// An unordered sparse batch: sorted into TileDB's global order (after the domain check),
+    /// duplicates refused unless allowed, every field's cells permuted alike. One field at a
+    /// time, each replacing its input, so that memory holds the batch and one field's copy.
+    pub(super) fn sort_sparse_batch(&self, inputs: &mut [Input<'_>]) -> Result<()> {
+        // On the writer's threads (the sort and the gathers are parallel). Cells equal in the
+        // order (duplicates, -0.0 and 0.0) are arranged as TileDB's sort arranges them on a
+        // compute pool of as many threads as this writer's (TileDB's default concurrency is
+        // the machine's hardware threads, as the writer's default).
+        let threads = threads::effective_threads(self.threads);
+        let pool = threads::pool(threads)?;
+        let (schema, fields) = (&self.schema, &self.fields);
+        pool.install(|| {
+            let order = {
+                let coords = coords_of(schema, fields, inputs);
+                let order = global_order::global_order_as_tiledb(schema, &coords, threads)?;
+                check::check_duplicates(schema, &coords, &order)?;
+                order
+            };
+            for (f, input) in fields.iter().zip(inputs.iter_mut()) {
+                *input = permute(f, input, &order);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// An input's cells in `order` (entry k: the input cell that comes k-th).
+pub(super) fn permute(f: &FieldInfo, input: &Input<'_>, order: &[u64]) -> Input<'static> {
+    let data = input.data.as_deref().unwrap_or(&[]);
+    let (data, offsets) = match input.offsets.as_deref() {
+        Some(o) if f.is_var() => {
+            let mut d = Vec::with_capacity(data.len());
+            let mut offs = Vec::with_capacity(o.len());
+            for &c in order {
+                offs.push(d.len() as u64);
+                d.extend_from_slice(var_cell(data, o, c as usize));
+            }
+            (d, Some(Cow::Owned(offs)))
+        }
+        _ => {
+            // Fixed-size cells: gathered in parallel, a chunk of cells per job.
+            let n = f.value_size();
+            let mut d = vec![0u8; order.len() * n];
+            const CHUNK: usize = 1 << 14;
+            d.par_chunks_mut(CHUNK * n)
+                .zip(order.par_chunks(CHUNK))
+                .for_each(|(out, cells)| {
+                    for (o, &c) in out.chunks_exact_mut(n).zip(cells) {
+                        let c = c as usize;
+                        o.copy_from_slice(&data[c * n..(c + 1) * n]);
+                    }
+                });
+            (d, None)
+        }
+    };
+    let validity = input
+        .validity
+        .as_ref()
+        .map(|v| Cow::Owned(order.iter().map(|&c| v[c as usize]).collect()));
+    Input {
+        data: Some(Cow::Owned(data)),
+        offsets,
+        validity,
+    }
+}
