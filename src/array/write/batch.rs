@@ -63,3 +63,23 @@ pub struct FieldBuffers<'a> {
     /// Validity of nullable cells.
     pub validity: Option<&'a [u8]>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_of_var_and_fixed_buffers() {
+        let (data, offsets) = (b"abcdef".as_slice(), [0u64, 1, 4]);
+        assert_eq!(var_cell(data, &offsets, 0), b"a");
+        assert_eq!(var_cell(data, &offsets, 1), b"bcd");
+        assert_eq!(var_cell(data, &offsets, 2), b"ef");
+        let var = DimCoords::Var {
+            offsets: &offsets,
+            data,
+        };
+        assert_eq!(cell_bytes(&var, 1, 1), b"bcd");
+        let fixed = DimCoords::Fixed(&[1, 0, 2, 0, 3, 0]);
+        assert_eq!(cell_bytes(&fixed, 2, 2), [3, 0]);
+    }
+}

@@ -251,3 +251,75 @@ pub(super) struct Pending {
     pub offsets: Vec<u64>,
     pub validity: Vec<u8>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::field::FieldRef;
+
+    fn var_schema() -> ArraySchema {
+        ArraySchema::from_json(
+            r#"{"sparse": true, "capacity": 2,
+                "dimensions": [{"name": "d", "type": "INT32", "domain": [0, 9], "tile": 5}],
+                "attributes": [{"name": "s", "type": "STRING_ASCII", "cell_val_num": "var",
+                                "nullable": true}]}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn pending_cells_and_tile_slices_rebase_offsets() {
+        let s = FieldRef::Attribute(0).info(&var_schema());
+        let input = Input {
+            data: Some(Cow::Borrowed(b"abbccc")),
+            offsets: Some(Cow::Owned(vec![0, 1, 3])),
+            validity: Some(Cow::Owned(vec![1, 0, 1])),
+        };
+        // Cells 1..3 as one tile: offsets from 0, its validity, null count 1.
+        let (tile, n) = slice_tile(&s, &input, 1, 2);
+        assert_eq!((tile.data.as_slice(), n), (&b"bbccc"[..], 2));
+        assert_eq!(tile.offsets.as_deref(), Some(&[0u64, 2][..]));
+        assert_eq!(tile.validity.as_deref(), Some(&[0u8, 1][..]));
+        assert_eq!(tile.meta.null_count, 1);
+        // Pending cells accumulate batch after batch.
+        let mut p = Pending::default();
+        append_cells(&mut p, &input, &s, 2, 1);
+        append_cells(&mut p, &input, &s, 0, 1);
+        assert_eq!(
+            (p.data.as_slice(), p.offsets.as_slice()),
+            (&b"ccca"[..], &[0u64, 3][..])
+        );
+        assert_eq!(p.validity, [1, 1]);
+        let again = p.as_input();
+        assert_eq!(slice_tile(&s, &again, 0, 2).0.data, b"ccca");
+    }
+
+    #[test]
+    fn sparse_tiles_get_the_mbr_of_their_cells() {
+        let schema = var_schema();
+        let fields: Vec<FieldInfo> = [FieldRef::Attribute(0), FieldRef::Dimension(0)]
+            .iter()
+            .map(|r| r.info(&schema))
+            .collect();
+        let inputs = [
+            Input {
+                data: Some(Cow::Borrowed(b"abc")),
+                offsets: Some(Cow::Owned(vec![0, 1, 2])),
+                validity: Some(Cow::Owned(vec![1, 1, 1])),
+            },
+            Input {
+                data: Some(Cow::Owned([7i32, 2, 5].map(i32::to_le_bytes).concat())),
+                offsets: None,
+                validity: None,
+            },
+        ];
+        let mbr = self_mbr(&schema, &fields, &inputs, 1, 2).unwrap().unwrap();
+        let expected = rtree::tile_mbr(
+            &schema,
+            &[DimCoords::Fixed(&[2i32, 5].map(i32::to_le_bytes).concat())],
+            0..2,
+        )
+        .unwrap();
+        assert_eq!(mbr, expected);
+    }
+}

@@ -86,3 +86,49 @@ impl Writer {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::schema::ArraySchema;
+    use crate::storage::StorageConfig;
+
+    #[test]
+    fn boxes_default_to_the_domain_and_global_boxes_align_to_tiles() {
+        let dir = std::env::temp_dir().join(format!("tdbf_write_ordered_{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let uri = dir.to_str().unwrap();
+        let schema = ArraySchema::from_json(
+            r#"{"sparse": false,
+                "dimensions": [{"name": "d", "type": "INT32", "domain": [-7, 8], "tile": 4}],
+                "attributes": [{"name": "a", "type": "INT32"}]}"#,
+        )
+        .unwrap();
+        crate::array::write::create::create(uri, &schema, None, &StorageConfig::new()).unwrap();
+        let mut w = Writer::open(uri, None, Some(1), &StorageConfig::new()).unwrap();
+        assert_eq!(w.dense_box().unwrap(), [(-7, 8)]);
+        let bounds = |lo: i32, hi: i32| [lo, hi].map(i32::to_le_bytes).concat();
+        w.set_subarray(&bounds(-3, 4)).unwrap();
+        assert_eq!(w.dense_box().unwrap(), [(-3, 4)]);
+        // Tiles [-7,-4] [-3,0] [1,4] [5,8]: [-3, 4] is two whole tiles, [-3, 3] is not.
+        w.check_tile_aligned(&[(-3, 4)]).unwrap();
+        let e = w.check_tile_aligned(&[(-3, 3)]).unwrap_err();
+        assert!(
+            e.to_string().contains("coincide with the tile bounds"),
+            "{e}"
+        );
+        // A box of 8 cells takes exactly 8.
+        let cells: Vec<u8> = (0..7).flat_map(|v: i32| v.to_le_bytes()).collect();
+        let e = w.write_dense_box(
+            &[Input {
+                data: Some(std::borrow::Cow::Borrowed(&cells)),
+                offsets: None,
+                validity: None,
+            }],
+            7,
+        );
+        assert!(e.unwrap_err().to_string().contains("the box 8"));
+        drop(w);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -78,3 +78,44 @@ pub(super) fn permute(f: &FieldInfo, input: &Input<'_>, order: &[u64]) -> Input<
         validity,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::field::FieldRef;
+    use crate::array::schema::ArraySchema;
+
+    #[test]
+    fn permute_gathers_every_buffer_alike() {
+        let schema = ArraySchema::from_json(
+            r#"{"sparse": true,
+                "dimensions": [{"name": "d", "type": "INT32", "domain": [0, 9], "tile": 5}],
+                "attributes": [{"name": "s", "type": "STRING_ASCII", "cell_val_num": "var",
+                                "nullable": true},
+                               {"name": "x", "type": "INT16"}]}"#,
+        )
+        .unwrap();
+        let (s, x) = (
+            FieldRef::Attribute(0).info(&schema),
+            FieldRef::Attribute(1).info(&schema),
+        );
+        let order = [2u64, 0, 1];
+        let var = Input {
+            data: Some(Cow::Borrowed(b"abbccc")),
+            offsets: Some(Cow::Owned(vec![0, 1, 3])),
+            validity: Some(Cow::Owned(vec![1, 0, 1])),
+        };
+        let p = permute(&s, &var, &order);
+        assert_eq!(p.data.as_deref(), Some(&b"cccabb"[..]));
+        assert_eq!(p.offsets.as_deref(), Some(&[0u64, 3, 4][..]));
+        assert_eq!(p.validity.as_deref(), Some(&[1u8, 1, 0][..]));
+        let fixed = Input {
+            data: Some(Cow::Owned([7i16, 8, 9].map(i16::to_le_bytes).concat())),
+            offsets: None,
+            validity: None,
+        };
+        let p = permute(&x, &fixed, &order);
+        assert_eq!(p.data.as_deref(), Some(&[9u8, 0, 7, 0, 8, 0][..]));
+        assert!(p.offsets.is_none() && p.validity.is_none());
+    }
+}
