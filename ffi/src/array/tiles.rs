@@ -23,7 +23,7 @@ pub const TDB_TILE_VAR: tdb_tile_kind_t = 1;
 pub const TDB_TILE_VALIDITY: tdb_tile_kind_t = 2;
 
 /// The array reader's tile kind for a C tile kind.
-pub(super) fn tile_kind(k: tdb_tile_kind_t) -> Result<TileKind> {
+pub(crate) fn tile_kind(k: tdb_tile_kind_t) -> Result<TileKind> {
     Ok(match k {
         TDB_TILE_FIXED => TileKind::Fixed,
         TDB_TILE_VAR => TileKind::Var,
