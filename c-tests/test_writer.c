@@ -3,6 +3,8 @@
  * metadata put/delete, reads back through tdb_array_t, and the errors that commit nothing. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -298,6 +300,105 @@ static void test_encrypted(void) {
   tdb_array_free(a);
 }
 
+/* Operating-system failures are TDB_ERR_IO naming the path and the system's error; a
+ * timestamp of UINT64_MAX is refused; unordered batches go into one fragment. */
+static void test_io_errors_and_batches(void) {
+  /* A parent that is a file. */
+  char file[600], arr[700];
+  snprintf(file, sizeof file, "%s", scratch("plain_file"));
+  FILE *f = fopen(file, "w");
+  CHECK(f != NULL && fputs("x", f) >= 0 && fclose(f) == 0);
+  snprintf(arr, sizeof arr, "%s/sub/arr", file);
+  CHECK_ERR(tdb_array_create(arr, SPARSE, NULL, 0, E), TDB_ERR_IO);
+  CHECK_MSG_HAS("Not a directory");
+  CHECK_MSG_HAS("plain_file/sub");
+
+  /* A read-only folder. Root writes into any folder, so as root the call runs in a child
+   * that first becomes nobody (65534). */
+  char ro[600];
+  snprintf(ro, sizeof ro, "%s", scratch("readonly"));
+  CHECK(mkdir(ro, 0755) == 0 && chmod(ro, 0555) == 0 && chmod(tmp_, 0755) == 0);
+  snprintf(arr, sizeof arr, "%s/arr", ro);
+  if (geteuid() == 0) {
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+      if (setgid(65534) != 0 || setuid(65534) != 0) _exit(2);
+      tdb_error_t *err = NULL;
+      tdb_status_t st = tdb_array_create(arr, SPARSE, NULL, 0, &err);
+      int ok = st == TDB_ERR_IO && tdb_error_status(err) == TDB_ERR_IO &&
+               strstr(tdb_error_message(err), "Permission denied") != NULL &&
+               strstr(tdb_error_message(err), "readonly") != NULL;
+      if (!ok) fprintf(stderr, "status %d: %s\n", (int)st, tdb_error_message(err));
+      tdb_error_free(err);
+      _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  } else {
+    CHECK_ERR(tdb_array_create(arr, SPARSE, NULL, 0, E), TDB_ERR_IO);
+    CHECK_MSG_HAS("Permission denied");
+    CHECK_MSG_HAS("readonly");
+  }
+  CHECK(chmod(ro, 0755) == 0);
+  CHECK(strcmp(tdb_status_name(TDB_ERR_IO), "TDB_ERR_IO") == 0 && TDB_ERR_IO == 9);
+
+  /* UINT64_MAX: refused before anything is written. */
+  const char *path = scratch("batches");
+  CHECK_OK(tdb_array_create(path, SPARSE, NULL, 0, E));
+  tdb_writer_t *w = NULL;
+  CHECK_ERR(tdb_writer_open(path, NULL, 0, UINT64_MAX, &w, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("UINT64_MAX");
+  CHECK(w == NULL);
+  int32_t one = 1;
+  CHECK_ERR(tdb_array_metadata_put(path, NULL, 0, UINT64_MAX, "k", TDB_INT32, 1, &one,
+                                   sizeof one, E),
+            TDB_ERR_INVALID_ARGUMENT);
+  CHECK(sub_entries(path, "__fragments") == 0 && sub_entries(path, "__meta") == 0);
+
+  /* Unordered: two batches, one fragment in global order. */
+  CHECK_OK(tdb_writer_open(path, NULL, 0, 5, &w, E));
+  int64_t x1[2] = {42, 7}, x2[3] = {99, 0, 13};
+  uint64_t o1[2] = {0, 5}, o2[3] = {0, 6, 10};
+  CHECK_OK(tdb_writer_set_data(w, "x", x1, sizeof x1, E));
+  CHECK_OK(tdb_writer_set_data(w, "s", "fortyseven", 10, E));
+  CHECK_OK(tdb_writer_set_offsets(w, "s", o1, 2, E));
+  CHECK_OK(tdb_writer_submit(w, E));
+  CHECK_OK(tdb_writer_set_data(w, "x", x2, sizeof x2, E));
+  CHECK_OK(tdb_writer_set_data(w, "s", "ninetyzerothirteen", 18, E));
+  CHECK_OK(tdb_writer_set_offsets(w, "s", o2, 3, E));
+  CHECK_OK(tdb_writer_submit(w, E));
+  CHECK_OK(tdb_writer_finalize(w, E));
+  tdb_writer_free(w);
+  CHECK(sub_entries(path, "__fragments") == 1);
+  tdb_result_t *r = read_box(path, "s", NULL, 0);
+  const uint8_t *data = NULL;
+  size_t size = 0;
+  CHECK_OK(tdb_result_data(r, &data, &size, E));
+  CHECK(size == 28 && memcmp(data, "zeroseventhirteenfortyninety", size) == 0);
+  tdb_result_free(r);
+
+  /* Duplicates across unordered batches (the schema allows none): finalize fails, nothing
+   * is committed. */
+  CHECK_OK(tdb_writer_open(path, NULL, 0, 6, &w, E));
+  int64_t d1[1] = {50}, d2[1] = {50};
+  uint64_t o0[1] = {0};
+  CHECK_OK(tdb_writer_set_data(w, "x", d1, sizeof d1, E));
+  CHECK_OK(tdb_writer_set_data(w, "s", "a", 1, E));
+  CHECK_OK(tdb_writer_set_offsets(w, "s", o0, 1, E));
+  CHECK_OK(tdb_writer_submit(w, E));
+  CHECK_OK(tdb_writer_set_data(w, "x", d2, sizeof d2, E));
+  CHECK_OK(tdb_writer_set_data(w, "s", "b", 1, E));
+  CHECK_OK(tdb_writer_set_offsets(w, "s", o0, 1, E));
+  CHECK_OK(tdb_writer_submit(w, E));
+  CHECK_ERR(tdb_writer_finalize(w, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_MSG_HAS("Duplicate");
+  tdb_writer_free(w);
+  CHECK(sub_entries(path, "__commits") == 1);
+}
+
 /* Removes the per-run folder (nftw-free: the tests know what they made). */
 static void cleanup(void) {
   char cmd[400];
@@ -309,6 +410,7 @@ int main(void) {
   test_dense();
   test_sparse_and_metadata();
   test_encrypted();
+  test_io_errors_and_batches();
   cleanup();
   CHECK_DONE("test_writer");
 }

@@ -12,6 +12,8 @@
 //! lifecycle fragments URI                      visible fragment names
 //! lifecycle schema URI                         the newest schema as JSON
 //! lifecycle vacuum URI MODE [GRACE_SECONDS|keep]
+//! lifecycle consolidate URI CONFIG_JSON          {"sm.consolidation.mode": .., "sm.consolidation.*":
+//!                                              VALUE, "fragments": [NAME, ..]} (values as strings)
 //! lifecycle uncommitted URI
 //! lifecycle delete-fragments URI T1 T2
 //! lifecycle delete-array URI
@@ -275,6 +277,34 @@ fn run(args: &[String]) -> Result<Value> {
                 s.loaded_enumerations.push(array.enumeration(&name)?);
             }
             Ok(s.to_json())
+        }
+        "consolidate" => {
+            let cfg = json_arg(arg(2)?)?;
+            let obj = cfg
+                .as_object()
+                .ok_or_else(|| Error::invalid("the configuration is not a JSON object"))?;
+            let mut options =
+                lifecycle::ConsolidateOptions::new(lifecycle::ConsolidateMode::Fragments);
+            for (k, v) in obj {
+                if k == "fragments" {
+                    let list = v
+                        .as_array()
+                        .ok_or_else(|| Error::invalid("fragments: not a list"))?
+                        .iter()
+                        .map(|x| x.as_str().map(str::to_string))
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or_else(|| Error::invalid("fragments: not a list of names"))?;
+                    options.fragment_list = Some(list);
+                    continue;
+                }
+                let value = match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                options.set(k, &value)?;
+            }
+            let r = lifecycle::consolidate(arg(1)?, &options)?;
+            Ok(json!({"written": r.written, "merged": r.merged}))
         }
         "vacuum" => {
             let mut options = VacuumOptions::new(VacuumMode::parse(arg(2)?)?);

@@ -70,6 +70,12 @@ typedef enum {
    * A bug in tdbfilter (for example a caught panic).
    */
   TDB_ERR_INTERNAL = 8,
+  /**
+   * The operating system or object store refused a read or write (disk full, read-only
+   * file system, permission denied, missing or not a folder, network failure); the
+   * message names the path and the system's error.
+   */
+  TDB_ERR_IO = 9,
 } tdb_status_t;
 
 /**
@@ -1569,7 +1575,8 @@ tdb_status_t tdb_array_create_with_config(const char *path,
 /**
  * Writes one array metadata entry into the array at `path`: `value_count` values of `type`
  * in `value` (`value_size` bytes, exactly `value_count` × the type's size), as one new
- * `__meta` file at `timestamp` (milliseconds; 0: now), as TileDB writes it when an array
+ * `__meta` file at `timestamp` (milliseconds; 0: now; UINT64_MAX is
+ * `TDB_ERR_INVALID_ARGUMENT`), as TileDB writes it when an array
  * opened for writing closes. The entry replaces an earlier value of `name`. `key`/`key_len`:
  * the array's AES-256-GCM key, or NULL and 0.
  */
@@ -1601,7 +1608,8 @@ tdb_status_t tdb_array_metadata_put_with_config(const char *path,
 
 /**
  * Deletes the array metadata entry `name` of the array at `path`: one new `__meta` file at
- * `timestamp` (milliseconds; 0: now) holding the deletion, as TileDB writes it. Deleting a
+ * `timestamp` (milliseconds; 0: now; UINT64_MAX is `TDB_ERR_INVALID_ARGUMENT`) holding the
+ * deletion, as TileDB writes it. Deleting a
  * key that has no value is not an error (TileDB's behaviour).
  */
 tdb_status_t tdb_array_metadata_delete(const char *path,
@@ -1624,7 +1632,7 @@ tdb_status_t tdb_array_metadata_delete_with_config(const char *path,
 
 /**
  * Opens the array at `path` for writing one fragment at `timestamp` (milliseconds; 0: now,
- * as TileDB), with the array's latest schema at that time. `key`/`key_len`: the array's
+ * as TileDB; UINT64_MAX, which no reader shows, is `TDB_ERR_INVALID_ARGUMENT`), with the array's latest schema at that time. `key`/`key_len`: the array's
  * AES-256-GCM key, or NULL and 0. Arrays whose schema is older than format version 22 are
  * `TDB_ERR_UNSUPPORTED`. The default layout is row-major for dense arrays, unordered for
  * sparse ones.
@@ -1715,11 +1723,14 @@ tdb_status_t tdb_writer_set_validity(tdb_writer_t *writer,
  * Writes the batch set since the last submit: every attribute (and, sparse, every dimension)
  * with the same cell count, offsets for var-size and validity for nullable fields. Dense
  * row- and col-major writes take one batch (the whole box); global-order and sparse writes
- * any number, streamed into one fragment. Wrong sizes or cell counts, coordinates outside
+ * any number into one fragment: global-order batches are streamed, unordered ones kept and
+ * sorted together at `tdb_writer_finalize` (as one batch of all their cells would be;
+ * duplicates across batches the schema does not allow fail the finalize). Wrong sizes or cell counts, coordinates outside
  * the domain, duplicates the schema does not allow, or a missing field fail the call, and the
  * writer: nothing is committed, and later calls fail too.
  */
-tdb_status_t tdb_writer_submit(tdb_writer_t *writer, tdb_error_t **error);
+tdb_status_t tdb_writer_submit(tdb_writer_t *writer,
+                               tdb_error_t **error);
 
 /**
  * Writes what is left and the fragment metadata, syncs them, then commits the fragment (its

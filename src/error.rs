@@ -25,6 +25,16 @@ pub enum Error {
     },
     /// An allocation failed.
     OutOfMemory(String),
+    /// The operating system or the object store refused an operation on a file, folder or
+    /// object (disk full, read-only file system, permission, missing folder, …).
+    Io {
+        /// The file, folder or object.
+        path: String,
+        /// The kind of the underlying `std::io::Error`.
+        kind: std::io::ErrorKind,
+        /// What failed, naming the path and the system's error.
+        message: String,
+    },
     /// A bug in tdbfilter (for example a caught panic).
     Internal(String),
 }
@@ -43,7 +53,7 @@ impl Error {
             | Error::Unsupported(m)
             | Error::OutOfMemory(m)
             | Error::Internal(m) => m,
-            Error::BufferTooSmall { message, .. } => message,
+            Error::BufferTooSmall { message, .. } | Error::Io { message, .. } => message,
         }
     }
 
@@ -56,7 +66,7 @@ impl Error {
             | Error::Unsupported(m)
             | Error::OutOfMemory(m)
             | Error::Internal(m) => m,
-            Error::BufferTooSmall { message, .. } => message,
+            Error::BufferTooSmall { message, .. } | Error::Io { message, .. } => message,
         }
     }
 
@@ -70,6 +80,22 @@ impl Error {
     /// Shorthand for a [`Error::CorruptData`] error.
     pub fn corrupt(msg: impl Into<String>) -> Error {
         Error::CorruptData(msg.into())
+    }
+
+    /// An [`Error::Io`] for `path` from the system's error `e`; the message is
+    /// `<path>: <what>: <e>` (`<path>: <e>` when `what` is empty).
+    pub fn io(path: impl fmt::Display, what: &str, e: &std::io::Error) -> Error {
+        let path = path.to_string();
+        let message = if what.is_empty() {
+            format!("{path}: {e}")
+        } else {
+            format!("{path}: {what}: {e}")
+        };
+        Error::Io {
+            path,
+            kind: e.kind(),
+            message,
+        }
     }
 
     /// Shorthand for an [`Error::InvalidArgument`] error.
@@ -109,5 +135,25 @@ mod tests {
             .context("chunk 3");
         assert_eq!(e.message(), "chunk 3: ZSTD: compressed data is corrupt");
         assert!(matches!(e, Error::CorruptData(_)));
+    }
+
+    #[test]
+    fn io_errors_carry_the_path_and_kind_through_context() {
+        let os = std::io::Error::from_raw_os_error(libc::EROFS);
+        let e = Error::io("/a/b", "cannot create", &os).context("creating array /a");
+        let Error::Io {
+            path,
+            kind,
+            message,
+        } = &e
+        else {
+            panic!("{e:?}");
+        };
+        assert_eq!(path, "/a/b");
+        assert_eq!(*kind, std::io::ErrorKind::ReadOnlyFilesystem);
+        assert!(
+            message.starts_with("creating array /a: /a/b: cannot create: Read-only file system"),
+            "{message}"
+        );
     }
 }

@@ -23,6 +23,7 @@ const (
 	StatusBufferTooSmall   Status = C.TDB_ERR_BUFFER_TOO_SMALL  // The caller's buffer is too small.
 	StatusOutOfMemory      Status = C.TDB_ERR_OUT_OF_MEMORY     // An allocation failed.
 	StatusInternal         Status = C.TDB_ERR_INTERNAL          // A bug in tdbfilter.
+	StatusIO               Status = C.TDB_ERR_IO                // The system refused a read or write (disk full, read-only, permission, not a folder...).
 )
 
 // Sentinel errors, one per status: errors.Is(err, ErrChecksumMismatch) reports whether err
@@ -36,6 +37,9 @@ var (
 	ErrBufferTooSmall   = errors.New("tdbfilter: buffer too small")
 	ErrOutOfMemory      = errors.New("tdbfilter: out of memory")
 	ErrInternal         = errors.New("tdbfilter: internal error")
+	// ErrIO: the operating system or object store refused a read or write; the message
+	// names the path and the system's error.
+	ErrIO = errors.New("tdbfilter: I/O error")
 )
 
 // ErrClosed is returned by every method of a Pipeline or an Array after Close.
@@ -50,6 +54,7 @@ var sentinels = map[Status]error{
 	StatusBufferTooSmall:   ErrBufferTooSmall,
 	StatusOutOfMemory:      ErrOutOfMemory,
 	StatusInternal:         ErrInternal,
+	StatusIO:               ErrIO,
 }
 
 // String returns the C name of the status, e.g. "TDB_ERR_CHECKSUM_MISMATCH" (the library's

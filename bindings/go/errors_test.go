@@ -23,7 +23,7 @@ func wantErr(t *testing.T, what string, err, sentinel error, text string) {
 	}
 	for _, other := range []error{tdbfilter.ErrInvalidArgument, tdbfilter.ErrCorruptData,
 		tdbfilter.ErrChecksumMismatch, tdbfilter.ErrDecryptionFailed, tdbfilter.ErrUnsupported,
-		tdbfilter.ErrBufferTooSmall, tdbfilter.ErrOutOfMemory, tdbfilter.ErrInternal} {
+		tdbfilter.ErrBufferTooSmall, tdbfilter.ErrOutOfMemory, tdbfilter.ErrInternal, tdbfilter.ErrIO} {
 		if other != sentinel && errors.Is(err, other) {
 			t.Fatalf("%s: %v also matches %v", what, err, other)
 		}

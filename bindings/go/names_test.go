@@ -110,6 +110,7 @@ func TestStatusNames(t *testing.T) {
 		tdbfilter.StatusBufferTooSmall:   "TDB_ERR_BUFFER_TOO_SMALL",
 		tdbfilter.StatusOutOfMemory:      "TDB_ERR_OUT_OF_MEMORY",
 		tdbfilter.StatusInternal:         "TDB_ERR_INTERNAL",
+		tdbfilter.StatusIO:               "TDB_ERR_IO",
 		99:                               "TDB_ERR_UNKNOWN(99)",
 		1 << 31:                          "TDB_ERR_UNKNOWN(2147483648)",
 		math.MaxUint32:                   "TDB_ERR_UNKNOWN(4294967295)",

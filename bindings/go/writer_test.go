@@ -225,6 +225,14 @@ func TestWriterErrorsCommitNothing(t *testing.T) {
 	wantErr(t, "NUL path", tdbfilter.Create("a\x00b", denseSchema, nil), tdbfilter.ErrInvalidArgument, "NUL")
 	_, err := tdbfilter.OpenWriter(filepath.Join(dir, "missing"), nil, 0)
 	wantErr(t, "missing array", err, tdbfilter.ErrInvalidArgument, "")
+	_, err = tdbfilter.OpenWriter(path, nil, math.MaxUint64)
+	wantErr(t, "timestamp UINT64_MAX", err, tdbfilter.ErrInvalidArgument, "UINT64_MAX")
+	// The system's refusals are ErrIO, naming the path: a parent that is a file.
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "parent is a file", tdbfilter.Create(filepath.Join(plain, "sub", "a"), denseSchema, nil), tdbfilter.ErrIO, "plain/sub: cannot create the folder: Not a directory")
 
 	w, err := tdbfilter.OpenWriter(path, nil, 9)
 	if err != nil {

@@ -27,6 +27,9 @@ pub enum ArrayCommand {
     Info(InfoArgs),
     /// Print the cells of fields (CSV, JSON, or one field's raw bytes).
     Cat(CatArgs),
+    /// Print aggregates (count, sum, min, max, mean, null_count) over ranges as one JSON
+    /// object, e.g. {"count": 4, "sum(a)": 10}.
+    Agg(crate::array_query::AggArgs),
     /// Decode every tile of every fragment (checksums verified), check the fragment metadata
     /// against the files, and print each damaged tile as `fragment/field/tile: error`. Exit
     /// status 0 only if the array is whole.
@@ -98,7 +101,7 @@ impl OpenArgs {
         })
     }
 
-    fn open(&self) -> CliResult<Array> {
+    pub(crate) fn open(&self) -> CliResult<Array> {
         Array::open(&self.path, &self.options()?).map_err(|e| Failure::from(e).context(&self.path))
     }
 }
@@ -134,8 +137,15 @@ pub struct CatArgs {
     #[arg(long = "field", value_name = "NAME")]
     pub fields: Vec<String>,
     /// Inclusive ranges per dimension, e.g. '0:99,5:10' (default: the non-empty domain).
-    #[arg(long, value_name = "LO:HI,...")]
+    #[arg(long, value_name = "LO:HI,...", conflicts_with_all = ["ranges", "layout"])]
     pub subarray: Option<String>,
+    /// A range DIM=LO:HI (repeatable, several per dimension; a dimension without one: its
+    /// whole domain). Cells come back as TileDB returns them for the layout.
+    #[arg(long = "range", value_name = "DIM=LO:HI")]
+    pub ranges: Vec<String>,
+    /// Result order: row, col, global or unordered (sparse only); default row.
+    #[arg(long, value_name = "LAYOUT")]
+    pub layout: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = CatFormat::Csv)]
     pub format: CatFormat,
@@ -174,6 +184,7 @@ pub fn run(args: &ArrayArgs) -> CliResult<()> {
     match &args.command {
         ArrayCommand::Info(a) => info(a, &mut out)?,
         ArrayCommand::Cat(a) => cat(a, &mut out)?,
+        ArrayCommand::Agg(a) => crate::array_query::agg(a, &mut out)?,
         ArrayCommand::Verify(a) => verify_cmd(a, &mut out)?,
         ArrayCommand::Create(a) => create(a)?,
         ArrayCommand::Write(a) => crate::array_write::run(a, &mut out)?,
@@ -187,9 +198,9 @@ pub fn run(args: &ArrayArgs) -> CliResult<()> {
 /// strings `"NaN"`, `"inf"` and `"-inf"`, other types as text (invalid UTF-8 replaced by
 /// U+FFFD); a number cut short (a var-size attribute's fill value may have fewer bytes than one
 /// value) is `null`.
-struct JsonValue<'a> {
-    datatype: Datatype,
-    bytes: &'a [u8],
+pub(crate) struct JsonValue<'a> {
+    pub(crate) datatype: Datatype,
+    pub(crate) bytes: &'a [u8],
 }
 
 impl Serialize for JsonValue<'_> {
@@ -652,7 +663,11 @@ fn cat(args: &CatArgs, out: &mut impl Write) -> CliResult<()> {
         .map(|t| parse_subarray(s, t))
         .transpose()?;
     let names: Vec<&str> = fields.iter().map(String::as_str).collect();
-    let data = array.read(&names, subarray.as_deref())?;
+    let data = if args.ranges.is_empty() && args.layout.is_none() {
+        array.read(&names, subarray.as_deref())?
+    } else {
+        crate::array_query::read(&array, &names, &args.ranges, args.layout.as_deref())?
+    };
     match args.format {
         CatFormat::Raw => {
             let [one] = data.as_slice() else {

@@ -23,6 +23,7 @@ mod common;
 mod advise;
 mod array;
 mod array_metadata;
+mod array_query;
 mod array_write;
 mod bench;
 mod bench_codec;

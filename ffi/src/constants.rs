@@ -25,10 +25,14 @@ pub enum tdb_status_t {
     TDB_ERR_OUT_OF_MEMORY = 7,
     /// A bug in tdbfilter (for example a caught panic).
     TDB_ERR_INTERNAL = 8,
+    /// The operating system or object store refused a read or write (disk full, read-only
+    /// file system, permission denied, missing or not a folder, network failure); the
+    /// message names the path and the system's error.
+    TDB_ERR_IO = 9,
 }
 
 /// Every status, in numeric order.
-pub(crate) const STATUSES: [tdb_status_t; 9] = [
+pub(crate) const STATUSES: [tdb_status_t; 10] = [
     tdb_status_t::TDB_OK,
     tdb_status_t::TDB_ERR_INVALID_ARGUMENT,
     tdb_status_t::TDB_ERR_CORRUPT_DATA,
@@ -38,6 +42,7 @@ pub(crate) const STATUSES: [tdb_status_t; 9] = [
     tdb_status_t::TDB_ERR_BUFFER_TOO_SMALL,
     tdb_status_t::TDB_ERR_OUT_OF_MEMORY,
     tdb_status_t::TDB_ERR_INTERNAL,
+    tdb_status_t::TDB_ERR_IO,
 ];
 
 /// The name of a status as a static C string, e.g. `"TDB_ERR_CORRUPT_DATA"`.
@@ -52,6 +57,7 @@ pub(crate) fn status_c_name(status: tdb_status_t) -> &'static std::ffi::CStr {
         tdb_status_t::TDB_ERR_BUFFER_TOO_SMALL => c"TDB_ERR_BUFFER_TOO_SMALL",
         tdb_status_t::TDB_ERR_OUT_OF_MEMORY => c"TDB_ERR_OUT_OF_MEMORY",
         tdb_status_t::TDB_ERR_INTERNAL => c"TDB_ERR_INTERNAL",
+        tdb_status_t::TDB_ERR_IO => c"TDB_ERR_IO",
     }
 }
 
@@ -268,6 +274,7 @@ mod tests {
             TDB_ERR_BUFFER_TOO_SMALL,
             TDB_ERR_OUT_OF_MEMORY,
             TDB_ERR_INTERNAL,
+            TDB_ERR_IO,
         ]
     }
 
@@ -392,7 +399,7 @@ mod tests {
     /// The constants of include/tdbfilter.h: every `#define TDB_*` and every member of
     /// `enum tdb_status_t`.
     fn header_constants() -> BTreeMap<String, u64> {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/include/tdbfilter.h");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../include/tdbfilter.h");
         let text = std::fs::read_to_string(path).expect("include/tdbfilter.h");
         let mut out = BTreeMap::new();
         for line in text.lines().map(str::trim) {
@@ -448,7 +455,7 @@ mod tests {
             );
         }
         let header = header_constants();
-        assert_eq!(rust.len(), 97);
+        assert_eq!(rust.len(), 98);
         assert_eq!(header, rust, "include/tdbfilter.h against ffi/src");
         // Each enum's values are distinct.
         for group in &groups[..groups.len() - 1] {
@@ -514,6 +521,14 @@ mod tests {
             ),
             (Error::OutOfMemory(String::new()), "TDB_ERR_OUT_OF_MEMORY"),
             (Error::Internal(String::new()), "TDB_ERR_INTERNAL"),
+            (
+                Error::Io {
+                    path: String::new(),
+                    kind: std::io::ErrorKind::Other,
+                    message: String::new(),
+                },
+                "TDB_ERR_IO",
+            ),
         ];
         assert_eq!(
             variants.len() + 1,
@@ -574,7 +589,7 @@ mod tests {
         let h = header_constants();
         let path = std::ffi::CString::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/c_array/dense"
+            "/../tests/data/c_array/dense"
         ))
         .unwrap();
         let null_err = std::ptr::null_mut();

@@ -31,6 +31,7 @@ pub(crate) fn status_of(e: &Error) -> tdb_status_t {
         Error::BufferTooSmall { .. } => tdb_status_t::TDB_ERR_BUFFER_TOO_SMALL,
         Error::OutOfMemory(_) => tdb_status_t::TDB_ERR_OUT_OF_MEMORY,
         Error::Internal(_) => tdb_status_t::TDB_ERR_INTERNAL,
+        Error::Io { .. } => tdb_status_t::TDB_ERR_IO,
     }
 }
 

@@ -66,7 +66,8 @@ fn optional_key<'a>(key: *const c_void, key_len: usize) -> Result<Option<&'a [u8
 
 /// Writes one array metadata entry into the array at `path`: `value_count` values of `type`
 /// in `value` (`value_size` bytes, exactly `value_count` × the type's size), as one new
-/// `__meta` file at `timestamp` (milliseconds; 0: now), as TileDB writes it when an array
+/// `__meta` file at `timestamp` (milliseconds; 0: now; UINT64_MAX is
+/// `TDB_ERR_INVALID_ARGUMENT`), as TileDB writes it when an array
 /// opened for writing closes. The entry replaces an earlier value of `name`. `key`/`key_len`:
 /// the array's AES-256-GCM key, or NULL and 0.
 #[unsafe(no_mangle)]
@@ -128,7 +129,8 @@ fn put_change(
 }
 
 /// Deletes the array metadata entry `name` of the array at `path`: one new `__meta` file at
-/// `timestamp` (milliseconds; 0: now) holding the deletion, as TileDB writes it. Deleting a
+/// `timestamp` (milliseconds; 0: now; UINT64_MAX is `TDB_ERR_INVALID_ARGUMENT`) holding the
+/// deletion, as TileDB writes it. Deleting a
 /// key that has no value is not an error (TileDB's behaviour).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_array_metadata_delete(
@@ -251,7 +253,7 @@ impl tdb_writer_t {
 }
 
 /// Opens the array at `path` for writing one fragment at `timestamp` (milliseconds; 0: now,
-/// as TileDB), with the array's latest schema at that time. `key`/`key_len`: the array's
+/// as TileDB; UINT64_MAX, which no reader shows, is `TDB_ERR_INVALID_ARGUMENT`), with the array's latest schema at that time. `key`/`key_len`: the array's
 /// AES-256-GCM key, or NULL and 0. Arrays whose schema is older than format version 22 are
 /// `TDB_ERR_UNSUPPORTED`. The default layout is row-major for dense arrays, unordered for
 /// sparse ones.
@@ -424,7 +426,9 @@ pub unsafe extern "C" fn tdb_writer_set_validity(
 /// Writes the batch set since the last submit: every attribute (and, sparse, every dimension)
 /// with the same cell count, offsets for var-size and validity for nullable fields. Dense
 /// row- and col-major writes take one batch (the whole box); global-order and sparse writes
-/// any number, streamed into one fragment. Wrong sizes or cell counts, coordinates outside
+/// any number into one fragment: global-order batches are streamed, unordered ones kept and
+/// sorted together at `tdb_writer_finalize` (as one batch of all their cells would be;
+/// duplicates across batches the schema does not allow fail the finalize). Wrong sizes or cell counts, coordinates outside
 /// the domain, duplicates the schema does not allow, or a missing field fail the call, and the
 /// writer: nothing is committed, and later calls fail too.
 #[unsafe(no_mangle)]

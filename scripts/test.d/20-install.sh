@@ -50,6 +50,13 @@ declared=$(grep -oE '\btdb_[a-z0-9_]+\(' "$prefix/include/tdbfilter.h" | tr -d '
 [ "$exported" = "$declared" ] || fail "exported symbols differ from the header's functions:
 $(diff <(printf '%s\n' "$declared") <(printf '%s\n' "$exported") || true)"
 echo "exported symbols: $(printf '%s\n' "$exported" | wc -l), all tdb_*, equal to the header's functions"
+# ABI 0.x keeps every function of its minor release: each symbol of ffi/abi/0.MINOR.symbols (the
+# functions of the first release of this minor) is still exported. Additions are allowed.
+abi_list="ffi/abi/$soversion.symbols"
+[ -f "$abi_list" ] || fail "$abi_list is missing (the symbols of ABI $soversion's first release)"
+removed=$(LC_ALL=C comm -23 "$abi_list" <(printf '%s\n' "$exported"))
+[ -z "$removed" ] || fail "symbols of ABI $soversion are no longer exported: $removed"
+echo "ABI $soversion: all $(wc -l < "$abi_list") functions of its first release are still exported"
 
 # The header alone compiles as C11 and C++17, and C++ links its functions unmangled.
 printf '#include <tdbfilter.h>\nint main(void) { return tdb_version()[0] == 0; }\n' > "$work/header.c"

@@ -46,3 +46,20 @@ nm -D --defined-only "$installed/libh5tdbfilter.so" | awk '{print $3}' | sort | 
   | grep -qx 'H5PLget_plugin_info H5PLget_plugin_type ' || fail "the plugin exports more than H5PL*"
 HDF5_PLUGIN_PATH=$installed /usr/bin/python3 plugins/hdf5/tests/test_h5py.py \
   "$prefix/lib/libtdbfilter.so" "$work"
+
+# The documented install order in a fresh build folder with HDF5 installed: only the library
+# is built, then `cmake --install` (which stopped at "cannot find …/libh5tdbfilter.so"): the
+# install builds the plugin it installs. Same features as test-all's build (no cargo rebuild).
+fresh=$root/build/fresh-install
+rm -rf "$fresh" "$work/fresh-prefix"
+cmake -S . -B "$fresh" -DCMAKE_BUILD_TYPE=Release -DTDBFILTER_CARGO_FEATURES=cli \
+  -DTDBFILTER_BUILD_C_TESTS=OFF >/dev/null
+grep -q '^TDBFILTER_BUILD_HDF5_PLUGIN:BOOL=ON' "$fresh/CMakeCache.txt" \
+  || fail "a fresh configure with HDF5 installed does not build the plugin"
+cmake --build "$fresh" --target tdbfilter_cargo >/dev/null
+cmake --install "$fresh" --prefix "$work/fresh-prefix" >/dev/null \
+  || fail "cmake --install after building only tdbfilter_cargo failed"
+[ -f "$work/fresh-prefix/lib/hdf5/plugin/libh5tdbfilter.so" ] \
+  || fail "the fresh install has no plugin"
+rm -rf "$fresh"
+echo "fresh build folder: --target tdbfilter_cargo, then cmake --install: plugin installed"

@@ -19,6 +19,9 @@ if [ -f "$TDBF_PREFIX/lib/libtdbfilter.so" ]; then
   lib="$TDBF_PREFIX/lib/libtdbfilter.so"
 fi
 python tests/array/run_array_tests.py --lib "$lib" --tdbf "$TDBF_BUILD/tdbf"
+# Queries (src/array/query, tdbf array cat --range/--layout, tdbf array agg) against TileDB-Py on
+# random dense and sparse arrays: multi-range reads in every layout, aggregates, refusals.
+python tests/array/run_query_tests.py --tdbf "$TDBF_BUILD/tdbf" --arrays 40
 # Array creation: schemas TileDB-Py creates, cloned through tdbf array info --json / create,
 # byte-identical schema payloads; hand-written JSON; TileDB's refusals with its reasons.
 python tests/array/run_create_tests.py --tdbf "$TDBF_BUILD/tdbf"
@@ -39,6 +42,9 @@ python tests/array/run_crash_tests.py --tdbf "$TDBF_BUILD/tdbf" --lib "$lib" --r
 # mode, uncommitted leftovers, delete_fragments, delete_array, schema evolution, groups, both
 # directions.
 python tests/array/run_lifecycle_tests.py --bin "$TDBF_BUILD/examples/lifecycle"
+# Consolidation (fragments dense and sparse, commits, fragment_meta, array_meta) against TileDB's on twin arrays:
+# the same plan, reads and fragment list, data files byte for byte; the 200-fragment speed ratio.
+python tests/array/run_consolidate_tests.py --bin "$TDBF_BUILD/examples/lifecycle"
 python bench/compare_arrays.py --quick --workdir "$TDBF_ROOT/build/bench-arrays-quick" --lib "$lib"
 # The write benchmark in quick mode: our writer (bench/rust/write_bench.rs, built by the build
 # step as an example of the tdbf crate) and TileDB-Py write the same cells of every benchmark

@@ -1,4 +1,4 @@
-# step: object storage (src/storage, s3:// and azure:// URIs): moto (S3) and azurite (Azure Blob) on 127.0.0.1; TileDB-Py writes dense/sparse/var/nullable/encrypted arrays and metadata that we read cell for cell (Python package over the C API, tdbf info/verify/cat, environment-only configuration), we create and write arrays that TileDB-Py reads; fault injection through a proxy (503, drops, truncated and short bodies, timeouts; failed writes leave no commit); GET/LIST/HEAD counts ours vs TileDB-Py (--check); bench/compare_s3.py --quick
+# step: object storage (src/storage, s3://, azure:// and gs:// URIs): moto (S3), azurite (Azure Blob) and fake-gcs-server (GCS: reads of TileDB-Py's arrays uploaded into it) on 127.0.0.1; TileDB-Py writes dense/sparse/var/nullable/encrypted arrays and metadata that we read cell for cell (Python package over the C API, tdbf info/verify/cat, environment-only configuration), we create and write arrays that TileDB-Py reads; fault injection through a proxy (503, drops, truncated and short bodies, timeouts; failed writes leave no commit); GET/LIST/HEAD counts ours vs TileDB-Py (--check); bench/compare_s3.py --quick
 set -euo pipefail
 # Run alone, it finds the checkout and its .venv itself.
 export TDBF_ROOT="${TDBF_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -16,6 +16,7 @@ tdbf_object_stores_start
 lib="$TDBF_BUILD/libtdbfilter.so"
 tdbf="$TDBF_BUILD/tdbf"
 python tests/object_store/run_object_store_tests.py --tdbf "$tdbf" --lib "$lib"
+python tests/object_store/run_gcs_tests.py --tdbf "$tdbf" --lib "$lib"
 python tests/object_store/run_fault_tests.py --tdbf "$tdbf" --lib "$lib"
 python tests/object_store/count_requests.py --lib "$lib" --check
 python bench/compare_s3.py --quick --lib "$lib"

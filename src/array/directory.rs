@@ -57,6 +57,22 @@ pub mod names {
             .map_or(0, |d| d.as_millis() as u64)
     }
 
+    /// The timestamp a new file (fragment, metadata) is written at: `None` or 0 is now (as
+    /// TileDB); `u64::MAX` is refused: a file named with it is committed but shown by no
+    /// reader (TileDB opens an array up to now for an end of `u64::MAX`), where TileDB 2.30
+    /// writes at now instead. `what` names the file kind.
+    pub fn write_timestamp(timestamp: Option<u64>, what: &str) -> crate::error::Result<u64> {
+        match timestamp {
+            None | Some(0) => Ok(now_ms()),
+            Some(u64::MAX) => Err(crate::error::Error::invalid(format!(
+                "{what} timestamp {} (UINT64_MAX) is reserved: no reader would show what is \
+                 written at it; pass 0 for now, or a timestamp below it",
+                u64::MAX
+            ))),
+            Some(t) => Ok(t),
+        }
+    }
+
     /// TileDB's random label (`RandomLabelGenerator::generate`) and the millisecond it was
     /// made: 32 lowercase hex digits, a per-millisecond counter (random start below 2^31,
     /// then +1 per label in the same millisecond, so labels of one process sort in creation

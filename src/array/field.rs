@@ -43,12 +43,17 @@ impl FieldData {
     }
 }
 
-/// A field of a schema: attribute `i` or dimension `j`.
+/// A field of a schema: attribute `i` or dimension `j`; or the per-cell timestamps of a
+/// consolidated sparse fragment (`t.tdb`, written by consolidation, not a schema field).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum FieldRef {
     Attribute(usize),
     Dimension(usize),
+    Timestamps,
 }
+
+/// The name of the per-cell timestamps field of consolidated sparse fragments (`t.tdb`).
+pub(crate) const TIMESTAMPS: &str = "__timestamps";
 
 /// The description of one field of a schema, as readers and writers use it.
 #[derive(Clone, Debug)]
@@ -121,15 +126,28 @@ impl FieldRef {
                     filters: d.filters.clone(),
                 }
             }
+            // uint64, filtered with the coordinates' pipeline, as TileDB's consolidation
+            // writes them.
+            FieldRef::Timestamps => FieldInfo {
+                field: *self,
+                name: TIMESTAMPS.into(),
+                datatype: crate::Datatype::Uint64,
+                cell_val_num: 1,
+                cell_size: Some(8),
+                nullable: false,
+                filters: schema.coords_filters.clone(),
+            },
         }
     }
 
     /// The field's slot in the fragment metadata of a schema with `attribute_num` attributes
-    /// (docs/ARRAY.md §4.1: the attributes, the zipped coordinates, the dimensions).
-    pub(crate) fn slot(&self, attribute_num: usize) -> usize {
+    /// and `dimension_num` dimensions (docs/ARRAY.md §4.1: the attributes, the zipped
+    /// coordinates, the dimensions, then the timestamps).
+    pub(crate) fn slot(&self, attribute_num: usize, dimension_num: usize) -> usize {
         match *self {
             FieldRef::Attribute(i) => i,
             FieldRef::Dimension(j) => attribute_num + 1 + j,
+            FieldRef::Timestamps => attribute_num + 1 + dimension_num,
         }
     }
 
@@ -138,6 +156,7 @@ impl FieldRef {
         match *self {
             FieldRef::Attribute(i) => format!("a{i}"),
             FieldRef::Dimension(j) => format!("d{j}"),
+            FieldRef::Timestamps => "t".into(),
         }
     }
 }

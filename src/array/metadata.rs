@@ -111,12 +111,9 @@ pub fn write(
     if changes.is_empty() {
         return Ok(None);
     }
+    let t = names::write_timestamp(timestamp, "the array metadata")?;
     let payload = serialize(changes)?;
     let tile = generic_tile::write_payload(&payload, key)?;
-    let t = match timestamp {
-        None | Some(0) => names::now_ms(),
-        Some(t) => t,
-    };
     let name = format!("__{t}_{t}_{}", names::random_label().0);
     let dir = root.join(names::META_DIR);
     storage.create_dir(&dir)?;

@@ -17,6 +17,7 @@
 //! `.del` commits still to be applied, update commits, sparse fragments in dense arrays) is
 //! refused with [`Error::Unsupported`] naming the feature.
 
+pub mod condition;
 pub mod directory;
 pub mod field;
 pub mod fragment;
@@ -25,6 +26,7 @@ pub mod lifecycle;
 pub mod metadata;
 pub mod open;
 pub mod order;
+pub mod query;
 pub mod read;
 pub mod rtree;
 pub mod schema;

@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use zeroize::Zeroizing;
 
-/// How to open an array.
-#[derive(Clone, Debug, Default)]
+/// How to open an array. `Debug` does not print the key (nor the configuration's secrets).
+#[derive(Clone, Default)]
 pub struct OpenOptions {
     /// The AES-256-GCM key (32 bytes) of an encrypted array.
     pub key: Option<Vec<u8>>,
@@ -29,6 +29,19 @@ pub struct OpenOptions {
     pub memory_limit: Option<u64>,
     /// Object-store options (endpoint, credentials, …); unset ones come from the environment.
     pub config: crate::storage::StorageConfig,
+}
+
+impl std::fmt::Debug for OpenOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenOptions")
+            .field("key", &self.key.as_ref().map(|_| "<redacted>"))
+            .field("timestamp_start", &self.timestamp_start)
+            .field("timestamp_end", &self.timestamp_end)
+            .field("threads", &self.threads)
+            .field("memory_limit", &self.memory_limit)
+            .field("config", &self.config)
+            .finish()
+    }
 }
 
 /// A visible fragment: its metadata and the schema it was written with.
@@ -209,6 +222,12 @@ impl Array {
         self.threads = threads;
     }
 
+    /// Keeps only the visible fragments `keep` accepts (in their order): what a consolidation
+    /// reads from.
+    pub(crate) fn retain_fragments(&mut self, keep: impl Fn(&Fragment) -> bool) {
+        self.fragments.retain(|f| keep(f));
+    }
+
     /// Sets the most bytes one field's result may take (`None`: no limit).
     pub fn set_memory_limit(&mut self, limit: Option<u64>) {
         self.memory_limit = limit;
@@ -336,4 +355,31 @@ fn union(datatype: crate::Datatype, a: &Range, b: &Range) -> Range {
 /// The thread pool for `threads` (0 = all cores).
 pub(crate) fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
     crate::engine::threads::pool(crate::engine::threads::effective_threads(threads))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OpenOptions;
+
+    #[test]
+    fn open_options_debug_redacts_the_key_and_secrets() {
+        let mut o = OpenOptions {
+            key: Some(b"0123456789abcdef0123456789ABCDEF".to_vec()),
+            threads: 3,
+            ..OpenOptions::default()
+        };
+        o.config
+            .set("vfs.s3.aws_secret_access_key", "very-secret")
+            .unwrap();
+        let shown = format!("{o:?} {o:#?}");
+        assert!(!shown.contains("0123456789"), "{shown}");
+        assert!(!shown.contains("48, 49, 50"), "{shown}");
+        assert!(!shown.contains("very-secret"), "{shown}");
+        assert!(
+            shown.contains("<redacted>") && shown.contains("threads: 3"),
+            "{shown}"
+        );
+        let none = format!("{:?}", OpenOptions::default());
+        assert!(none.contains("key: None"), "{none}");
+    }
 }

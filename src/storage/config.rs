@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
+use std::fmt;
 
 /// What a value must look like.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,6 +104,12 @@ const KEYS: &[(&str, &[&str], Kind, &str)] = &[
         "GCS service account or credentials file",
     ),
     (
+        "gcs.skip_signature",
+        &[],
+        Kind::Bool,
+        "send GCS requests unsigned, without credentials (public buckets, emulators)",
+    ),
+    (
         "gcs.endpoint",
         &["vfs.gcs.endpoint"],
         Kind::Text,
@@ -172,13 +179,37 @@ const KEYS: &[(&str, &[&str], Kind, &str)] = &[
     ),
 ];
 
+/// The keys whose values are credentials: never printed.
+const SECRET_KEYS: &[&str] = &[
+    "s3.secret_access_key",
+    "s3.session_token",
+    "azure.key",
+    "azure.sas_token",
+    "gcs.service_account_key",
+];
+
 /// Explicit storage options (key/value pairs). Keys are this crate's (`s3.endpoint`,
 /// `azure.account`, …, see [`StorageConfig::keys`]) or TileDB's names for the same settings
 /// (`vfs.s3.endpoint_override`, `vfs.s3.scheme`, `vfs.s3.use_virtual_addressing`,
 /// `vfs.azure.storage_account_name`, `vfs.min_batch_gap`, …). Unknown keys are refused.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+/// `Debug` prints secrets (keys, tokens) as `<redacted>`.
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct StorageConfig {
     values: BTreeMap<String, String>,
+}
+
+impl fmt::Debug for StorageConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut m = f.debug_map();
+        for (k, v) in &self.values {
+            if SECRET_KEYS.contains(&k.as_str()) {
+                m.entry(k, &format_args!("<redacted>"));
+            } else {
+                m.entry(k, v);
+            }
+        }
+        m.finish()
+    }
 }
 
 impl StorageConfig {
@@ -285,6 +316,32 @@ mod tests {
         assert_eq!(c.get_bool("s3.virtual_addressing"), Some(false));
         assert_eq!(c.get("s3.region"), Some("us-east-1"));
         assert_eq!(c.get_u64("min_batch_gap"), Some(1000));
+    }
+
+    #[test]
+    fn debug_redacts_secrets() {
+        let mut c = StorageConfig::new();
+        let secrets = [
+            ("vfs.s3.aws_secret_access_key", "s3-secret-value"),
+            ("vfs.s3.aws_session_token", "s3-token-value"),
+            ("vfs.azure.storage_account_key", "azure-key-value"),
+            ("vfs.azure.storage_sas_token", "azure-sas-value"),
+            ("vfs.gcs.service_account_key", "gcs-key-value"),
+        ];
+        for (k, v) in secrets {
+            c.set(k, v).unwrap();
+        }
+        c.set("s3.region", "eu-west-3").unwrap();
+        let shown = format!("{c:?} {c:#?}");
+        for (_, v) in secrets {
+            assert!(!shown.contains(v), "{v} shown: {shown}");
+        }
+        assert_eq!(shown.matches("<redacted>").count(), 10, "{shown}");
+        assert!(shown.contains("eu-west-3"), "{shown}");
+        // Every secret key is a key.
+        for k in SECRET_KEYS {
+            assert!(KEYS.iter().any(|(c, ..)| c == k), "{k}");
+        }
     }
 
     #[test]

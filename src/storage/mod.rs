@@ -5,18 +5,34 @@
 //! size and existence, write a file (multipart uploads for large ones), delete, and on local
 //! disks the `fsync`s that make a commit durable.
 //!
+//! Every kind of storage implements one internal interface (`backend.rs`): the local file
+//! system, and `object_store`'s stores (S3, Azure Blob, GCS, and its in-memory store behind
+//! `mem://`), which share one implementation.
+//!
 //! The API is synchronous: object stores are driven by one internal tokio runtime, created on
-//! first use and shared, which callers (rayon workers too) block on. Local files keep
-//! positioned reads (`pread`) and plain writes.
+//! first use and shared, which callers (rayon workers too) block on. Calling it from inside
+//! a tokio runtime (an async caller) is allowed and does not panic: such a call runs on a
+//! short-lived thread of its own that blocks on the internal runtime, and blocks the calling
+//! task until it is done (async callers should prefer `spawn_blocking`, as for any blocking
+//! I/O). Local files keep positioned reads (`pread`) and plain writes.
 
+mod backend;
 #[cfg(feature = "object-store")]
 mod batch;
 mod config;
 mod local;
 #[cfg(feature = "object-store")]
 mod object;
+#[cfg(feature = "object-store")]
+mod runtime;
+#[cfg(feature = "object-store")]
+mod stores;
+#[cfg(all(test, feature = "object-store"))]
+pub(crate) mod test_store;
 
 pub use config::StorageConfig;
+
+use backend::{Backend, ReadFile, WriteFile};
 
 use crate::error::{Error, Result};
 use std::fmt;
@@ -88,35 +104,30 @@ pub struct Entry {
     pub size: u64,
 }
 
-#[derive(Debug)]
-enum Backend {
-    Local,
-    #[cfg(feature = "object-store")]
-    Object(object::ObjectBackend),
-}
-
 /// The storage holding one array: cheap to clone, shareable between threads.
 #[derive(Clone, Debug)]
 pub struct Storage {
-    backend: Arc<Backend>,
+    backend: Arc<dyn Backend>,
 }
 
 /// The object-store schemes, for messages.
-const REMOTE_SCHEMES: &[&str] = &["s3", "s3a", "azure", "az", "abfs", "gs", "gcs"];
+const REMOTE_SCHEMES: &[&str] = &["s3", "s3a", "azure", "az", "abfs", "gs", "gcs", "mem"];
 
 impl Storage {
     /// The local file system.
     pub fn local() -> Storage {
         Storage {
-            backend: Arc::new(Backend::Local),
+            backend: Arc::new(local::LocalBackend),
         }
     }
 
     /// The storage of `uri` and the URI as the storage names it: a local path (or `file://`
     /// URI) gives the local file system; `s3://bucket/path`, `azure://container/path` and
     /// `gs://bucket/path` (also `gcs://`) an object store configured from `config` and the
-    /// environment. Other schemes, and object stores in a build without the `object-store`
-    /// feature, are refused with [`Error::Unsupported`].
+    /// environment; `mem://bucket/path` a process-wide in-memory object store (one per
+    /// bucket, empty at first, gone when the process ends: for tests). Other schemes, and
+    /// object stores in a build without the `object-store` feature, are refused with
+    /// [`Error::Unsupported`].
     pub fn open(uri: &str, config: &StorageConfig) -> Result<(Storage, Uri)> {
         if let Some(rest) = uri.strip_prefix("file://") {
             return Ok((Storage::local(), Uri::new(rest)));
@@ -127,7 +138,7 @@ impl Storage {
         if !REMOTE_SCHEMES.contains(&scheme) {
             return Err(Error::Unsupported(format!(
                 "{uri}: URIs of scheme {scheme}:// are not supported (local paths, file://, s3://, \
-                 azure://, gs:// are)"
+                 azure://, gs://, mem:// are)"
             )));
         }
         Self::open_remote(uri, config)
@@ -138,7 +149,7 @@ impl Storage {
         let (backend, uri) = object::ObjectBackend::open(uri, config)?;
         Ok((
             Storage {
-                backend: Arc::new(Backend::Object(backend)),
+                backend: Arc::new(backend),
             },
             uri,
         ))
@@ -154,75 +165,46 @@ impl Storage {
 
     /// Whether files are local (positioned reads and `fsync` apply).
     pub fn is_local(&self) -> bool {
-        matches!(*self.backend, Backend::Local)
+        self.backend.is_local()
     }
 
     /// The entries of folder `dir`, one level, sorted by name (empty when it does not exist).
     pub fn list(&self, dir: &Uri) -> Result<Vec<Entry>> {
-        let mut out = match &*self.backend {
-            Backend::Local => local::list(dir)?,
-            #[cfg(feature = "object-store")]
-            Backend::Object(o) => o.list(dir)?,
-        };
+        let mut out = self.backend.list(dir)?;
         out.sort();
         Ok(out)
     }
 
     /// The whole file.
     pub fn read(&self, uri: &Uri) -> Result<Vec<u8>> {
-        match &*self.backend {
-            Backend::Local => local::read(uri),
-            #[cfg(feature = "object-store")]
-            Backend::Object(o) => o.read(uri),
-        }
+        self.backend.read(uri)
     }
 
     /// The file's size.
     pub fn size(&self, uri: &Uri) -> Result<u64> {
-        match &*self.backend {
-            Backend::Local => local::size(uri),
-            #[cfg(feature = "object-store")]
-            Backend::Object(o) => o.size(uri),
-        }
+        self.backend.size(uri)
     }
 
     /// When the file (locally also a folder) was last modified.
     pub fn modified(&self, uri: &Uri) -> Result<std::time::SystemTime> {
-        match &*self.backend {
-            Backend::Local => local::modified(uri),
-            #[cfg(feature = "object-store")]
-            Backend::Object(o) => o.modified(uri),
-        }
+        self.backend.modified(uri)
     }
 
     /// Whether `uri` is a file.
     pub fn is_file(&self, uri: &Uri) -> Result<bool> {
-        match &*self.backend {
-            Backend::Local => Ok(std::path::Path::new(uri.as_str()).is_file()),
-            #[cfg(feature = "object-store")]
-            Backend::Object(o) => o.is_file(uri),
-        }
+        self.backend.is_file(uri)
     }
 
     /// Whether `uri` is a folder (an object-store prefix with at least one object below).
     pub fn is_dir(&self, uri: &Uri) -> Result<bool> {
-        match &*self.backend {
-            Backend::Local => Ok(std::path::Path::new(uri.as_str()).is_dir()),
-            #[cfg(feature = "object-store")]
-            Backend::Object(o) => o.is_dir(uri),
-        }
+        self.backend.is_dir(uri)
     }
 
     /// A reader of the file's byte ranges.
     pub fn open_file(&self, uri: &Uri) -> Result<FileReader> {
-        let inner = match &*self.backend {
-            Backend::Local => ReaderInner::Local(local::open(uri)?),
-            #[cfg(feature = "object-store")]
-            Backend::Object(o) => ReaderInner::Object(o.open_file(uri)?),
-        };
         Ok(FileReader {
             uri: uri.clone(),
-            inner,
+            inner: self.backend.open_file(uri, None)?,
         })
     }
 
@@ -230,97 +212,53 @@ impl Storage {
     /// skip the HEAD request and take `size` as the object's length (a read past the real
     /// end then fails naming the object); local files are opened and measured as usual.
     pub fn open_file_sized(&self, uri: &Uri, size: u64) -> Result<FileReader> {
-        let inner = match &*self.backend {
-            // Local files are measured when opened (a stat costs nothing).
-            Backend::Local => {
-                let _ = size;
-                ReaderInner::Local(local::open(uri)?)
-            }
-            #[cfg(feature = "object-store")]
-            Backend::Object(o) => ReaderInner::Object(o.open_file_sized(uri, size)?),
-        };
         Ok(FileReader {
             uri: uri.clone(),
-            inner,
+            inner: self.backend.open_file(uri, Some(size))?,
         })
     }
 
     /// Creates folder `dir` (parents must exist). Returns whether this call created it (`false`:
     /// it existed). Object stores have no folders: always `true`, nothing is written.
     pub fn create_dir(&self, dir: &Uri) -> Result<bool> {
-        match &*self.backend {
-            Backend::Local => local::create_dir(dir),
-            #[cfg(feature = "object-store")]
-            Backend::Object(_) => Ok(true),
-        }
+        self.backend.create_dir(dir)
     }
 
     /// Creates folder `dir` and its missing parents (nothing on object stores).
     pub fn create_dir_all(&self, dir: &Uri) -> Result<()> {
-        match &*self.backend {
-            Backend::Local => local::create_dir_all(dir),
-            #[cfg(feature = "object-store")]
-            Backend::Object(_) => Ok(()),
-        }
+        self.backend.create_dir_all(dir)
     }
 
     /// Removes folder `dir` and everything below it (every object under the prefix).
     pub fn remove_dir_all(&self, dir: &Uri) -> Result<()> {
-        match &*self.backend {
-            Backend::Local => local::remove_dir_all(dir),
-            #[cfg(feature = "object-store")]
-            Backend::Object(o) => o.remove_prefix(dir),
-        }
+        self.backend.remove_dir_all(dir)
     }
 
     /// Removes one file.
     pub fn remove_file(&self, uri: &Uri) -> Result<()> {
-        match &*self.backend {
-            Backend::Local => local::remove_file(uri),
-            #[cfg(feature = "object-store")]
-            Backend::Object(o) => o.remove(uri),
-        }
+        self.backend.remove_file(uri)
     }
 
     /// Writes a new file with `bytes`: locally it must not exist yet and is synced to disk;
     /// in an object store it is one upload (multipart when large).
     pub fn write_new(&self, uri: &Uri, bytes: &[u8]) -> Result<()> {
-        match &*self.backend {
-            Backend::Local => local::write_new(uri, bytes),
-            #[cfg(feature = "object-store")]
-            Backend::Object(o) => o.write(uri, bytes),
-        }
+        self.backend.write_new(uri, bytes)
     }
 
     /// A file written front to back: created (truncated) now, whole and durable after
     /// [`FileWriter::finish`]. An unfinished writer's upload is aborted when dropped.
     pub fn create_file(&self, uri: &Uri) -> Result<FileWriter> {
-        let inner = match &*self.backend {
-            Backend::Local => WriterInner::Local(local::create(uri)?),
-            #[cfg(feature = "object-store")]
-            Backend::Object(o) => WriterInner::Object(o.writer(uri)),
-        };
         Ok(FileWriter {
             uri: uri.clone(),
-            inner: Some(inner),
+            inner: Some(self.backend.create_file(uri)?),
         })
     }
 
     /// Makes folder `dir`'s entries durable (`fsync` of the folder; nothing on object stores,
     /// where a finished upload is durable).
     pub fn sync_dir(&self, dir: &Uri) -> Result<()> {
-        match &*self.backend {
-            Backend::Local => local::sync_dir(dir),
-            #[cfg(feature = "object-store")]
-            Backend::Object(_) => Ok(()),
-        }
+        self.backend.sync_dir(dir)
     }
-}
-
-enum ReaderInner {
-    Local(local::LocalFile),
-    #[cfg(feature = "object-store")]
-    Object(object::ObjectFile),
 }
 
 /// Byte ranges of one file: positioned reads locally; in an object store, ranged GETs, with
@@ -328,7 +266,7 @@ enum ReaderInner {
 /// served from what it fetched.
 pub struct FileReader {
     uri: Uri,
-    inner: ReaderInner,
+    inner: Box<dyn ReadFile>,
 }
 
 impl fmt::Debug for FileReader {
@@ -348,11 +286,7 @@ impl FileReader {
 
     /// The file's size.
     pub fn len(&self) -> u64 {
-        match &self.inner {
-            ReaderInner::Local(f) => f.len,
-            #[cfg(feature = "object-store")]
-            ReaderInner::Object(o) => o.len,
-        }
+        self.inner.len()
     }
 
     /// Whether the file is empty.
@@ -363,15 +297,7 @@ impl FileReader {
     /// Fetches `ranges` now (object stores: merged into few ranged GETs, many in flight, kept
     /// for the reads that follow; local files: nothing to do).
     pub fn prefetch(&self, ranges: &[Range<u64>]) -> Result<()> {
-        match &self.inner {
-            // Local tiles are read when decoded, with positioned reads.
-            ReaderInner::Local(_) => {
-                let _ = ranges;
-                Ok(())
-            }
-            #[cfg(feature = "object-store")]
-            ReaderInner::Object(o) => o.prefetch(&self.uri, ranges),
-        }
+        self.inner.prefetch(&self.uri, ranges)
     }
 
     /// Calls `f` with the `len` bytes at `offset`. `scratch` is a buffer a local read fills
@@ -383,33 +309,15 @@ impl FileReader {
         scratch: &mut Vec<u8>,
         f: impl FnOnce(&[u8]) -> Result<R>,
     ) -> Result<R> {
-        match &self.inner {
-            ReaderInner::Local(file) => {
-                if scratch.len() < len {
-                    scratch.resize(len, 0);
-                }
-                file.read_at(&self.uri, offset, &mut scratch[..len])?;
-                f(&scratch[..len])
-            }
-            #[cfg(feature = "object-store")]
-            ReaderInner::Object(o) => {
-                let bytes = o.range(&self.uri, offset, len)?;
-                f(&bytes)
-            }
-        }
+        let chunk = self.inner.range(&self.uri, offset, len, scratch)?;
+        f(&chunk)
     }
-}
-
-enum WriterInner {
-    Local(local::LocalWriter),
-    #[cfg(feature = "object-store")]
-    Object(object::ObjectWriter),
 }
 
 /// A file being written front to back (see [`Storage::create_file`]).
 pub struct FileWriter {
     uri: Uri,
-    inner: Option<WriterInner>,
+    inner: Option<Box<dyn WriteFile>>,
 }
 
 impl fmt::Debug for FileWriter {
@@ -429,9 +337,7 @@ impl FileWriter {
     /// Appends `bytes` (object stores: parts are uploaded in the background as they fill).
     pub fn write(&mut self, bytes: &[u8]) -> Result<()> {
         match self.inner.as_mut() {
-            Some(WriterInner::Local(w)) => w.write(&self.uri, bytes),
-            #[cfg(feature = "object-store")]
-            Some(WriterInner::Object(w)) => w.write(&self.uri, bytes),
+            Some(w) => w.write(&self.uri, bytes),
             None => Err(Error::Internal(format!(
                 "{}: written after finish",
                 self.uri
@@ -443,9 +349,7 @@ impl FileWriter {
     /// the multipart upload's parts and completion) has succeeded.
     pub fn finish(mut self) -> Result<()> {
         match self.inner.take() {
-            Some(WriterInner::Local(w)) => w.finish(&self.uri),
-            #[cfg(feature = "object-store")]
-            Some(WriterInner::Object(w)) => w.finish(&self.uri),
+            Some(w) => w.finish(&self.uri),
             None => Ok(()),
         }
     }

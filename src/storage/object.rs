@@ -1,62 +1,67 @@
-//! S3, Azure Blob and GCS through Apache Arrow's `object_store`, driven by one shared tokio
-//! runtime. Requests are retried by `object_store` (5xx including 503 SlowDown, timeouts,
-//! connection errors, with exponential backoff, a bounded number of times); on top of that
-//! every body is checked against the length asked for, and a short or failed body is fetched
-//! again a bounded number of times before the error names the object.
+//! Every `object_store` store as a [`Backend`]: S3, Azure Blob, GCS (built in `stores.rs`)
+//! and the in-memory store of `mem://`, through one implementation over `dyn ObjectStore`.
+//!
+//! Retries: one policy, `object_store`'s [`RetryConfig`] (5xx including 503 SlowDown,
+//! timeouts, connection errors, with exponential backoff, a bounded number of times within a
+//! time limit; a body cut off mid-stream is resumed from where it broke). A request that
+//! fails under it fails here too. What it lacks is a check of the body: a body that ends early
+//! but cleanly (a `Content-Length` that agrees with the short body) is taken for whole, and a
+//! body whose resumptions all broke off too is an error. Every body is checked against the
+//! length asked for; a short or broken one is fetched again whole under the same
+//! `RetryConfig` (its backoff, its number of retries, its time limit) before the error names
+//! the object. Uploads go through `object_store`'s `BufWriter` (one PUT for an object that
+//! ends within the first part, else a multipart upload whose parts go up in the background).
 
+use super::backend::{Backend, Chunk, ReadFile, WriteFile};
 use super::batch::{BatchRule, coalesce};
+use super::runtime::block_on;
+use super::stores::{self, Kind};
 use super::{Entry, StorageConfig, Uri};
 use crate::error::{Error, Result};
 use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
-use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
-use object_store::azure::MicrosoftAzureBuilder;
-use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::buffered::BufWriter;
 use object_store::path::Path as ObjectPath;
-use object_store::{
-    BackoffConfig, ClientConfigKey, GetOptions, GetRange, MultipartUpload, ObjectStore,
-    ObjectStoreExt, PutPayload, RetryConfig,
-};
-use std::collections::HashMap;
-use std::future::Future;
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig};
 use std::ops::Range;
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
-
-/// The runtime every object-store request runs on (made on first use; rustls's `ring`
-/// provider is installed as the process default at the same time, unless one already is).
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let threads = std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .clamp(2, 8);
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads)
-            .thread_name("tdbf-storage")
-            .enable_all()
-            .build()
-            .expect("the storage runtime starts")
-    })
-}
-
-/// Runs `f` to completion on the storage runtime, blocking this thread.
-fn block_on<F: Future>(f: F) -> F::Output {
-    runtime().block_on(f)
-}
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::AsyncWrite;
 
 /// Settings of reads and writes.
-#[derive(Clone, Copy, Debug)]
-struct Settings {
-    rule: BatchRule,
-    parallel: usize,
-    part_size: usize,
-    /// Fetches of one body (the first and the repeats after a short or failed body).
-    attempts: usize,
+#[derive(Clone, Debug)]
+pub(super) struct Settings {
+    pub rule: BatchRule,
+    /// Requests in flight per prefetch, parts in flight per upload.
+    pub parallel: usize,
+    /// Bytes of one multipart part; objects up to this size are one PUT.
+    pub part_size: usize,
+    /// Requests are retried by the store with this; short bodies are fetched again with it.
+    pub retry: RetryConfig,
 }
 
-/// A configured store shared by every array in it.
+impl Settings {
+    fn new(c: &StorageConfig) -> Settings {
+        let d = BatchRule::default();
+        Settings {
+            rule: BatchRule {
+                min_gap: c.get_u64("min_batch_gap").unwrap_or(d.min_gap),
+                min_size: c.get_u64("min_batch_size").unwrap_or(d.min_size),
+                max_size: c.get_u64("max_request_size").unwrap_or(d.max_size).max(1),
+            },
+            parallel: c.get_u64("parallel_requests").unwrap_or(16).clamp(1, 256) as usize,
+            // S3's smallest part (but the last) is 5 MiB.
+            part_size: c
+                .get_u64("part_size")
+                .unwrap_or(8 << 20)
+                .clamp(5 << 20, 1 << 30) as usize,
+            retry: stores::retry(c),
+        }
+    }
+}
+
+/// A store and how to use it, shared by every file opened in it.
 #[derive(Debug)]
 struct Shared {
     store: Arc<dyn ObjectStore>,
@@ -71,223 +76,32 @@ pub(super) struct ObjectBackend {
     prefix: String,
 }
 
-/// The stores made so far, by scheme, bucket, configuration and environment: arrays opened
-/// again reuse the connection pool.
-fn cache() -> &'static Mutex<HashMap<String, Arc<Shared>>> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Shared>>>> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
-/// The environment variables the builders read.
-fn env_snapshot() -> String {
-    let mut vars: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| {
-            ["AWS_", "AZURE_", "AZURITE_", "GOOGLE_"]
-                .iter()
-                .any(|p| k.starts_with(p))
-        })
-        .collect();
-    vars.sort();
-    format!("{vars:?}")
-}
-
-fn build_error(uri: &str, e: object_store::Error) -> Error {
-    Error::invalid(format!("{uri}: cannot configure the object store: {e}"))
-}
-
-/// `http://…` endpoints in the environment variable `var`.
-fn env_is_http(var: &str) -> bool {
-    std::env::var(var).is_ok_and(|v| v.starts_with("http://"))
-}
-
-fn build_s3(uri: &str, bucket: &str, c: &StorageConfig) -> Result<Arc<dyn ObjectStore>> {
-    let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
-    let mut http = c.get("s3.scheme") == Some("http")
-        || ["AWS_ENDPOINT_URL", "AWS_ENDPOINT"]
-            .iter()
-            .any(|v| env_is_http(v));
-    if let Some(ep) = c.get("s3.endpoint") {
-        let url = if ep.contains("://") {
-            ep.to_string()
-        } else {
-            format!("{}://{ep}", c.get("s3.scheme").unwrap_or("https"))
-        };
-        http |= url.starts_with("http://");
-        b = b.with_endpoint(url);
-    }
-    if let Some(v) = c.get_bool("s3.allow_http") {
-        http |= v;
-    }
-    if http {
-        b = b.with_config(
-            AmazonS3ConfigKey::Client(ClientConfigKey::AllowHttp),
-            "true",
-        );
-    }
-    if let Some(v) = c.get_bool("s3.virtual_addressing") {
-        b = b.with_virtual_hosted_style_request(v);
-    }
-    if let Some(v) = c.get("s3.region") {
-        b = b.with_region(v);
-    }
-    if let Some(v) = c.get("s3.access_key_id") {
-        b = b.with_access_key_id(v);
-    }
-    if let Some(v) = c.get("s3.secret_access_key") {
-        b = b.with_secret_access_key(v);
-    }
-    if let Some(v) = c.get("s3.session_token") {
-        b = b.with_token(v);
-    }
-    for (k, v) in client_settings(c) {
-        b = b.with_config(AmazonS3ConfigKey::Client(k), v);
-    }
-    b = b.with_retry(retry(c));
-    Ok(Arc::new(b.build().map_err(|e| build_error(uri, e))?))
-}
-
-fn build_azure(uri: &str, container: &str, c: &StorageConfig) -> Result<Arc<dyn ObjectStore>> {
-    let mut b = MicrosoftAzureBuilder::from_env().with_container_name(container);
-    let mut http = env_is_http("AZURE_STORAGE_ENDPOINT");
-    if let Some(v) = c.get("azure.account") {
-        b = b.with_account(v);
-    }
-    if let Some(v) = c.get("azure.key") {
-        b = b.with_access_key(v);
-    }
-    if let Some(v) = c.get("azure.sas_token") {
-        b = b.with_config(
-            object_store::azure::AzureConfigKey::SasKey,
-            v.trim_start_matches('?'),
-        );
-    }
-    if let Some(v) = c.get("azure.endpoint") {
-        http |= v.starts_with("http://");
-        b = b.with_endpoint(v.to_string());
-    }
-    if let Some(v) = c.get_bool("azure.use_emulator") {
-        b = b.with_use_emulator(v);
-    }
-    if http {
-        b = b.with_allow_http(true);
-    }
-    for (k, v) in client_settings(c) {
-        b = b.with_config(object_store::azure::AzureConfigKey::Client(k), v);
-    }
-    b = b.with_retry(retry(c));
-    Ok(Arc::new(b.build().map_err(|e| build_error(uri, e))?))
-}
-
-fn build_gcs(uri: &str, bucket: &str, c: &StorageConfig) -> Result<Arc<dyn ObjectStore>> {
-    let mut b = GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket);
-    if let Some(v) = c.get("gcs.service_account_key") {
-        b = b.with_service_account_key(v);
-    }
-    if let Some(v) = c.get("gcs.service_account_path") {
-        b = b.with_service_account_path(v);
-    }
-    if let Some(v) = c.get("gcs.endpoint") {
-        b = b.with_base_url(v);
-        if v.starts_with("http://") {
-            b = b.with_config(
-                object_store::gcp::GoogleConfigKey::Client(ClientConfigKey::AllowHttp),
-                "true",
-            );
-        }
-    }
-    for (k, v) in client_settings(c) {
-        b = b.with_config(object_store::gcp::GoogleConfigKey::Client(k), v);
-    }
-    b = b.with_retry(retry(c));
-    Ok(Arc::new(b.build().map_err(|e| build_error(uri, e))?))
-}
-
-/// Request and connect timeouts.
-fn client_settings(c: &StorageConfig) -> Vec<(ClientConfigKey, String)> {
-    let mut out = Vec::new();
-    if let Some(ms) = c.get_u64("request_timeout_ms") {
-        out.push((ClientConfigKey::Timeout, format!("{ms}ms")));
-    }
-    if let Some(ms) = c.get_u64("connect_timeout_ms") {
-        out.push((ClientConfigKey::ConnectTimeout, format!("{ms}ms")));
-    }
-    out
-}
-
-/// Retries of failed requests: exponential backoff from 50 ms, at most 2 s apart, 5 times
-/// (or `max_retries`) within 60 s (or `retry_timeout_ms`).
-fn retry(c: &StorageConfig) -> RetryConfig {
-    RetryConfig {
-        backoff: BackoffConfig {
-            init_backoff: Duration::from_millis(50),
-            max_backoff: Duration::from_secs(2),
-            base: 2.0,
-        },
-        max_retries: c.get_u64("max_retries").unwrap_or(5) as usize,
-        retry_timeout: Duration::from_millis(c.get_u64("retry_timeout_ms").unwrap_or(60_000)),
-    }
-}
-
-fn settings(c: &StorageConfig) -> Settings {
-    let d = BatchRule::default();
-    Settings {
-        rule: BatchRule {
-            min_gap: c.get_u64("min_batch_gap").unwrap_or(d.min_gap),
-            min_size: c.get_u64("min_batch_size").unwrap_or(d.min_size),
-            max_size: c.get_u64("max_request_size").unwrap_or(d.max_size).max(1),
-        },
-        parallel: c.get_u64("parallel_requests").unwrap_or(16).clamp(1, 256) as usize,
-        // S3's smallest part (but the last) is 5 MiB.
-        part_size: c
-            .get_u64("part_size")
-            .unwrap_or(8 << 20)
-            .clamp(5 << 20, 1 << 30) as usize,
-        attempts: 1 + c.get_u64("max_retries").unwrap_or(5).min(3) as usize,
-    }
-}
-
 impl ObjectBackend {
     /// The store of `uri` (`scheme://bucket/path`) and the URI in canonical form.
     pub(super) fn open(uri: &str, config: &StorageConfig) -> Result<(ObjectBackend, Uri)> {
         // The TLS provider must be in place before a client is built.
-        runtime();
+        super::runtime::runtime();
         let (scheme, rest) = uri.split_once("://").expect("checked by Storage::open");
         let (bucket, _) = rest.split_once('/').unwrap_or((rest, ""));
         if bucket.is_empty() {
             return Err(Error::invalid(format!("{uri}: no bucket or container")));
         }
-        let kind = match scheme {
-            "s3" | "s3a" => "s3",
-            "azure" | "az" | "abfs" => "azure",
-            _ => "gs",
-        };
-        let key = format!("{kind}\n{bucket}\n{config:?}\n{}", env_snapshot());
-        let cached = cache()
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-            .cloned();
-        let shared = match cached {
-            Some(s) => s,
-            None => {
-                let store = match kind {
-                    "s3" => build_s3(uri, bucket, config)?,
-                    "azure" => build_azure(uri, bucket, config)?,
-                    _ => build_gcs(uri, bucket, config)?,
-                };
-                let s = Arc::new(Shared {
-                    store,
-                    settings: settings(config),
-                });
-                cache()
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(key, Arc::clone(&s));
-                s
-            }
-        };
-        let prefix = format!("{scheme}://{bucket}");
-        Ok((ObjectBackend { shared, prefix }, Uri::new(uri)))
+        let store = stores::store(uri, Kind::of(scheme), bucket, config)?;
+        let backend =
+            ObjectBackend::with_store(store, Settings::new(config), format!("{scheme}://{bucket}"));
+        Ok((backend, Uri::new(uri)))
+    }
+
+    /// A backend over `store` whose URIs start with `prefix` (`scheme://bucket`).
+    pub(super) fn with_store(
+        store: Arc<dyn ObjectStore>,
+        settings: Settings,
+        prefix: String,
+    ) -> ObjectBackend {
+        ObjectBackend {
+            shared: Arc::new(Shared { store, settings }),
+            prefix,
+        }
     }
 
     /// The object key of `uri`.
@@ -301,132 +115,133 @@ impl ObjectBackend {
             .map_err(|e| Error::invalid(format!("{uri}: not a valid object key: {e}")))
     }
 
-    pub(super) fn list(&self, dir: &Uri) -> Result<Vec<Entry>> {
+    fn file(&self, uri: &Uri, len: u64) -> Result<ObjectFile> {
+        Ok(ObjectFile {
+            shared: Arc::clone(&self.shared),
+            path: self.key(uri)?,
+            len,
+            blocks: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn writer(&self, uri: &Uri) -> Result<ObjectWriter> {
+        let s = &self.shared.settings;
+        let w =
+            BufWriter::with_capacity(Arc::clone(&self.shared.store), self.key(uri)?, s.part_size)
+                .with_max_concurrency(s.parallel);
+        Ok(ObjectWriter { writer: Some(w) })
+    }
+}
+
+impl Backend for ObjectBackend {
+    fn is_local(&self) -> bool {
+        false
+    }
+
+    fn list(&self, dir: &Uri) -> Result<Vec<Entry>> {
         let prefix = self.key(dir)?;
         let prefix = (!prefix.as_ref().is_empty()).then_some(prefix);
         let r = block_on(self.shared.store.list_with_delimiter(prefix.as_ref()))
-            .map_err(|e| failure(dir, "cannot list", e, 1))?;
-        let mut out = Vec::new();
-        for p in r.common_prefixes {
-            if let Some(name) = p.filename() {
-                out.push(Entry {
-                    name: name.to_string(),
-                    is_dir: true,
-                    size: 0,
-                });
-            }
-        }
-        for m in r.objects {
-            if let Some(name) = m.location.filename() {
-                out.push(Entry {
-                    name: name.to_string(),
-                    is_dir: false,
-                    size: m.size,
-                });
-            }
-        }
-        Ok(out)
+            .map_err(|e| failure(dir, "cannot list", e))?;
+        let dirs = r.common_prefixes.into_iter().filter_map(|p| {
+            Some(Entry {
+                name: p.filename()?.to_string(),
+                is_dir: true,
+                size: 0,
+            })
+        });
+        let files = r.objects.into_iter().filter_map(|m| {
+            Some(Entry {
+                name: m.location.filename()?.to_string(),
+                is_dir: false,
+                size: m.size,
+            })
+        });
+        Ok(dirs.chain(files).collect())
     }
 
     /// The whole object, asked for as `Range: bytes=0-` so that the answer's `Content-Range`
     /// gives the object's size independently of the body's `Content-Length`: a body shorter
     /// than the object is caught even when its length header agrees with it.
-    pub(super) fn read(&self, uri: &Uri) -> Result<Vec<u8>> {
+    fn read(&self, uri: &Uri) -> Result<Vec<u8>> {
         let path = self.key(uri)?;
-        let shared = &self.shared;
-        let attempts = shared.settings.attempts;
+        let shared = &*self.shared;
         block_on(async {
-            let mut attempt = 0;
-            let mut ranged = true;
+            let mut retries = Retries::new(&shared.settings.retry);
             loop {
-                attempt += 1;
                 let opts = GetOptions {
-                    range: ranged.then_some(GetRange::Offset(0)),
+                    range: Some(GetRange::Offset(0)),
                     ..GetOptions::default()
                 };
                 let got = match shared.store.get_opts(&path, opts).await {
-                    Ok(r) => {
-                        let (range, size) = (r.range.clone(), r.meta.size);
-                        r.bytes().await.map(|b| (b, range, size))
+                    Ok(got) => got,
+                    Err(e @ object_store::Error::NotFound { .. }) => {
+                        return Err(failure(uri, "cannot read", e));
                     }
-                    Err(e) => Err(e),
+                    Err(e) => return read_empty(shared, uri, &path, e).await,
                 };
-                match got {
-                    Ok((b, range, size))
-                        if b.len() as u64 == range.end - range.start
-                            && range.start == 0
-                            && range.end == size =>
-                    {
+                let (range, size) = (got.range.clone(), got.meta.size);
+                match got.bytes().await {
+                    Ok(b) if range == (0..size) && b.len() as u64 == size => {
                         return Ok(b.to_vec());
                     }
-                    Ok((b, _, size)) if attempt >= attempts => {
-                        return Err(short(uri, 0..size, b.len(), attempt));
+                    Ok(b) if !retries.next().await => {
+                        return Err(short(uri, 0..size, b.len(), retries.attempts));
                     }
-                    // An empty object has no byte 0: asked again without a range.
-                    Err(e) if ranged && unsatisfiable(&e) => {
-                        ranged = false;
-                        attempt -= 1;
+                    Err(e) if !retries.next().await => {
+                        return Err(failure(uri, "cannot read", e));
                     }
-                    Err(e) if attempt >= attempts || !transient(&e) => {
-                        return Err(failure(uri, "cannot read", e, attempt));
-                    }
-                    _ => pause(attempt).await,
+                    _ => {}
                 }
             }
         })
     }
 
-    pub(super) fn size(&self, uri: &Uri) -> Result<u64> {
+    fn size(&self, uri: &Uri) -> Result<u64> {
         let path = self.key(uri)?;
         block_on(self.shared.store.head(&path))
             .map(|m| m.size)
-            .map_err(|e| failure(uri, "cannot get the size", e, 1))
+            .map_err(|e| failure(uri, "cannot get the size", e))
     }
 
-    pub(super) fn modified(&self, uri: &Uri) -> Result<std::time::SystemTime> {
+    fn modified(&self, uri: &Uri) -> Result<std::time::SystemTime> {
         let path = self.key(uri)?;
         block_on(self.shared.store.head(&path))
             .map(|m| m.last_modified.into())
-            .map_err(|e| failure(uri, "cannot get the modification time", e, 1))
+            .map_err(|e| failure(uri, "cannot get the modification time", e))
     }
 
-    pub(super) fn is_file(&self, uri: &Uri) -> Result<bool> {
+    fn is_file(&self, uri: &Uri) -> Result<bool> {
         let path = self.key(uri)?;
         match block_on(self.shared.store.head(&path)) {
             Ok(_) => Ok(true),
             Err(object_store::Error::NotFound { .. }) => Ok(false),
-            Err(e) => Err(failure(uri, "cannot look up", e, 1)),
+            Err(e) => Err(failure(uri, "cannot look up", e)),
         }
     }
 
-    pub(super) fn is_dir(&self, uri: &Uri) -> Result<bool> {
+    fn is_dir(&self, uri: &Uri) -> Result<bool> {
         Ok(!self.list(uri)?.is_empty())
     }
 
-    pub(super) fn open_file(&self, uri: &Uri) -> Result<ObjectFile> {
-        Ok(ObjectFile {
-            shared: Arc::clone(&self.shared),
-            path: self.key(uri)?,
-            len: self.size(uri)?,
-            blocks: Mutex::new(Vec::new()),
-        })
+    fn open_file(&self, uri: &Uri, size: Option<u64>) -> Result<Box<dyn ReadFile>> {
+        let len = match size {
+            Some(n) => n,
+            None => self.size(uri)?,
+        };
+        Ok(Box::new(self.file(uri, len)?))
     }
 
-    pub(super) fn open_file_sized(&self, uri: &Uri, size: u64) -> Result<ObjectFile> {
-        Ok(ObjectFile {
-            shared: Arc::clone(&self.shared),
-            path: self.key(uri)?,
-            len: size,
-            blocks: Mutex::new(Vec::new()),
-        })
+    /// Object stores have no folders: nothing is written.
+    fn create_dir(&self, _dir: &Uri) -> Result<bool> {
+        Ok(true)
     }
 
-    pub(super) fn remove(&self, uri: &Uri) -> Result<()> {
-        let path = self.key(uri)?;
-        block_on(self.shared.store.delete(&path)).map_err(|e| failure(uri, "cannot delete", e, 1))
+    fn create_dir_all(&self, _dir: &Uri) -> Result<()> {
+        Ok(())
     }
 
-    pub(super) fn remove_prefix(&self, dir: &Uri) -> Result<()> {
+    fn remove_dir_all(&self, dir: &Uri) -> Result<()> {
         let prefix = self.key(dir)?;
         let store = &self.shared.store;
         block_on(async {
@@ -437,102 +252,151 @@ impl ObjectBackend {
                 .await
         })
         .map(|_| ())
-        .map_err(|e| failure(dir, "cannot delete", e, 1))
+        .map_err(|e| failure(dir, "cannot delete", e))
     }
 
-    pub(super) fn write(&self, uri: &Uri, bytes: &[u8]) -> Result<()> {
-        let mut w = self.writer(uri);
+    fn remove_file(&self, uri: &Uri) -> Result<()> {
+        let path = self.key(uri)?;
+        block_on(self.shared.store.delete(&path)).map_err(|e| failure(uri, "cannot delete", e))
+    }
+
+    fn write_new(&self, uri: &Uri, bytes: &[u8]) -> Result<()> {
+        let mut w = self.writer(uri)?;
         w.write(uri, bytes)?;
-        w.finish(uri)
+        Box::new(w).finish(uri)
     }
 
-    pub(super) fn writer(&self, uri: &Uri) -> ObjectWriter {
-        ObjectWriter {
-            shared: Arc::clone(&self.shared),
-            path: self.key(uri),
-            buf: Vec::new(),
-            upload: None,
-            parts: Vec::new(),
+    fn create_file(&self, uri: &Uri) -> Result<Box<dyn WriteFile>> {
+        Ok(Box::new(self.writer(uri)?))
+    }
+
+    /// A finished upload is durable.
+    fn sync_dir(&self, _dir: &Uri) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// After a failed `Range: bytes=0-` read: an empty object has no byte 0 (S3 and Azure answer
+/// 416, the in-memory store an invalid range), so the object is asked for again without a
+/// range. It is the answer when that gives an empty object; otherwise the first error is.
+async fn read_empty(
+    shared: &Shared,
+    uri: &Uri,
+    path: &ObjectPath,
+    first: object_store::Error,
+) -> Result<Vec<u8>> {
+    if let Ok(got) = shared.store.get(path).await
+        && got.meta.size == 0
+        && got.bytes().await.is_ok_and(|b| b.is_empty())
+    {
+        return Ok(Vec::new());
+    }
+    Err(failure(uri, "cannot read", first))
+}
+
+/// Fetches of a body again after a short one, under the store's [`RetryConfig`].
+struct Retries<'a> {
+    config: &'a RetryConfig,
+    start: Instant,
+    /// Fetches so far.
+    attempts: usize,
+}
+
+impl<'a> Retries<'a> {
+    fn new(config: &'a RetryConfig) -> Retries<'a> {
+        Retries {
+            config,
+            start: Instant::now(),
+            attempts: 1,
         }
     }
+
+    /// Waits before the next fetch; `false` when the retries are used up.
+    async fn next(&mut self) -> bool {
+        let retries = self.attempts - 1;
+        if retries >= self.config.max_retries || self.start.elapsed() >= self.config.retry_timeout {
+            return false;
+        }
+        tokio::time::sleep(backoff(self.config, retries)).await;
+        self.attempts += 1;
+        true
+    }
 }
 
-/// Whether the server refused a range (HTTP 416: `bytes=0-` of an empty object).
-fn unsatisfiable(e: &object_store::Error) -> bool {
-    let text = e.to_string();
-    text.contains("416") || text.contains("Range Not Satisfiable") || text.contains("InvalidRange")
+/// The pause before retry `n + 1`: the backoff's first pause times its base to the `n`th,
+/// at most its longest pause (`object_store`'s growth, without its jitter).
+fn backoff(c: &RetryConfig, n: usize) -> Duration {
+    let b = &c.backoff;
+    let secs = b.init_backoff.as_secs_f64() * b.base.max(1.0).powi(n.min(64) as i32);
+    Duration::from_secs_f64(secs.min(b.max_backoff.as_secs_f64()))
 }
 
-/// Whether a request error may go away when repeated.
-fn transient(e: &object_store::Error) -> bool {
-    !matches!(
-        e,
-        object_store::Error::NotFound { .. }
-            | object_store::Error::InvalidPath { .. }
-            | object_store::Error::NotSupported { .. }
-            | object_store::Error::PermissionDenied { .. }
-            | object_store::Error::Unauthenticated { .. }
-            | object_store::Error::UnknownConfigurationKey { .. }
-    )
-}
-
-/// Backoff between fetches of a body: 50 ms, 100 ms, 200 ms, …
-async fn pause(attempt: usize) {
-    let ms = 50u64 << attempt.saturating_sub(1).min(5);
-    tokio::time::sleep(Duration::from_millis(ms)).await;
-}
-
-fn failure(uri: &Uri, what: &str, e: object_store::Error, attempts: usize) -> Error {
-    let tries = if attempts > 1 {
-        format!(" (after {attempts} attempts)")
-    } else {
-        String::new()
+/// An object-store failure as [`Error::Io`], naming the object and what was done.
+fn failure(uri: &Uri, what: &str, e: object_store::Error) -> Error {
+    let kind = match &e {
+        object_store::Error::NotFound { .. } => std::io::ErrorKind::NotFound,
+        object_store::Error::AlreadyExists { .. } => std::io::ErrorKind::AlreadyExists,
+        object_store::Error::PermissionDenied { .. }
+        | object_store::Error::Unauthenticated { .. } => std::io::ErrorKind::PermissionDenied,
+        object_store::Error::NotSupported { .. } => std::io::ErrorKind::Unsupported,
+        _ => std::io::ErrorKind::Other,
     };
-    match e {
-        object_store::Error::NotFound { .. } => Error::invalid(format!("{uri}: not found")),
-        e => Error::corrupt(format!("{uri}: {what}{tries}: {e}")),
+    let message = match e {
+        object_store::Error::NotFound { .. } => format!("{uri}: not found"),
+        e => format!("{uri}: {what}: {e}"),
+    };
+    Error::Io {
+        path: uri.to_string(),
+        kind,
+        message,
     }
 }
 
 fn short(uri: &Uri, r: Range<u64>, got: usize, attempts: usize) -> Error {
-    Error::corrupt(format!(
-        "{uri}: bytes {}..{} came back {got} bytes long, {} expected (after {attempts} attempts)",
-        r.start,
-        r.end,
-        r.end - r.start
-    ))
+    Error::Io {
+        path: uri.to_string(),
+        kind: std::io::ErrorKind::UnexpectedEof,
+        message: format!(
+            "{uri}: bytes {}..{} came back {got} bytes long, {} expected (after {attempts} \
+             attempts)",
+            r.start,
+            r.end,
+            r.end - r.start
+        ),
+    }
 }
 
 /// One object being read by ranges.
-pub(super) struct ObjectFile {
+struct ObjectFile {
     shared: Arc<Shared>,
     path: ObjectPath,
-    pub len: u64,
+    len: u64,
     /// Fetched ranges (start, bytes), sorted by start.
     blocks: Mutex<Vec<(u64, Bytes)>>,
 }
 
-/// Fetches `r` of `path`, checking the body's length, fetching again when it is short or
-/// fails.
+/// Fetches `r` of `path`, checking the body (see the module documentation).
 async fn fetch(shared: &Shared, uri: &Uri, path: &ObjectPath, r: Range<u64>) -> Result<Bytes> {
     let want = r.end - r.start;
-    let mut attempt = 0;
+    let what = || format!("cannot read bytes {}..{}", r.start, r.end);
+    let mut retries = Retries::new(&shared.settings.retry);
     loop {
-        attempt += 1;
-        match shared.store.get_range(path, r.clone()).await {
+        let opts = GetOptions {
+            range: Some(GetRange::Bounded(r.clone())),
+            ..GetOptions::default()
+        };
+        let got = shared
+            .store
+            .get_opts(path, opts)
+            .await
+            .map_err(|e| failure(uri, &what(), e))?;
+        match got.bytes().await {
             Ok(b) if b.len() as u64 == want => return Ok(b),
-            Ok(b) if attempt >= shared.settings.attempts => {
-                return Err(short(uri, r, b.len(), attempt));
+            Ok(b) if !retries.next().await => {
+                return Err(short(uri, r, b.len(), retries.attempts));
             }
-            Err(e) if attempt >= shared.settings.attempts || !transient(&e) => {
-                return Err(failure(
-                    uri,
-                    &format!("cannot read bytes {}..{}", r.start, r.end),
-                    e,
-                    attempt,
-                ));
-            }
-            _ => pause(attempt).await,
+            Err(e) if !retries.next().await => return Err(failure(uri, &what(), e)),
+            _ => {}
         }
     }
 }
@@ -558,8 +422,16 @@ impl ObjectFile {
         }
         Ok(())
     }
+}
 
-    pub(super) fn prefetch(&self, uri: &Uri, ranges: &[Range<u64>]) -> Result<()> {
+impl ReadFile for ObjectFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Merges the ranges not fetched yet into few requests (`batch.rs`), fetches them with
+    /// at most `parallel` in flight and keeps them for the reads that follow.
+    fn prefetch(&self, uri: &Uri, ranges: &[Range<u64>]) -> Result<()> {
         let missing: Vec<Range<u64>> = ranges
             .iter()
             .filter(|r| {
@@ -591,114 +463,423 @@ impl ObjectFile {
         Ok(())
     }
 
-    pub(super) fn range(&self, uri: &Uri, offset: u64, len: usize) -> Result<Bytes> {
+    fn range<'a>(
+        &'a self,
+        uri: &Uri,
+        offset: u64,
+        len: usize,
+        _scratch: &'a mut Vec<u8>,
+    ) -> Result<Chunk<'a>> {
         if let Some(b) = self.cached(offset, len) {
-            return Ok(b);
+            return Ok(Chunk::Shared(b));
         }
         let r = offset..offset.saturating_add(len as u64);
         self.check_bounds(uri, &r)?;
         if len == 0 {
-            return Ok(Bytes::new());
+            return Ok(Chunk::Shared(Bytes::new()));
         }
-        block_on(fetch(&self.shared, uri, &self.path, r))
+        block_on(fetch(&self.shared, uri, &self.path, r)).map(Chunk::Shared)
     }
 }
 
-/// An object being uploaded: one PUT when it ends within the first part, else a multipart
-/// upload whose parts go up in the background as they fill (at most `parallel` in flight).
-pub(super) struct ObjectWriter {
-    shared: Arc<Shared>,
-    path: Result<ObjectPath>,
-    buf: Vec<u8>,
-    upload: Option<Box<dyn MultipartUpload>>,
-    parts: Vec<tokio::task::JoinHandle<object_store::Result<()>>>,
+/// An object being uploaded through `object_store`'s `BufWriter`.
+struct ObjectWriter {
+    /// `None` once finishing started.
+    writer: Option<BufWriter>,
 }
 
-impl ObjectWriter {
-    fn path(&self) -> Result<&ObjectPath> {
-        self.path.as_ref().map_err(Clone::clone)
+impl WriteFile for ObjectWriter {
+    /// Buffers `bytes`; once a part is full the multipart upload starts and full parts go up
+    /// in the background (this waits while `parallel` parts are in flight).
+    fn write(&mut self, uri: &Uri, bytes: &[u8]) -> Result<()> {
+        let Some(w) = self.writer.as_mut() else {
+            return Err(Error::Internal(format!("{uri}: written after finish")));
+        };
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        block_on(w.put(Bytes::copy_from_slice(bytes))).map_err(|e| failure(uri, "cannot upload", e))
     }
 
-    pub(super) fn write(&mut self, uri: &Uri, bytes: &[u8]) -> Result<()> {
-        let part = self.shared.settings.part_size;
-        let mut bytes = bytes;
-        while !bytes.is_empty() {
-            let take = (part - self.buf.len()).min(bytes.len());
-            self.buf.extend_from_slice(&bytes[..take]);
-            bytes = &bytes[take..];
-            if self.buf.len() == part {
-                let full = std::mem::replace(&mut self.buf, Vec::with_capacity(part));
-                self.send_part(uri, full)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn send_part(&mut self, uri: &Uri, data: Vec<u8>) -> Result<()> {
-        if self.upload.is_none() {
-            let path = self.path()?.clone();
-            let up = block_on(self.shared.store.put_multipart(&path))
-                .map_err(|e| failure(uri, "cannot start the upload", e, 1))?;
-            self.upload = Some(up);
-        }
-        let up = self.upload.as_mut().expect("started above");
-        let fut = up.put_part(PutPayload::from(Bytes::from(data)));
-        self.parts.push(runtime().spawn(fut));
-        if self.parts.len() >= self.shared.settings.parallel {
-            let first = self.parts.remove(0);
-            self.join(uri, first)?;
-        }
-        Ok(())
-    }
-
-    fn join(
-        &mut self,
-        uri: &Uri,
-        h: tokio::task::JoinHandle<object_store::Result<()>>,
-    ) -> Result<()> {
-        match block_on(h) {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(failure(uri, "cannot upload a part", e, 1)),
-            Err(e) => Err(Error::Internal(format!(
-                "{uri}: an upload task failed: {e}"
-            ))),
-        }
-    }
-
-    pub(super) fn finish(mut self, uri: &Uri) -> Result<()> {
-        let path = self.path()?.clone();
-        if self.upload.is_none() {
-            let data = PutPayload::from(Bytes::from(std::mem::take(&mut self.buf)));
-            return block_on(self.shared.store.put(&path, data))
-                .map(|_| ())
-                .map_err(|e| failure(uri, "cannot upload", e, 1));
-        }
-        if !self.buf.is_empty() {
-            let rest = std::mem::take(&mut self.buf);
-            self.send_part(uri, rest)?;
-        }
-        for h in std::mem::take(&mut self.parts) {
-            self.join(uri, h)?;
-        }
-        let mut up = self.upload.take().expect("a multipart upload");
-        match block_on(up.complete()) {
-            Ok(_) => Ok(()),
-            Err(e) => {
-                let _ = block_on(up.abort());
-                Err(failure(uri, "cannot complete the upload", e, 1))
-            }
-        }
+    /// One PUT of what was buffered, or the last part and the multipart upload's completion
+    /// (which `object_store` aborts when a part or the completion fails).
+    fn finish(mut self: Box<Self>, uri: &Uri) -> Result<()> {
+        let Some(mut w) = self.writer.take() else {
+            return Ok(());
+        };
+        block_on(futures_util::future::poll_fn(|cx| {
+            Pin::new(&mut w).poll_shutdown(cx)
+        }))
+        .map_err(|e| upload_failure(uri, e))
     }
 }
 
 impl Drop for ObjectWriter {
     /// An unfinished multipart upload is aborted (best effort), so that no parts linger.
     fn drop(&mut self) {
-        for h in self.parts.drain(..) {
-            h.abort();
+        if let Some(mut w) = self.writer.take() {
+            let _ = block_on(w.abort());
         }
-        if let Some(mut up) = self.upload.take() {
-            let _ = block_on(up.abort());
+    }
+}
+
+/// An upload's error: `BufWriter` hands `object_store`'s errors back as I/O errors wrapping
+/// them.
+fn upload_failure(uri: &Uri, e: std::io::Error) -> Error {
+    if e.get_ref()
+        .is_some_and(|inner| inner.is::<object_store::Error>())
+    {
+        if let Some(Ok(inner)) = e.into_inner().map(|i| i.downcast::<object_store::Error>()) {
+            return failure(uri, "cannot upload", *inner);
         }
+        return Error::Internal(format!("{uri}: an upload error changed type"));
+    }
+    Error::corrupt(format!("{uri}: cannot upload: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::single_range_in_vec_init)]
+    use super::*;
+    use crate::storage::test_store::RecordingStore;
+    use crate::storage::{Storage, StorageConfig};
+    use object_store::BackoffConfig;
+
+    /// A backend over `store` with small parts and fast retries (3, 1 ms apart).
+    fn backend(store: &Arc<RecordingStore>, part_size: usize, parallel: usize) -> ObjectBackend {
+        let settings = Settings {
+            rule: BatchRule {
+                min_gap: 100,
+                min_size: 0,
+                max_size: 1 << 20,
+            },
+            parallel,
+            part_size,
+            retry: RetryConfig {
+                backoff: BackoffConfig {
+                    init_backoff: Duration::from_millis(1),
+                    max_backoff: Duration::from_millis(2),
+                    base: 2.0,
+                },
+                max_retries: 3,
+                retry_timeout: Duration::from_secs(10),
+            },
+        };
+        ObjectBackend::with_store(
+            Arc::clone(store) as Arc<dyn ObjectStore>,
+            settings,
+            "mem://t".into(),
+        )
+    }
+
+    fn bytes(n: usize) -> Vec<u8> {
+        (0..n).map(|i| (i * 7 + i / 251) as u8).collect()
+    }
+
+    fn gets(log: &[String]) -> usize {
+        log.iter().filter(|l| l.starts_with("get ")).count()
+    }
+
+    #[test]
+    fn prefetch_merges_ranges_and_serves_later_reads() {
+        let store = RecordingStore::new();
+        let b = backend(&store, 1 << 20, 4);
+        let uri = Uri::new("mem://t/arr/a0.tdb");
+        let data = bytes(100_000);
+        b.write_new(&uri, &data).unwrap();
+        let f = b.open_file(&uri, Some(data.len() as u64)).unwrap();
+        store.take_log();
+        // 0..10 and 50..60 are 40 bytes apart (one request); 5000.. and 90000.. are far.
+        let ranges = [50..60, 0..10, 5_000..5_100, 5_150..5_200, 90_000..100_000];
+        f.prefetch(&Uri::new("mem://t/arr/a0.tdb"), &ranges)
+            .unwrap();
+        let log = store.take_log();
+        assert_eq!(gets(&log), 3, "{log:?}");
+        assert!(
+            log.contains(&"get arr/a0.tdb bytes=0-59".to_string()),
+            "{log:?}"
+        );
+        assert!(
+            log.contains(&"get arr/a0.tdb bytes=5000-5199".to_string()),
+            "{log:?}"
+        );
+        let mut scratch = Vec::new();
+        for r in ranges {
+            let got = f
+                .range(&uri, r.start, (r.end - r.start) as usize, &mut scratch)
+                .unwrap();
+            assert_eq!(&*got, &data[r.start as usize..r.end as usize]);
+        }
+        // Prefetching what is there already, and reading inside it, asks for nothing.
+        f.prefetch(&uri, &[1..9, 91_000..92_000]).unwrap();
+        assert!(store.take_log().is_empty());
+        // A range not prefetched is one GET of its own.
+        let got = f.range(&uri, 20_000, 3, &mut scratch).unwrap();
+        assert_eq!(&*got, &data[20_000..20_003]);
+        assert_eq!(store.take_log(), ["get arr/a0.tdb bytes=20000-20002"]);
+        // Past the end: refused naming the object, without a request.
+        let e = f.prefetch(&uri, &[99_990..100_001]).unwrap_err();
+        assert!(
+            e.message().contains("a0.tdb") && e.message().contains("past the end"),
+            "{e}"
+        );
+        assert!(store.take_log().is_empty());
+    }
+
+    #[test]
+    fn short_bodies_are_fetched_again_under_the_retry_config() {
+        let store = RecordingStore::new();
+        let b = backend(&store, 1 << 20, 4);
+        let uri = Uri::new("mem://t/s/a1_var.tdb");
+        let data = bytes(4_000);
+        b.write_new(&uri, &data).unwrap();
+        let f = b.open_file(&uri, None).unwrap();
+        // Two short answers, then a whole one: within 3 retries.
+        store.short("a1_var", 2);
+        store.take_log();
+        f.prefetch(&uri, &[0..4_000]).unwrap();
+        assert_eq!(gets(&store.take_log()), 3);
+        let mut scratch = Vec::new();
+        assert_eq!(&*f.range(&uri, 0, 4_000, &mut scratch).unwrap(), &data[..]);
+        // Whole reads check the body against the object's size too.
+        store.short("a1_var", 1);
+        assert_eq!(b.read(&uri).unwrap(), data);
+        assert_eq!(gets(&store.take_log()), 2);
+        // Always short: 1 + 3 fetches, then an error naming the object and the lengths.
+        store.short("a1_var", 100);
+        let f = b.open_file(&uri, Some(4_000)).unwrap();
+        let e = f.prefetch(&uri, &[0..4_000]).unwrap_err();
+        let m = e.message();
+        assert!(
+            m.contains("a1_var.tdb") && m.contains("came back 2000 bytes long"),
+            "{m}"
+        );
+        assert!(m.contains("after 4 attempts"), "{m}");
+        assert_eq!(gets(&store.take_log()), 4);
+        let e = b.read(&uri).unwrap_err();
+        assert!(e.message().contains("after 4 attempts"), "{e}");
+    }
+
+    #[test]
+    fn failed_requests_are_not_retried_on_top_of_the_store() {
+        let store = RecordingStore::new();
+        let b = backend(&store, 1 << 20, 4);
+        let uri = Uri::new("mem://t/f/a0.tdb");
+        b.write_new(&uri, &bytes(100)).unwrap();
+        store.fail("get", "a0.tdb");
+        store.take_log();
+        let f = b.open_file(&uri, Some(100)).unwrap();
+        let e = f.prefetch(&uri, &[0..100]).unwrap_err();
+        assert!(
+            e.message().contains("a0.tdb") && e.message().contains("injected"),
+            "{e}"
+        );
+        assert_eq!(gets(&store.take_log()), 1);
+        // A missing object is an I/O error of kind NotFound naming it (as a missing file).
+        let e = b.read(&Uri::new("mem://t/f/missing")).unwrap_err();
+        assert!(
+            matches!(&e, Error::Io { kind, .. } if *kind == std::io::ErrorKind::NotFound),
+            "{e:?}"
+        );
+        assert!(e.message().contains("missing: not found"), "{e}");
+        assert!(!b.is_file(&Uri::new("mem://t/f/missing")).unwrap());
+    }
+
+    #[test]
+    fn empty_objects_read_whole() {
+        let store = RecordingStore::new();
+        let b = backend(&store, 1 << 20, 4);
+        let uri = Uri::new("mem://t/__commits/x.wrt");
+        b.write_new(&uri, &[]).unwrap();
+        store.take_log();
+        assert_eq!(b.read(&uri).unwrap(), Vec::<u8>::new());
+        // `bytes=0-` is refused for an empty object; asked again without a range.
+        assert_eq!(
+            store.take_log(),
+            ["get __commits/x.wrt bytes=0-", "get __commits/x.wrt"]
+        );
+        assert_eq!(b.size(&uri).unwrap(), 0);
+    }
+
+    #[test]
+    fn large_files_go_up_in_parts_small_ones_in_one_put() {
+        let store = RecordingStore::new();
+        let b = backend(&store, 1_000, 2);
+        let data = bytes(3_500);
+        let uri = Uri::new("mem://t/m/big");
+        let mut w = b.create_file(&uri).unwrap();
+        for chunk in data.chunks(300) {
+            w.write(&uri, chunk).unwrap();
+        }
+        w.finish(&uri).unwrap();
+        let log = store.take_log();
+        let parts: Vec<&String> = log.iter().filter(|l| l.starts_with("part ")).collect();
+        assert_eq!(
+            log.first().map(String::as_str),
+            Some("multipart m/big"),
+            "{log:?}"
+        );
+        assert_eq!(
+            log.last().map(String::as_str),
+            Some("complete m/big"),
+            "{log:?}"
+        );
+        assert_eq!(
+            parts,
+            [
+                "part m/big 1000",
+                "part m/big 1000",
+                "part m/big 1000",
+                "part m/big 500"
+            ],
+            "{log:?}"
+        );
+        assert_eq!(b.read(&uri).unwrap(), data);
+        store.take_log();
+        // Up to one part: one PUT.
+        let small = Uri::new("mem://t/m/small");
+        let mut w = b.create_file(&small).unwrap();
+        w.write(&small, &data[..400]).unwrap();
+        w.write(&small, &data[400..999]).unwrap();
+        w.finish(&small).unwrap();
+        b.write_new(&Uri::new("mem://t/m/small2"), &data[..10])
+            .unwrap();
+        assert_eq!(store.take_log(), ["put m/small 999", "put m/small2 10"]);
+        assert_eq!(b.read(&small).unwrap(), &data[..999]);
+        assert_eq!(
+            b.list(&Uri::new("mem://t/m")).unwrap(),
+            [
+                Entry {
+                    name: "big".into(),
+                    is_dir: false,
+                    size: 3_500
+                },
+                Entry {
+                    name: "small".into(),
+                    is_dir: false,
+                    size: 999
+                },
+                Entry {
+                    name: "small2".into(),
+                    is_dir: false,
+                    size: 10
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn failed_or_dropped_uploads_are_aborted_and_leave_no_object() {
+        let store = RecordingStore::new();
+        let b = backend(&store, 1_000, 2);
+        let data = bytes(2_500);
+        // A part fails: the upload is aborted, the error names the object.
+        let uri = Uri::new("mem://t/u/fails");
+        store.fail("part", "fails");
+        let mut w = b.create_file(&uri).unwrap();
+        let written = w.write(&uri, &data);
+        let e = match written {
+            Ok(()) => w.finish(&uri).unwrap_err(),
+            Err(e) => e,
+        };
+        assert!(e.message().contains("u/fails"), "{e}");
+        assert!(store.take_log().iter().any(|l| l == "abort u/fails"));
+        assert!(!b.is_file(&uri).unwrap());
+        // The completion fails: aborted too.
+        let uri = Uri::new("mem://t/u/incomplete");
+        store.fail("complete", "incomplete");
+        let mut w = b.create_file(&uri).unwrap();
+        w.write(&uri, &data).unwrap();
+        let e = w.finish(&uri).unwrap_err();
+        assert!(e.message().contains("u/incomplete"), "{e}");
+        assert!(store.take_log().iter().any(|l| l == "abort u/incomplete"));
+        assert!(!b.is_file(&uri).unwrap());
+        // Dropped unfinished after parts went up: aborted.
+        let uri = Uri::new("mem://t/u/dropped");
+        let mut w = b.create_file(&uri).unwrap();
+        w.write(&uri, &data).unwrap();
+        drop(w);
+        let log = store.take_log();
+        assert_eq!(
+            log.last().map(String::as_str),
+            Some("abort u/dropped"),
+            "{log:?}"
+        );
+        assert!(!b.is_file(&uri).unwrap());
+        // Removing a prefix deletes every object under it, and only those.
+        b.write_new(&Uri::new("mem://t/u/d/x"), b"x").unwrap();
+        b.write_new(&Uri::new("mem://t/u/d/y/z"), b"z").unwrap();
+        b.write_new(&Uri::new("mem://t/u/dd"), b"d").unwrap();
+        b.remove_dir_all(&Uri::new("mem://t/u/d")).unwrap();
+        let names: Vec<String> = b
+            .list(&Uri::new("mem://t/u"))
+            .unwrap()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(names, ["dd"]);
+    }
+
+    #[test]
+    fn mem_uris_share_one_store_per_bucket() {
+        let c = StorageConfig::new();
+        let (s, root) = Storage::open("mem://shared-bucket/arr", &c).unwrap();
+        assert!(!s.is_local());
+        s.write_new(&root.join("f"), b"abc").unwrap();
+        let (s2, root2) = Storage::open("mem://shared-bucket/arr/", &c).unwrap();
+        assert_eq!(root2, root);
+        assert_eq!(s2.read(&root.join("f")).unwrap(), b"abc");
+        assert!(s2.is_dir(&root).unwrap());
+        let (s3, other) = Storage::open("mem://other-bucket/arr", &c).unwrap();
+        assert!(!s3.is_dir(&other).unwrap());
+        assert!(Storage::open("mem://", &c).is_err());
+    }
+
+    /// The sync API called from inside tokio runtimes (an async user) works and does not
+    /// panic; see `runtime.rs` for the rule.
+    #[tokio::test(flavor = "current_thread")]
+    async fn sync_calls_from_a_current_thread_runtime() {
+        round_trip("tokio-current");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sync_calls_from_a_multi_thread_runtime() {
+        round_trip("tokio-multi");
+        // From a spawned task, and from spawn_blocking (no runtime context there).
+        tokio::spawn(async { round_trip("tokio-task") })
+            .await
+            .unwrap();
+        tokio::task::spawn_blocking(|| round_trip("tokio-blocking"))
+            .await
+            .unwrap();
+    }
+
+    #[test]
+    fn sync_calls_from_inside_block_on() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async { round_trip("tokio-block-on") });
+    }
+
+    fn round_trip(bucket: &str) {
+        let (s, root) = Storage::open(&format!("mem://{bucket}/a"), &StorageConfig::new()).unwrap();
+        let data = bytes(5_000);
+        s.write_new(&root.join("f"), &data).unwrap();
+        let mut w = s.create_file(&root.join("g")).unwrap();
+        w.write(&data[..10]).unwrap();
+        drop(w);
+        assert_eq!(s.read(&root.join("f")).unwrap(), data);
+        let r = s.open_file(&root.join("f")).unwrap();
+        r.prefetch(&[10..20, 4_000..4_010]).unwrap();
+        let mut scratch = Vec::new();
+        let got = r
+            .with_range(4_000, 10, &mut scratch, |b| Ok(b.to_vec()))
+            .unwrap();
+        assert_eq!(got, &data[4_000..4_010]);
+        let names: Vec<String> = s.list(&root).unwrap().into_iter().map(|e| e.name).collect();
+        assert_eq!(names, ["f"]);
+        s.remove_dir_all(&root).unwrap();
+        assert!(!s.is_dir(&root).unwrap());
     }
 }

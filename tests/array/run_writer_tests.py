@@ -679,6 +679,9 @@ def case_list():
                       sparse=True, capacity=4, ctx=ctx)
     add("sparse-2d-unordered", sparse2d,
         lambda s, n: sparse_writes(s, [(23, "U", 5), (9, "U", 6)], n))
+    # tdbf submits these in batches (7 and 4 cells), TileDB in one: the same fragment.
+    add("sparse-2d-unordered-batches", sparse2d,
+        lambda s, n: sparse_writes(s, [(23, "U", 5, 7), (9, "U", 6, 4)], n))
 
     def sparse_str(ctx):
         return schema([tiledb.Dim("k", dtype="ascii", domain=(None, None), tile=None),
@@ -687,6 +690,8 @@ def case_list():
                       sparse=True, capacity=5, ctx=ctx)
     add("sparse-string-dim-global-order-streamed", sparse_str,
         lambda s, n: sparse_writes(s, [(31, "G", 5, 6)], n), sparse_sort=True)
+    add("sparse-string-dim-unordered-batches", sparse_str,
+        lambda s, n: sparse_writes(s, [(31, "U", 5, 6)], n))
 
     def hilbert(ctx):
         return schema([dim("x", 0, 1000, 100, np.int32), dim("y", 0, 1000, 100, np.int32)],

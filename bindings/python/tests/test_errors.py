@@ -13,8 +13,24 @@ def test_exception_hierarchy():
     assert issubclass(tdbfilter.ChecksumMismatch, tdbfilter.CorruptData)
     for cls in (tdbfilter.InvalidArgument, tdbfilter.CorruptData, tdbfilter.DecryptionFailed,
                 tdbfilter.Unsupported, tdbfilter.BufferTooSmall, tdbfilter.OutOfMemory,
-                tdbfilter.InternalError):
+                tdbfilter.InternalError, tdbfilter.TdbfilterIOError):
         assert issubclass(cls, tdbfilter.TdbfilterError)
+    assert issubclass(tdbfilter.TdbfilterIOError, OSError)
+
+
+def test_system_failures_are_io_errors(tmp_path):
+    """The system's refusals are TdbfilterIOError (an OSError), naming the path."""
+    plain = tmp_path / "plain"
+    plain.write_bytes(b"x")
+    schema = {"sparse": True, "dimensions": [{"name": "x", "type": "INT32", "domain": [0, 9],
+                                              "tile": 5}],
+              "attributes": [{"name": "a", "type": "INT32"}]}
+    with pytest.raises(tdbfilter.TdbfilterIOError, match="plain/sub: cannot create the folder: "
+                       "Not a directory") as e:
+        tdbfilter.create(str(plain / "sub" / "a"), schema)
+    assert isinstance(e.value, OSError) and e.value.status_name == "TDB_ERR_IO"
+    with pytest.raises(OSError, match="File name too long"):
+        tdbfilter.create(str(tmp_path / ("n" * 300)), schema)
 
 
 def test_bad_spec_names_the_filter():

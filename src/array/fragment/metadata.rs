@@ -665,6 +665,9 @@ pub struct NewFragmentMetadata {
     pub processed_conditions: Vec<String>,
     /// The R-tree (empty for dense fragments).
     pub rtree: RTree,
+    /// Whether the fragment has per-cell timestamps (`t.tdb`, the slot after the
+    /// dimensions; consolidated sparse fragments).
+    pub has_timestamps: bool,
 }
 
 fn u64_list_payload(v: &[u64]) -> Vec<u8> {
@@ -699,6 +702,7 @@ impl NewFragmentMetadata {
                 fanout: rtree::FANOUT,
                 levels: Vec::new(),
             },
+            has_timestamps: false,
         }
     }
 
@@ -810,7 +814,7 @@ impl NewFragmentMetadata {
         }
         out.extend_from_slice(&self.sparse_tile_num.to_le_bytes());
         out.extend_from_slice(&self.last_tile_cell_num.to_le_bytes());
-        out.push(0); // has_timestamps
+        out.push(u8::from(self.has_timestamps));
         out.push(0); // has_delete_meta
         u64s(out, &self.file_sizes);
         u64s(out, &self.file_var_sizes);

@@ -1,15 +1,18 @@
 //! The array lifecycle operations that need no query engine, as TileDB 2.30 does them:
-//! vacuuming after consolidation ([`vacuum`]), removing the leftovers of killed writers
+//! consolidation of fragments, commits and metadata ([`consolidate`]), vacuuming after it
+//! ([`vacuum`]), removing the leftovers of killed writers
 //! ([`uncommitted`]), deleting fragments by timestamp range and removing arrays ([`delete`]),
 //! and schema evolution ([`evolve`]). Each works on the array folder through
 //! [`crate::storage`]; none needs the array open.
 
+pub mod consolidate;
 pub mod delete;
 pub mod evolve;
 mod listing;
 pub mod uncommitted;
 pub mod vacuum;
 
+pub use consolidate::{ConsolidateMode, ConsolidateOptions, ConsolidateReport, consolidate};
 pub use delete::{DeleteReport, delete_array, delete_fragments};
 pub use evolve::{EvolveOptions, SchemaChange, evolve};
 pub use vacuum::{VacuumMode, VacuumOptions, VacuumReport, vacuum};

@@ -320,6 +320,9 @@ pub(crate) fn read(
         .map(|r| match r {
             FieldRef::Dimension(j) => Ok(coordinates(schema, *j, &q.cube, n)),
             FieldRef::Attribute(i) => read_attribute(array, *i, &plans, &unwritten, &q),
+            FieldRef::Timestamps => Err(Error::invalid(
+                "dense fragments have no per-cell timestamps",
+            )),
         })
         .collect()
 }

@@ -37,8 +37,25 @@ impl Array {
                 }
                 self::tiles::TileField::Dimension(j)
             }
+            FieldRef::Timestamps => self::tiles::TileField::Timestamps,
         };
         self::tiles::TileReader::new(self, frag, f)
+    }
+
+    /// The reader of any field's tiles (attribute, dimension, per-cell timestamps) in
+    /// fragment `fragment`; `None` when the fragment does not have the field.
+    pub(crate) fn tile_reader_field(
+        &self,
+        fragment: usize,
+        field: self::tiles::TileField,
+    ) -> Result<Option<self::tiles::TileReader<'_>>> {
+        let frag = self.fragments().get(fragment).ok_or_else(|| {
+            Error::invalid(format!(
+                "fragment index {fragment} out of range ({} fragments)",
+                self.fragments().len()
+            ))
+        })?;
+        self::tiles::TileReader::new(self, frag, field)
     }
 
     /// Refuses what this reader cannot read exactly as TileDB would: update commits, delete

@@ -434,6 +434,7 @@ fn tile_field(r: &FieldRef) -> TileField {
     match r {
         FieldRef::Attribute(i) => TileField::Attribute(*i),
         FieldRef::Dimension(j) => TileField::Dimension(*j),
+        FieldRef::Timestamps => TileField::Timestamps,
     }
 }
 
@@ -543,7 +544,7 @@ fn gather(array: &Array, r: &FieldRef, tiles: &[CoordTile], cells: &[Cell]) -> R
     let decoded: Vec<Option<DecodedTile>>;
     let sources: Vec<Option<&DecodedTile>> = match r {
         FieldRef::Dimension(j) => tiles.iter().map(|t| Some(&t.dims[*j])).collect(),
-        FieldRef::Attribute(_) => {
+        FieldRef::Attribute(_) | FieldRef::Timestamps => {
             let mut used = vec![false; tiles.len()];
             for c in cells {
                 used[c.ct as usize] = true;
@@ -577,7 +578,7 @@ fn gather(array: &Array, r: &FieldRef, tiles: &[CoordTile], cells: &[Cell]) -> R
     };
     let fill = match r {
         FieldRef::Attribute(i) => Some(&schema.attributes[*i]),
-        FieldRef::Dimension(_) => None,
+        FieldRef::Dimension(_) | FieldRef::Timestamps => None,
     };
     let cs = cell_size.unwrap_or(0);
     info.check_result(array, n as u64)?;
@@ -596,7 +597,9 @@ fn gather(array: &Array, r: &FieldRef, tiles: &[CoordTile], cells: &[Cell]) -> R
                 }
             }
             None => {
-                let a = fill.expect("only attributes can be missing");
+                let a = fill.ok_or_else(|| {
+                    Error::invalid(format!("field {}: a fragment does not store it", info.name))
+                })?;
                 data.extend_from_slice(&a.fill_value);
                 if let Some(v) = validity.as_mut() {
                     v.push(a.fill_validity);

@@ -172,6 +172,11 @@ fn with_message(e: &Error, message: &str) -> Error {
         Error::Unsupported(_) => Error::Unsupported(message.into()),
         Error::OutOfMemory(_) => Error::OutOfMemory(message.into()),
         Error::Internal(_) => Error::Internal(message.into()),
+        Error::Io { path, kind, .. } => Error::Io {
+            path: path.clone(),
+            kind: *kind,
+            message: message.into(),
+        },
         _ => Error::CorruptData(message.into()),
     }
 }

@@ -222,6 +222,7 @@ impl ArraySchema {
         if a.cell_val_num == 0 {
             return Err(refuse("Cannot set zero values per cell"));
         }
+        super::check_cell_size(&a.name, a.datatype, a.cell_val_num)?;
         check_filter_types(&a.filters, a.datatype, a.is_var(), "attribute")?;
         if a.fill_value.is_empty() {
             return Err(refuse("Cannot set fill value; Input size cannot be 0"));

@@ -782,6 +782,8 @@ fn attribute_from_json(v: &Value, what: &str) -> Result<Attribute> {
         1
     };
     let cell_val_num = cell_val_num_from_json(m, default_cvn, what)?;
+    // Before the default fill value (a whole cell) is made.
+    super::check_cell_size(&name, datatype, cell_val_num)?;
     let nullable = get_bool(m, "nullable", false, what)?;
     let fill_value = match m.get("fill") {
         None | Some(Value::Null) => {

@@ -205,9 +205,27 @@ impl Attribute {
     }
 }
 
-/// The largest fixed-size cell this reader accepts (256 MiB): a schema claiming more is
-/// refused before anything of that size (its fill value, a tile) is allocated.
+/// The largest fixed-size attribute cell this library creates, opens and writes (256 MiB): a
+/// schema claiming more is refused (by [`check_cell_size`]) before anything of that size (its
+/// fill value, a tile) is allocated. TileDB has no such bound (TileDB-Py 0.36.1 creates and
+/// opens cells of 100 M INT32 values, taking 2 GB of memory to open such a schema); a schema
+/// file stores each attribute's fill value, a whole cell, so opening one costs memory
+/// proportional to its cells.
 pub const MAX_CELL_BYTES: u64 = 256 << 20;
+
+/// The one rule on the size of a fixed-size attribute cell, applied alike when a schema is
+/// created (from JSON, or checked by [`ArraySchema::check`]) and when one is opened: at most
+/// [`MAX_CELL_BYTES`], else [`Error::Unsupported`] naming the attribute.
+pub fn check_cell_size(name: &str, datatype: Datatype, cell_val_num: u32) -> Result<()> {
+    let bytes = datatype.size() as u64 * u64::from(cell_val_num);
+    if cell_val_num != VAR_NUM && bytes > MAX_CELL_BYTES {
+        return Err(Error::Unsupported(format!(
+            "attribute {name}: cells of {cell_val_num} {datatype} values are {bytes} bytes, over \
+             the {MAX_CELL_BYTES} bytes (256 MiB) tdbfilter creates, opens and writes"
+        )));
+    }
+    Ok(())
+}
 
 /// A dimension label (v18+); this reader reports labels but does not read them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -718,11 +736,7 @@ fn parse_attribute(r: &mut ByteReader<'_>, version: u32) -> Result<Attribute> {
             "attribute {name}: cell_val_num is 0"
         )));
     }
-    if cell_val_num != VAR_NUM && datatype.size() as u64 * cell_val_num as u64 > MAX_CELL_BYTES {
-        return Err(Error::Unsupported(format!(
-            "attribute {name}: cells of {cell_val_num} {datatype} values (over {MAX_CELL_BYTES} bytes)"
-        )));
-    }
+    check_cell_size(&name, datatype, cell_val_num)?;
     let filters = pipeline(r, version, "attribute filters")?;
     let fill_value = if version >= 6 {
         let n = r.u64()?;

@@ -153,6 +153,9 @@ fn make_folders(storage: &Storage, path: &Uri) -> Result<Made> {
     match storage.create_dir(&schema_dir) {
         Ok(true) => {}
         Ok(false) => {
+            // Another creator made `__schema` (in a root this call may have made first): the
+            // root is the winner's array now and stays.
+            made.root = None;
             made.undo(storage);
             return Err(exists());
         }

@@ -52,11 +52,16 @@ pub(crate) struct SharedPipelines {
     pub validity: Pipeline,
 }
 
-/// The fields a fragment of `schema` writes: every attribute, and for sparse fragments every
-/// dimension; pipelines get `key` and `threads`.
+pub(crate) use crate::array::field::TIMESTAMPS;
+
+/// The fields a fragment of `schema` writes: every attribute, for sparse fragments every
+/// dimension, and with `timestamps` the per-cell timestamps ([`FieldRef::Timestamps`], named
+/// [`TIMESTAMPS`]);
+/// pipelines get `key` and `threads`.
 pub(crate) fn fields_of(
     schema: &ArraySchema,
     dense: bool,
+    timestamps: bool,
     key: Option<&[u8]>,
     threads: usize,
 ) -> Result<(Vec<FieldInfo>, SharedPipelines)> {
@@ -70,7 +75,12 @@ pub(crate) fn fields_of(
     };
     let refs = (0..schema.attributes.len()).map(FieldRef::Attribute);
     let dims = (0..if dense { 0 } else { schema.dimensions.len() }).map(FieldRef::Dimension);
-    let mut fields: Vec<FieldInfo> = refs.chain(dims).map(|r| r.info(schema)).collect();
+    let stamps = (timestamps && !dense).then_some(FieldRef::Timestamps);
+    let mut fields: Vec<FieldInfo> = refs
+        .chain(dims)
+        .chain(stamps)
+        .map(|r| r.info(schema))
+        .collect();
     for f in &mut fields {
         f.filters = prep(&f.filters)?;
     }
@@ -163,6 +173,7 @@ pub(crate) struct FragmentWriter {
     dense: bool,
     slot_num: usize,
     attribute_num: usize,
+    dimension_num: usize,
     fields: Vec<FieldInfo>,
     files: Vec<[Option<FileWriter>; 3]>,
     meta: NewFragmentMetadata,
@@ -219,20 +230,21 @@ fn run_at_once(jobs: Vec<Job<'_>>) -> Result<()> {
 }
 
 impl FragmentWriter {
-    /// Creates the folder of a new fragment of the array at `root` named for `timestamp`.
+    /// Creates the folder of a new fragment of the array at `root` named for the timestamp
+    /// range `timestamps` (`__t1_t2_<uuid>_22`).
     pub(crate) fn create(
         storage: &Storage,
         root: &Uri,
         schema: &ArraySchema,
         fields: Vec<FieldInfo>,
         dense: bool,
-        timestamp: u64,
+        timestamps: (u64, u64),
     ) -> Result<FragmentWriter> {
         let fragments = root.join(names::FRAGMENTS_DIR);
         storage.create_dir(&fragments)?;
         let name = names::new_timestamped_name(
-            timestamp,
-            timestamp,
+            timestamps.0,
+            timestamps.1,
             crate::array::fragment::metadata::MAX_FRAGMENT_VERSION,
         );
         let dir = fragments.join(&name);
@@ -241,10 +253,13 @@ impl FragmentWriter {
                 "{dir}: the fragment folder exists already"
             )));
         }
-        let slot_num = schema.attributes.len() + 1 + schema.dimensions.len();
+        let has_timestamps = fields.iter().any(|f| f.field == FieldRef::Timestamps);
+        let slot_num =
+            schema.attributes.len() + 1 + schema.dimensions.len() + usize::from(has_timestamps);
         let mut meta = NewFragmentMetadata::with_slots(slot_num);
         meta.schema_name = schema.name.clone();
         meta.dense = dense;
+        meta.has_timestamps = has_timestamps;
         Ok(FragmentWriter {
             storage: storage.clone(),
             root: root.clone(),
@@ -253,6 +268,7 @@ impl FragmentWriter {
             dense,
             slot_num,
             attribute_num: schema.attributes.len(),
+            dimension_num: schema.dimensions.len(),
             files: fields.iter().map(|_| [None, None, None]).collect(),
             fields,
             meta,
@@ -261,6 +277,11 @@ impl FragmentWriter {
             mbrs: Vec::new(),
             done: false,
         })
+    }
+
+    /// Sets the markers of the delete and update commits the fragment counts as processed.
+    pub(crate) fn set_processed_conditions(&mut self, markers: Vec<String>) {
+        self.meta.processed_conditions = markers;
     }
 
     /// Tiles appended so far (of every field).
@@ -280,7 +301,7 @@ impl FragmentWriter {
         }
         let file = self.files[field][kind].as_mut().expect("opened above");
         file.write(bytes)?;
-        let slot = f.field.slot(self.attribute_num);
+        let slot = f.field.slot(self.attribute_num, self.dimension_num);
         let size = match kind {
             0 => &mut self.meta.file_sizes[slot],
             1 => &mut self.meta.file_var_sizes[slot],
@@ -310,7 +331,9 @@ impl FragmentWriter {
                     self.fields[i].name, t.cell_num
                 )));
             }
-            let slot = self.fields[i].field.slot(self.attribute_num);
+            let slot = self.fields[i]
+                .field
+                .slot(self.attribute_num, self.dimension_num);
             let off = self.append_bytes(i, 0, &t.fixed)?;
             self.meta.lists[ListKind::TileOffsets as usize][slot].push(off);
             if let Some((var, size)) = &t.var {
@@ -335,7 +358,7 @@ impl FragmentWriter {
     fn record_metadata(&mut self, field: usize, m: &TileMetadata, cell_num: u64) {
         let f = &self.fields[field];
         let (has_min_max, has_sum) = (has_min_max(f), has_sum(f));
-        let sm = &mut self.slot_meta[f.field.slot(self.attribute_num)];
+        let sm = &mut self.slot_meta[f.field.slot(self.attribute_num, self.dimension_num)];
         // TileDB stores the bounds only of tiles that are not all null; the others keep
         // zeros (fixed) or an empty string (var).
         let stored = m.null_count != cell_num;
@@ -484,7 +507,7 @@ impl FragmentWriter {
         }
         let mut summary_fields = vec![coords; self.slot_num];
         for f in &self.fields {
-            summary_fields[f.field.slot(a)] = SummaryField {
+            summary_fields[f.field.slot(a, self.dimension_num)] = SummaryField {
                 datatype: f.datatype,
                 is_dim: f.is_dim(),
                 var: f.is_var(),
@@ -495,7 +518,11 @@ impl FragmentWriter {
         }
         let cells = self.tile_cells.clone();
         for (slot, field) in summary_fields.iter().enumerate() {
-            let written = slot == a || self.fields.iter().any(|f| f.field.slot(a) == slot);
+            let written = slot == a
+                || self
+                    .fields
+                    .iter()
+                    .any(|f| f.field.slot(a, self.dimension_num) == slot);
             let sm = std::mem::take(&mut self.slot_meta[slot]);
             if written {
                 self.meta.summaries[slot] = tile_metadata::fragment_summary(

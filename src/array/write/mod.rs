@@ -23,9 +23,10 @@
 //! col-major order, one batch, re-tiled into whole space tiles; or, in global order, whole
 //! tiles of a tile-aligned box in tile order, streamed over any number of batches. Sparse
 //! writes: cells in global order over any number of batches, cut into tiles of `capacity`
-//! cells with one MBR each. Peak memory is the current batch plus a few tiles per thread:
-//! tiles are filtered in parallel and appended to their files as soon as a batch of them is
-//! done.
+//! cells with one MBR each; or unordered, any number of batches kept until finalize and
+//! sorted together into one fragment (memory holds every batch's cells). Peak memory of a
+//! streamed write is the current batch plus a few tiles per thread: tiles are filtered in
+//! parallel and appended to their files as soon as a batch of them is done.
 
 mod batch;
 pub mod create;
@@ -36,6 +37,9 @@ mod ordered;
 mod unordered;
 
 pub mod tile_metadata;
+
+#[cfg(all(test, feature = "object-store"))]
+mod commit_order_tests;
 
 use crate::array::directory::{ArrayDirectory, names};
 use crate::array::field::FieldInfo;
@@ -53,6 +57,7 @@ use global::{Pending, self_mbr, slice_tile};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::sync::Arc;
+use unordered::Unordered;
 use zeroize::Zeroizing;
 
 /// The order of the cells given to a [`Writer`] (TileDB's query layouts).
@@ -65,8 +70,26 @@ pub enum WriteLayout {
     /// The array's global order: dense, whole tiles of a tile-aligned box in tile order;
     /// sparse, cells sorted by tile and cell order. Several batches stream into one fragment.
     GlobalOrder,
-    /// Sparse: coordinates in any order.
+    /// Sparse: coordinates in any order. Several batches are sorted together at finalize into
+    /// one fragment, the same as one batch of all their cells.
     Unordered,
+}
+
+/// What a consolidation's fragment needs beyond a global-order write (TileDB's write query
+/// with `disable_checks_consolidation`): see [`Writer::set_consolidation`].
+#[derive(Clone, Debug)]
+pub(crate) struct Consolidation {
+    /// The timestamp range of the fragment's name: the first merged fragment's start, the last
+    /// one's end.
+    pub timestamps: (u64, u64),
+    /// Sparse: per-cell timestamps (`t.tdb`) are written, given as field
+    /// [`fragment::TIMESTAMPS`].
+    pub with_timestamps: bool,
+    /// Dense: the non-empty domain recorded (the union of the merged fragments'), inside the
+    /// tile-aligned box whose whole tiles are written.
+    pub non_empty_domain: Option<Vec<Range>>,
+    /// The markers of the delete and update commits the fragment counts as processed.
+    pub processed_conditions: Vec<String>,
 }
 
 /// Writes one fragment into an array (see the module documentation).
@@ -93,7 +116,11 @@ pub struct Writer {
     last_cell: Option<Vec<(Vec<u8>, bool)>>,
     cells_written: u64,
     submits: u64,
+    /// Sparse unordered: the cells of the batches so far (each batch sorted as it comes),
+    /// sorted as a whole at finalize.
+    unordered: Option<Unordered>,
     failed: Option<String>,
+    consolidation: Option<Consolidation>,
 }
 
 impl std::fmt::Debug for Writer {
@@ -118,10 +145,7 @@ impl Writer {
         config: &crate::storage::StorageConfig,
     ) -> Result<Writer> {
         let dir = ArrayDirectory::open(uri, config)?;
-        let timestamp = match timestamp {
-            None | Some(0) => names::now_ms(),
-            Some(t) => t,
-        };
+        let timestamp = names::write_timestamp(timestamp, "the writer's")?;
         if let Some(k) = key {
             crate::engine::encryption_key::EncryptionKey::new(k)?;
         }
@@ -137,8 +161,8 @@ impl Writer {
         }
         let dense = schema.is_dense();
         let threads = 0;
-        let (fields, shared) = fragment::fields_of(&schema, dense, key, 1)?;
-        let (wide_fields, wide_shared) = fragment::fields_of(&schema, dense, key, threads)?;
+        let (fields, shared) = fragment::fields_of(&schema, dense, false, key, 1)?;
+        let (wide_fields, wide_shared) = fragment::fields_of(&schema, dense, false, key, threads)?;
         let n = fields.len();
         Ok(Writer {
             storage: dir.storage().clone(),
@@ -161,9 +185,11 @@ impl Writer {
             pending: vec![Pending::default(); n],
             pending_cells: 0,
             last_cell: None,
+            unordered: None,
             cells_written: 0,
             submits: 0,
             failed: None,
+            consolidation: None,
             schema,
         })
     }
@@ -182,10 +208,55 @@ impl Writer {
     pub fn set_threads(&mut self, threads: usize) -> Result<()> {
         let key = self.key.as_ref().map(|k| k.as_slice());
         let dense = self.schema.is_dense();
-        let (wide_fields, wide_shared) = fragment::fields_of(&self.schema, dense, key, threads)?;
+        let ts = self.with_timestamps();
+        let (wide_fields, wide_shared) =
+            fragment::fields_of(&self.schema, dense, ts, key, threads)?;
         self.wide_fields = wide_fields;
         self.wide_shared = wide_shared;
         self.threads = threads;
+        Ok(())
+    }
+
+    fn with_timestamps(&self) -> bool {
+        self.consolidation
+            .as_ref()
+            .is_some_and(|c| c.with_timestamps && !self.schema.is_dense())
+    }
+
+    /// Makes this write a consolidation's (before the first batch): the layout becomes global
+    /// order, the fragment is named for `c.timestamps`, sparse batches are taken as merged
+    /// (equal coordinates of different timestamps kept, no order check: the merge orders
+    /// them) with per-cell timestamps when `c.with_timestamps`, and a dense fragment records
+    /// `c.non_empty_domain` while its box (set with [`Writer::set_subarray`]) covers whole
+    /// tiles.
+    pub(crate) fn set_consolidation(&mut self, c: Consolidation) -> Result<()> {
+        self.check_usable()?;
+        if self.submits > 0 {
+            return Err(Error::invalid(
+                "a consolidation is set before the first batch",
+            ));
+        }
+        if c.timestamps.0 > c.timestamps.1 {
+            return Err(Error::invalid(format!(
+                "the timestamp range [{}, {}] is reversed",
+                c.timestamps.0, c.timestamps.1
+            )));
+        }
+        self.layout = WriteLayout::GlobalOrder;
+        self.consolidation = Some(c);
+        let key = self.key.as_ref().map(|k| k.as_slice());
+        let dense = self.schema.is_dense();
+        let ts = self.with_timestamps();
+        let (fields, shared) = fragment::fields_of(&self.schema, dense, ts, key, 1)?;
+        let (wide_fields, wide_shared) =
+            fragment::fields_of(&self.schema, dense, ts, key, self.threads)?;
+        let n = fields.len();
+        self.fields = fields;
+        self.shared = shared;
+        self.wide_fields = wide_fields;
+        self.wide_shared = wide_shared;
+        self.inputs = vec![Input::default(); n];
+        self.pending = vec![Pending::default(); n];
         Ok(())
     }
 
@@ -346,8 +417,10 @@ impl Writer {
     }
 
     /// Writes the batch set since the last submit. Dense row- and col-major writes take one
-    /// batch (the whole box); global-order and sparse writes take any number. On error the
-    /// fragment is abandoned: nothing is committed and later calls fail.
+    /// batch (the whole box); global-order and sparse writes take any number: global-order
+    /// batches stream into the fragment, unordered ones are kept (each checked and sorted
+    /// when submitted) and sorted together into one fragment at finalize, as if they were one
+    /// batch. On error the fragment is abandoned: nothing is committed and later calls fail.
     pub fn submit(&mut self) -> Result<()> {
         self.submit_fields(&[])
     }
@@ -408,20 +481,19 @@ impl Writer {
                 self.write_global(&inputs, cells)
             }
             (false, WriteLayout::GlobalOrder) => {
-                self.check_sparse_batch(&inputs, cells)?;
+                if self.consolidation.is_none() {
+                    self.check_sparse_batch(&inputs, cells)?;
+                }
                 self.submits += 1;
                 self.write_global(&inputs, cells)
             }
             (false, _) => {
-                if self.submits > 0 {
-                    return Err(Error::invalid(
-                        "an unordered sparse write is one batch (TileDB sorts it whole); stream \
-                         batches in global order instead, or write another fragment",
-                    ));
-                }
+                // Each batch is checked and sorted now (so that its errors come with it), and
+                // kept: the batches are sorted together and written at finalize.
                 self.sort_sparse_batch(&mut inputs)?;
                 self.submits += 1;
-                self.write_global(&inputs, cells)
+                self.collect_unordered(inputs, cells);
+                Ok(())
             }
             (true, WriteLayout::Unordered) => unreachable!("refused by set_layout"),
         }
@@ -547,7 +619,9 @@ impl Writer {
                 &self.schema,
                 self.fields.clone(),
                 self.schema.is_dense(),
-                self.timestamp,
+                self.consolidation
+                    .as_ref()
+                    .map_or((self.timestamp, self.timestamp), |c| c.timestamps),
             )?);
         }
         Ok(())
@@ -610,6 +684,7 @@ impl Writer {
             ));
         }
         let dense = self.schema.is_dense();
+        self.write_unordered()?;
         let fields = self.fields.clone();
         if self.pending_cells > 0 {
             if dense {
@@ -640,26 +715,36 @@ impl Writer {
                     tiler.cell_num()
                 )));
             }
-            Some(
-                self.schema
-                    .dimensions
-                    .iter()
-                    .zip(&bounds)
-                    .map(|(d, &(lo, hi))| {
-                        Range::Fixed(
-                            value::from_i128(d.datatype, lo),
-                            value::from_i128(d.datatype, hi),
-                        )
-                    })
-                    .collect(),
-            )
+            match self
+                .consolidation
+                .as_ref()
+                .and_then(|c| c.non_empty_domain.clone())
+            {
+                Some(ned) => Some(ned),
+                None => Some(
+                    self.schema
+                        .dimensions
+                        .iter()
+                        .zip(&bounds)
+                        .map(|(d, &(lo, hi))| {
+                            Range::Fixed(
+                                value::from_i128(d.datatype, lo),
+                                value::from_i128(d.datatype, hi),
+                            )
+                        })
+                        .collect(),
+                ),
+            }
         } else {
             None
         };
-        let frag = self
+        let mut frag = self
             .fragment
             .take()
             .ok_or_else(|| Error::invalid("no cells were written: no fragment to commit"))?;
+        if let Some(c) = self.consolidation.take() {
+            frag.set_processed_conditions(c.processed_conditions);
+        }
         let key = self.key.as_ref().map(|k| k.as_slice());
         frag.commit(&self.schema, ned, key)
             .map_err(|e| e.context("committing the fragment"))
@@ -683,10 +768,7 @@ pub fn write_metadata(
     if let Some(k) = key {
         crate::engine::encryption_key::EncryptionKey::new(k)?;
     }
-    let t = match timestamp {
-        None | Some(0) => names::now_ms(),
-        Some(t) => t,
-    };
+    let t = names::write_timestamp(timestamp, "the array metadata")?;
     dir.load_schema(dir.latest_schema(t), key)?;
     crate::array::metadata::write(dir.storage(), dir.root(), key, Some(t), changes)
 }

@@ -1,9 +1,11 @@
 //! Unordered sparse writes (TileDB's `UnorderedWriter`): one batch of cells in any order,
 //! sorted into the global order as TileDB 2.30 sorts it (ties included) and permuted field by
-//! field before it is cut into tiles like a global-order batch.
+//! field before it is cut into tiles like a global-order batch. Several batches are each
+//! sorted when submitted, kept, and sorted together at finalize into one fragment.
 
 use super::Writer;
 use super::batch::{Input, coords_of, var_cell};
+use super::global::{Pending, append_cells};
 use crate::array::field::FieldInfo;
 use crate::array::order::check;
 use crate::array::order::global as global_order;
@@ -37,6 +39,66 @@ impl Writer {
             Ok(())
         })
     }
+
+    /// Keeps a sorted unordered batch: the first as it is (no copy), later ones appended.
+    pub(super) fn collect_unordered(&mut self, inputs: Vec<Input<'_>>, cells: u64) {
+        match &mut self.unordered {
+            None => {
+                let fields = inputs
+                    .into_iter()
+                    .map(|i| Pending {
+                        data: i.data.map(Cow::into_owned).unwrap_or_default(),
+                        offsets: i.offsets.map(Cow::into_owned).unwrap_or_default(),
+                        validity: i.validity.map(Cow::into_owned).unwrap_or_default(),
+                    })
+                    .collect();
+                self.unordered = Some(Unordered {
+                    fields,
+                    cells,
+                    sorted: true,
+                });
+            }
+            Some(u) => {
+                for ((p, input), f) in u.fields.iter_mut().zip(&inputs).zip(&self.fields) {
+                    append_cells(p, input, f, 0, cells);
+                }
+                u.cells += cells;
+                u.sorted &= cells == 0;
+            }
+        }
+    }
+
+    /// Sorts the unordered batches together (duplicates across them refused unless allowed)
+    /// and writes them.
+    pub(super) fn write_unordered(&mut self) -> Result<()> {
+        let Some(u) = self.unordered.take() else {
+            return Ok(());
+        };
+        let mut inputs: Vec<Input<'_>> = u
+            .fields
+            .into_iter()
+            .zip(&self.fields)
+            .map(|(p, f)| Input {
+                data: Some(Cow::Owned(p.data)),
+                offsets: f.is_var().then_some(Cow::Owned(p.offsets)),
+                validity: f.nullable.then_some(Cow::Owned(p.validity)),
+            })
+            .collect();
+        if !u.sorted {
+            self.sort_sparse_batch(&mut inputs)
+                .map_err(|e| e.context("the unordered batches together"))?;
+        }
+        self.write_global(&inputs, u.cells)
+    }
+}
+
+/// The cells of the unordered sparse batches submitted so far, one buffer per field.
+#[derive(Debug)]
+pub(super) struct Unordered {
+    fields: Vec<Pending>,
+    cells: u64,
+    /// Whether the cells are in global order (one batch so far, sorted when submitted).
+    sorted: bool,
 }
 
 /// An input's cells in `order` (entry k: the input cell that comes k-th).

@@ -99,6 +99,19 @@ using TDBFilter
                             "attributes": [{"name": "a", "type": "INT64", "filters": "zstd:3"}]}""")
     e = try create_array(dense, "{}"); nothing catch e; e end
     @test e isa TDBFilterError && e.status == TDBFilter.TDB_ERR_INVALID_ARGUMENT
+    # The system's refusals are TDB_ERR_IO, naming the path: a parent that is a file.
+    plain = joinpath(dir, "plain")
+    write(plain, "x")
+    e = try create_array(joinpath(plain, "sub", "a"),
+                         """{"dimensions": [{"name": "r", "type": "INT32", "domain": [1, 4], "tile": 2}],
+                             "attributes": [{"name": "a", "type": "INT64"}]}""")
+        nothing
+    catch e
+        e
+    end
+    @test e isa TDBFilterError && e.status == TDBFilter.TDB_ERR_IO &&
+          occursin("plain/sub: cannot create the folder: Not a directory", e.message)
+    @test status_name(TDBFilter.TDB_ERR_IO) == "TDB_ERR_IO"
     w = TDBWriter(dense; timestamp = 5, layout = TDBFilter.TDB_COL_MAJOR)
     set_subarray!(w, [(Int32(1), Int32(4)), (Int32(1), Int32(3))])
     m = reshape(Int64.(1:12), 4, 3)              # m[r, c], column-major in memory

@@ -15,7 +15,8 @@ with ``Array(uri, mode="w")`` (``A[0:10] = data``), :func:`create` and :func:`fr
 """
 
 from .errors import (BufferTooSmall, ChecksumMismatch, CorruptData, DecryptionFailed,
-                     InternalError, InvalidArgument, OutOfMemory, TdbfilterError, Unsupported)
+                     InternalError, InvalidArgument, OutOfMemory, TdbfilterError,
+                     TdbfilterIOError, Unsupported)
 from .array import Array, Field, Fragment, Metadata, RawResult
 from .write import create, from_numpy
 from .pipeline import (FORMAT_VERSION, Pipeline, datatype_of, generic_tile_read,
@@ -24,7 +25,7 @@ from .pipeline import (FORMAT_VERSION, Pipeline, datatype_of, generic_tile_read,
 __all__ = [
     "Array", "Field", "Fragment", "Metadata", "RawResult", "create", "from_numpy", "BufferTooSmall", "ChecksumMismatch", "CorruptData", "DecryptionFailed", "FORMAT_VERSION",
     "InternalError", "InvalidArgument", "OutOfMemory", "Pipeline", "TdbfilterError",
-    "Unsupported", "datatype_of", "generic_tile_read", "generic_tile_write", "version",
+    "TdbfilterIOError", "Unsupported", "datatype_of", "generic_tile_read", "generic_tile_write", "version",
 ]
 __version__ = "0.2.0"
 

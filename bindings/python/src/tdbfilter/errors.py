@@ -72,10 +72,18 @@ class InternalError(TdbfilterError):
     status = CONSTANTS["TDB_ERR_INTERNAL"]
 
 
+class TdbfilterIOError(TdbfilterError, OSError):
+    """The operating system or object store refused a read or write: disk full, read-only
+    file system, permission denied, missing or not a folder (``TDB_ERR_IO``); the message
+    names the path and the system's error."""
+
+    status = CONSTANTS["TDB_ERR_IO"]
+
+
 BY_STATUS: dict[int, type[TdbfilterError]] = {
     cls.status: cls
     for cls in (InvalidArgument, CorruptData, ChecksumMismatch, DecryptionFailed, Unsupported,
-                BufferTooSmall, OutOfMemory, InternalError)
+                BufferTooSmall, OutOfMemory, InternalError, TdbfilterIOError)
 }
 
 

@@ -1,0 +1,496 @@
+//! Fragments consolidation (TileDB's `FragmentConsolidator`): in steps, TileDB's plan
+//! ([`super::plan`]) picks a run of fragments; their cells are merged into one new fragment
+//! `__fragments/__<first t1>_<last t2>_<uuid>_22` written by the array writer in global order
+//! (committed last: until its `.wrt` exists no reader sees it), then
+//! `__commits/<name>.vac` lists the merged fragments (`/__fragments/<name>` lines) for vacuum.
+//!
+//! Dense: the union of the merged fragments' non-empty domains, expanded to whole tiles, is
+//! read from those fragments only (later ones win, fill values where none wrote) and written
+//! as whole tiles; the fragment records the union as its non-empty domain. Sparse: the cells
+//! of every merged fragment in global order, with per-cell timestamps ([`super::merge`]).
+//!
+//! Not done here (refused by name): delete metadata (`dt.tdb`, `dci.tdb`) and purging deleted
+//! cells, both of which need delete conditions evaluated; update commits.
+
+use super::plan::{self, Candidate, PlanConfig};
+use super::{ConsolidateOptions, ConsolidateReport, merge};
+use crate::array::directory::names;
+use crate::array::geometry::{DimGrid, dense_grid};
+use crate::array::schema::{ArraySchema, Layout, Range};
+use crate::array::write::{Consolidation, Writer};
+use crate::array::{Array, FieldData, Fragment, OpenOptions, value};
+use crate::error::{Error, Result};
+
+/// A fragment in the plan.
+struct Info {
+    name: String,
+    cand: Candidate,
+}
+
+fn open(uri: &str, options: &ConsolidateOptions) -> Result<Array> {
+    Array::open(
+        uri,
+        &OpenOptions {
+            key: options.key.clone(),
+            config: options.config.clone(),
+            ..OpenOptions::default()
+        },
+    )
+}
+
+/// A dense fragment's non-empty domain as integers.
+fn ned_of(schema: &ArraySchema, f: &Fragment) -> Result<Vec<(i128, i128)>> {
+    let ned =
+        f.meta.non_empty_domain.as_ref().ok_or_else(|| {
+            Error::corrupt(format!("fragment {} has no non-empty domain", f.name()))
+        })?;
+    schema
+        .dimensions
+        .iter()
+        .zip(ned)
+        .map(|(d, r)| {
+            Ok((
+                value::as_i128(d.datatype, r.lo())?,
+                value::as_i128(d.datatype, r.hi())?,
+            ))
+        })
+        .collect()
+}
+
+/// `ranges` expanded to whole tiles of the dense grid (TileDB's `expand_to_tiles`).
+fn expand_to_tiles(schema: &ArraySchema, ranges: &[(i128, i128)]) -> Result<Vec<(i128, i128)>> {
+    schema
+        .dimensions
+        .iter()
+        .zip(ranges)
+        .map(|(d, &(lo, hi))| {
+            let g = DimGrid::of(d)?;
+            Ok((g.tile_lo(g.tile_of(lo)), g.tile_lo(g.tile_of(hi) + 1) - 1))
+        })
+        .collect()
+}
+
+fn info(array: &Array, f: &Fragment) -> Result<Info> {
+    let m = &f.meta;
+    let size = m.file_sizes.iter().sum::<u64>()
+        + m.file_var_sizes.iter().sum::<u64>()
+        + m.file_validity_sizes.iter().sum::<u64>()
+        + array.storage().size(&m.metadata_path())?;
+    let schema = array.schema();
+    let (ned, expanded) = if m.dense {
+        let ned = ned_of(schema, f)?;
+        let ex = expand_to_tiles(schema, &ned)?;
+        (ned, ex)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    Ok(Info {
+        name: f.name().to_string(),
+        cand: Candidate {
+            size,
+            ned,
+            expanded,
+        },
+    })
+}
+
+/// Consolidates the fragments of the array at `uri`.
+pub(crate) fn consolidate(uri: &str, options: &ConsolidateOptions) -> Result<ConsolidateReport> {
+    let array = open(uri, options)?;
+    let mut report = ConsolidateReport::default();
+    if let Some(list) = &options.fragment_list {
+        return explicit(uri, &array, list, options);
+    }
+    let dense = array.schema().is_dense();
+    let mut infos = Vec::new();
+    let mut anterior: Vec<(i128, i128)> = Vec::new();
+    for f in array.fragments() {
+        let (t1, t2) = f.timestamps();
+        if t1 < options.timestamp_start {
+            if f.meta.dense {
+                for (i, r) in ned_of(array.schema(), f)?.into_iter().enumerate() {
+                    match anterior.get_mut(i) {
+                        Some(a) => *a = (a.0.min(r.0), a.1.max(r.1)),
+                        None => anterior.push(r),
+                    }
+                }
+            }
+        } else if t2 <= options.timestamp_end {
+            infos.push(info(&array, f)?);
+        }
+    }
+    let config = PlanConfig {
+        amplification: options.amplification,
+        min_frags: options.step_min_frags,
+        max_frags: options.step_max_frags,
+        size_ratio: options.step_size_ratio,
+    };
+    let mut step = 0u32;
+    loop {
+        if infos.len() <= 1 {
+            break;
+        }
+        let cands: Vec<Candidate> = infos.iter().map(|i| i.cand.clone()).collect();
+        let Some(p) = plan::next(&cands, &anterior, dense, &config) else {
+            break;
+        };
+        if p.count <= 1 {
+            break;
+        }
+        let chosen: Vec<String> = infos[p.first..p.first + p.count]
+            .iter()
+            .map(|i| i.name.clone())
+            .collect();
+        let name = merge_fragments(uri, options, &chosen, &p.union, &mut report)?;
+        let array = open(uri, options)?;
+        let f = array
+            .fragments()
+            .iter()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| Error::Internal(format!("the new fragment {name} is not visible")))?;
+        infos.splice(p.first..p.first + p.count, [info(&array, f)?]);
+        step += 1;
+        if step >= options.steps {
+            break;
+        }
+    }
+    Ok(report)
+}
+
+/// TileDB's `consolidate_fragments`: exactly the listed fragments.
+fn explicit(
+    uri: &str,
+    array: &Array,
+    list: &[String],
+    options: &ConsolidateOptions,
+) -> Result<ConsolidateReport> {
+    let mut report = ConsolidateReport::default();
+    if list.len() <= 1 {
+        return Ok(report);
+    }
+    let wanted: Vec<&str> = list
+        .iter()
+        .map(|u| u.trim_end_matches('/').rsplit('/').next().unwrap_or(u))
+        .collect();
+    let chosen: Vec<&Fragment> = array
+        .fragments()
+        .iter()
+        .filter(|f| wanted.contains(&f.name()))
+        .collect();
+    if chosen.len() != list.len() {
+        return Err(Error::invalid(format!(
+            "Cannot consolidate; Found {} of {} required fragments.",
+            chosen.len(),
+            list.len()
+        )));
+    }
+    let schema = array.schema();
+    let mut union: Vec<(i128, i128)> = Vec::new();
+    if schema.is_dense() {
+        for f in &chosen {
+            for (i, r) in ned_of(schema, f)?.into_iter().enumerate() {
+                match union.get_mut(i) {
+                    Some(a) => *a = (a.0.min(r.0), a.1.max(r.1)),
+                    None => union.push(r),
+                }
+            }
+        }
+        let max_t = chosen.iter().map(|f| f.timestamps().1).max().unwrap_or(0);
+        let expanded = expand_to_tiles(schema, &union)?;
+        for f in array.fragments() {
+            if wanted.contains(&f.name()) || f.timestamps().0 > max_t {
+                continue;
+            }
+            let ned = ned_of(schema, f)?;
+            if expanded
+                .iter()
+                .zip(&ned)
+                .all(|(a, b)| a.0 <= b.1 && b.0 <= a.1)
+            {
+                return Err(Error::invalid(format!(
+                    "Cannot consolidate; The non-empty domain of the fragment with URI: {} \
+                     overlaps with the union of the non-empty domains of the fragments \
+                     selected for consolidation and was created before these fragments",
+                    f.name()
+                )));
+            }
+        }
+    }
+    let names: Vec<String> = chosen.iter().map(|f| f.name().to_string()).collect();
+    merge_fragments(uri, options, &names, &union, &mut report)?;
+    Ok(report)
+}
+
+/// Merges fragments `chosen` (in the array's order) into a new fragment; returns its name.
+fn merge_fragments(
+    uri: &str,
+    options: &ConsolidateOptions,
+    chosen: &[String],
+    union: &[(i128, i128)],
+    report: &mut ConsolidateReport,
+) -> Result<String> {
+    let mut array = open(uri, options)?;
+    array.retain_fragments(|f| chosen.iter().any(|c| c == f.name()));
+    if array.fragments().len() != chosen.len() {
+        return Err(Error::Internal(format!(
+            "{} of the {} fragments to merge are visible",
+            array.fragments().len(),
+            chosen.len()
+        )));
+    }
+    let frags = array.fragments();
+    let t1 = frags[0].timestamps().0;
+    let t2 = frags[frags.len() - 1].timestamps().1;
+    let conditions = array.condition_commits();
+    if let Some(c) = conditions.iter().find(|c| c.is_update) {
+        return Err(Error::Unsupported(format!(
+            "consolidating fragments with update commits is not implemented: {}",
+            c.marker
+        )));
+    }
+    let applies = conditions.iter().find(|c| c.timestamp >= t1);
+    let delete_meta = frags.iter().find(|f| f.meta.has_delete_meta);
+    if let Some(c) = applies {
+        let what = if options.purge_deleted_cells {
+            "purging deleted cells (sm.consolidation.purge_deleted_cells)"
+        } else {
+            "writing delete metadata (dt.tdb, dci.tdb)"
+        };
+        return Err(Error::Unsupported(format!(
+            "consolidating fragments with delete commits needs the delete conditions evaluated \
+             for {what}, which this consolidation does not do yet: {} applies to the merged \
+             fragments",
+            c.marker
+        )));
+    }
+    if let (Some(f), false) = (delete_meta, options.purge_deleted_cells) {
+        return Err(Error::Unsupported(format!(
+            "merging fragment {} with delete metadata (dt.tdb, dci.tdb) is not implemented",
+            f.name()
+        )));
+    }
+    let schema = array.schema().clone();
+    let dense = schema.is_dense();
+    let ranges = |r: &[(i128, i128)]| -> Vec<Range> {
+        schema
+            .dimensions
+            .iter()
+            .zip(r)
+            .map(|(d, &(lo, hi))| {
+                Range::Fixed(
+                    value::from_i128(d.datatype, lo),
+                    value::from_i128(d.datatype, hi),
+                )
+            })
+            .collect()
+    };
+    let mut writer = Writer::open(uri, array.key(), Some(names::now_ms()), &options.config)?;
+    writer.set_consolidation(Consolidation {
+        timestamps: (t1, t2),
+        with_timestamps: !dense,
+        non_empty_domain: dense.then(|| ranges(union)),
+        processed_conditions: conditions.iter().map(|c| c.marker.clone()).collect(),
+    })?;
+    if dense {
+        let bx = expand_to_tiles(&schema, union)?;
+        let bytes: Vec<u8> = ranges(&bx)
+            .iter()
+            .flat_map(|r| [r.lo().to_vec(), r.hi().to_vec()].concat())
+            .collect();
+        writer.set_subarray(&bytes)?;
+        dense_copy(&array, &mut writer, &bx, options.buffer_size)?;
+    } else {
+        merge::run(&array, &mut writer, options.buffer_size)?;
+    }
+    let name = writer.finalize()?;
+    report
+        .written
+        .push(format!("{}/{name}/", names::FRAGMENTS_DIR));
+    report.written.push(format!(
+        "{}/{}",
+        names::COMMITS_DIR,
+        names::commit_file_name(&name)
+    ));
+    let mut vac = String::new();
+    for c in chosen {
+        vac.push_str(&format!("/{}/{c}\n", names::FRAGMENTS_DIR));
+    }
+    let commits = array.root().join(names::COMMITS_DIR);
+    let vac_name = format!("{name}.vac");
+    let storage = array.storage();
+    storage
+        .write_new(&commits.join(&vac_name), vac.as_bytes())
+        .and_then(|()| storage.sync_dir(&commits))
+        .map_err(|e| e.context(format!("vacuum file {vac_name}")))?;
+    report
+        .written
+        .push(format!("{}/{vac_name}", names::COMMITS_DIR));
+    report.merged.push(chosen.to_vec());
+    Ok(name)
+}
+
+/// The index vectors of a box of `counts` per dimension in row-major (last fastest) or
+/// col-major (first fastest) order.
+fn odometer(counts: &[i128], col_major: bool) -> Vec<Vec<i128>> {
+    let n = counts.len();
+    let total: i128 = counts.iter().product();
+    let mut out = Vec::with_capacity(total.max(0) as usize);
+    let mut idx = vec![0i128; n];
+    for _ in 0..total {
+        out.push(idx.clone());
+        let dims: Box<dyn Iterator<Item = usize>> = if col_major {
+            Box::new(0..n)
+        } else {
+            Box::new((0..n).rev())
+        };
+        for d in dims {
+            idx[d] += 1;
+            if idx[d] < counts[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    out
+}
+
+/// The row-major positions (in box `bx`) of the box's cells in the global order: tiles in
+/// tile order, cells in cell order inside each tile.
+fn global_positions(schema: &ArraySchema, bx: &[(i128, i128)], ext: &[i128]) -> Vec<usize> {
+    let n = bx.len();
+    let len: Vec<i128> = bx.iter().map(|(lo, hi)| hi - lo + 1).collect();
+    let mut stride = vec![1i128; n];
+    for d in (0..n.saturating_sub(1)).rev() {
+        stride[d] = stride[d + 1] * len[d + 1];
+    }
+    let tiles: Vec<i128> = len.iter().zip(ext).map(|(l, e)| l / e).collect();
+    let tile_idx = odometer(&tiles, schema.tile_order == Layout::ColMajor);
+    let cell_idx = odometer(ext, schema.cell_order == Layout::ColMajor);
+    let mut out = Vec::with_capacity((len.iter().product::<i128>()).max(0) as usize);
+    for t in &tile_idx {
+        for c in &cell_idx {
+            let p: i128 = (0..n).map(|d| (t[d] * ext[d] + c[d]) * stride[d]).sum();
+            out.push(p as usize);
+        }
+    }
+    out
+}
+
+/// Field `f`'s cells at `positions`.
+fn gather(f: &FieldData, positions: &[usize]) -> FieldData {
+    let mut data = Vec::with_capacity(f.data.len());
+    let mut offsets = f
+        .offsets
+        .as_ref()
+        .map(|_| Vec::with_capacity(positions.len()));
+    for &p in positions {
+        if let Some(o) = offsets.as_mut() {
+            o.push(data.len() as u64);
+        }
+        data.extend_from_slice(f.cell(p));
+    }
+    FieldData {
+        name: f.name.clone(),
+        datatype: f.datatype,
+        cell_val_num: f.cell_val_num,
+        data,
+        offsets,
+        validity: f
+            .validity
+            .as_ref()
+            .map(|v| positions.iter().map(|&p| v[p]).collect()),
+        cell_count: positions.len() as u64,
+    }
+}
+
+/// Copies the tile-aligned box `bx` from the merged fragments of `array` into `writer` in
+/// global order: the whole box in one read when its cells fit in `buffer_size` bytes per
+/// field, else one tile at a time.
+fn dense_copy(
+    array: &Array,
+    writer: &mut Writer,
+    bx: &[(i128, i128)],
+    buffer_size: u64,
+) -> Result<()> {
+    let schema = array.schema();
+    let ext: Vec<i128> = schema
+        .dimensions
+        .iter()
+        .map(|d| {
+            let (_, e) = dense_grid(d)?;
+            Ok(value::as_u64_extent(d.datatype, e)? as i128)
+        })
+        .collect::<Result<_>>()?;
+    let names: Vec<&str> = schema.attributes.iter().map(|a| a.name.as_str()).collect();
+    let cells: i128 = bx.iter().map(|(lo, hi)| hi - lo + 1).product();
+    let widest = schema
+        .attributes
+        .iter()
+        .map(|a| a.cell_size().unwrap_or(16) as i128)
+        .max()
+        .unwrap_or(1);
+    let whole = cells.saturating_mul(widest) <= buffer_size as i128;
+    let boxes: Vec<Vec<(i128, i128)>> = if whole {
+        vec![bx.to_vec()]
+    } else {
+        let tiles: Vec<i128> = bx
+            .iter()
+            .zip(&ext)
+            .map(|((lo, hi), e)| (hi - lo + 1) / e)
+            .collect();
+        odometer(&tiles, schema.tile_order == Layout::ColMajor)
+            .into_iter()
+            .map(|t| {
+                bx.iter()
+                    .zip(&ext)
+                    .zip(&t)
+                    .map(|(((lo, _), e), k)| (lo + k * e, lo + (k + 1) * e - 1))
+                    .collect()
+            })
+            .collect()
+    };
+    for b in boxes {
+        let ranges: Vec<Range> = schema
+            .dimensions
+            .iter()
+            .zip(&b)
+            .map(|(d, &(lo, hi))| {
+                Range::Fixed(
+                    value::from_i128(d.datatype, lo),
+                    value::from_i128(d.datatype, hi),
+                )
+            })
+            .collect();
+        let fields = array.read(&names, Some(&ranges))?;
+        let positions = global_positions(schema, &b, &ext);
+        for f in fields {
+            let g = gather(&f, &positions);
+            if let Some(o) = g.offsets {
+                writer.set_offsets_owned(&g.name, o)?;
+            }
+            if let Some(v) = &g.validity {
+                writer.set_validity(&g.name, v)?;
+            }
+            writer.set_data_owned(&g.name, g.data)?;
+        }
+        writer.submit()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn odometer_orders() {
+        assert_eq!(
+            odometer(&[2, 2], false),
+            [vec![0, 0], vec![0, 1], vec![1, 0], vec![1, 1]]
+        );
+        assert_eq!(
+            odometer(&[2, 2], true),
+            [vec![0, 0], vec![1, 0], vec![0, 1], vec![1, 1]]
+        );
+    }
+}

@@ -1,0 +1,345 @@
+//! The sparse merge of a fragments consolidation: the cells of the merged fragments in
+//! TileDB's global order, streamed tile by tile from each fragment (one decoded tile per
+//! field and fragment in memory) into the writer in batches of at most `buffer_size` bytes
+//! per field.
+//!
+//! As TileDB's reader in consolidation-with-timestamps mode: nothing is de-duplicated (older
+//! values stay for reads at older timestamps), each cell carries its timestamp (per-cell
+//! `t.tdb` of an already consolidated fragment, else its fragment's start), and equal
+//! coordinates come newest first: by (timestamp, fragment order) descending when the array
+//! does not allow duplicates, by fragment order descending when it does.
+
+use crate::array::order::hilbert::{coords_to_hilbert, hilbert_bits, map_to_uint64};
+use crate::array::order::tile_index;
+use crate::array::read::tiles::{DecodedTile, TileField, TileReader};
+use crate::array::schema::{ArraySchema, Layout, VAR_NUM};
+use crate::array::write::Writer;
+use crate::array::{Array, Fragment};
+use crate::error::Result;
+use std::cmp::Ordering;
+
+/// One merged fragment's position: its current tile of every field.
+struct Source<'a> {
+    frag: &'a Fragment,
+    /// Attributes of the latest schema (`None`: the fragment predates it), then dimensions.
+    readers: Vec<Option<TileReader<'a>>>,
+    timestamps: Option<TileReader<'a>>,
+    next_tile: u64,
+    tiles: Vec<DecodedTile>,
+    stamps: Vec<u64>,
+    hilbert: Vec<u64>,
+    pos: usize,
+    len: usize,
+}
+
+/// A field's output batch.
+#[derive(Default)]
+struct Out {
+    data: Vec<u8>,
+    offsets: Vec<u64>,
+    validity: Vec<u8>,
+}
+
+/// The comparison of cells in TileDB's global order.
+struct Order<'s> {
+    schema: &'s ArraySchema,
+    tile_dims: Vec<usize>,
+    cell_dims: Vec<usize>,
+    hilbert: bool,
+}
+
+impl<'s> Order<'s> {
+    fn new(schema: &'s ArraySchema) -> Order<'s> {
+        let n = schema.dimensions.len();
+        let dims = |l: Layout| -> Vec<usize> {
+            if l == Layout::ColMajor {
+                (0..n).rev().collect()
+            } else {
+                (0..n).collect()
+            }
+        };
+        let hilbert = schema.cell_order == Layout::Hilbert;
+        Order {
+            schema,
+            tile_dims: dims(schema.tile_order),
+            cell_dims: dims(if hilbert {
+                Layout::RowMajor
+            } else {
+                schema.cell_order
+            }),
+            hilbert,
+        }
+    }
+
+    fn coord<'t>(&self, s: &'t Source<'_>, d: usize) -> &'t [u8] {
+        let a = self.schema.attributes.len();
+        let size = self.schema.dimensions[d].coord_size().unwrap_or(0);
+        s.tiles[a + d].cell(s.pos, size)
+    }
+
+    fn cmp_cells(&self, x: &Source<'_>, y: &Source<'_>) -> Ordering {
+        if self.hilbert {
+            let o = x.hilbert[x.pos].cmp(&y.hilbert[y.pos]);
+            if o != Ordering::Equal {
+                return o;
+            }
+        } else {
+            for &d in &self.tile_dims {
+                let dim = &self.schema.dimensions[d];
+                if let (Some((lo, _)), Some(e), false) =
+                    (&dim.domain, &dim.tile_extent, dim.is_var())
+                {
+                    let tx = tile_index(dim.datatype, self.coord(x, d), lo, e);
+                    let ty = tile_index(dim.datatype, self.coord(y, d), lo, e);
+                    if tx != ty {
+                        return tx.cmp(&ty);
+                    }
+                }
+            }
+        }
+        for &d in &self.cell_dims {
+            let dim = &self.schema.dimensions[d];
+            let (a, b) = (self.coord(x, d), self.coord(y, d));
+            let o = if dim.is_var() {
+                a.cmp(b)
+            } else {
+                crate::array::order::compare(dim.datatype, a, b)
+            };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// Whether source `i`'s cell comes before source `j`'s.
+    fn before(&self, sources: &[Source<'_>], i: usize, j: usize) -> bool {
+        match self.cmp_cells(&sources[i], &sources[j]) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal if self.schema.allows_dups => i > j,
+            Ordering::Equal => {
+                let (a, b) = (&sources[i], &sources[j]);
+                (a.stamps[a.pos], i) > (b.stamps[b.pos], j)
+            }
+        }
+    }
+}
+
+impl<'a> Source<'a> {
+    fn new(array: &'a Array, frag: &'a Fragment) -> Result<Source<'a>> {
+        let schema = array.schema();
+        let mut readers = Vec::new();
+        let fi = array
+            .fragments()
+            .iter()
+            .position(|f| std::ptr::eq(f, frag))
+            .expect("a fragment of the array");
+        for i in 0..schema.attributes.len() {
+            readers.push(array.tile_reader_field(fi, TileField::Attribute(i))?);
+        }
+        for j in 0..schema.dimensions.len() {
+            readers.push(array.tile_reader_field(fi, TileField::Dimension(j))?);
+        }
+        let timestamps = array.tile_reader_field(fi, TileField::Timestamps)?;
+        Ok(Source {
+            frag,
+            readers,
+            timestamps,
+            next_tile: 0,
+            tiles: Vec::new(),
+            stamps: Vec::new(),
+            hilbert: Vec::new(),
+            pos: 0,
+            len: 0,
+        })
+    }
+
+    /// Loads the next tile; `false` when the fragment is exhausted.
+    fn load(&mut self, schema: &ArraySchema) -> Result<bool> {
+        let meta = &self.frag.meta;
+        while self.next_tile < meta.tile_num() {
+            let t = self.next_tile;
+            self.next_tile += 1;
+            let cells = meta.cell_num_of_tile(t) as usize;
+            if cells == 0 {
+                continue;
+            }
+            self.tiles.clear();
+            for (k, r) in self.readers.iter().enumerate() {
+                self.tiles.push(match r {
+                    Some(r) => r.decode(t)?,
+                    None => fill_tile(schema, k, cells),
+                });
+            }
+            self.stamps = match &self.timestamps {
+                Some(r) => r.decode_u64(t)?,
+                None => vec![self.frag.timestamps().0; cells],
+            };
+            if schema.cell_order == Layout::Hilbert {
+                let bits = hilbert_bits(schema.dimensions.len())?;
+                let a = schema.attributes.len();
+                let mut x = vec![0u64; schema.dimensions.len()];
+                self.hilbert = (0..cells)
+                    .map(|c| {
+                        for (j, d) in schema.dimensions.iter().enumerate() {
+                            let coord = self.tiles[a + j].cell(c, d.coord_size().unwrap_or(0));
+                            x[j] = map_to_uint64(d, coord, bits)?;
+                        }
+                        Ok(coords_to_hilbert(&mut x, bits))
+                    })
+                    .collect::<Result<_>>()?;
+            }
+            self.pos = 0;
+            self.len = cells;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Moves to the next cell; `false` when the fragment is exhausted.
+    fn advance(&mut self, schema: &ArraySchema) -> Result<bool> {
+        self.pos += 1;
+        if self.pos < self.len {
+            return Ok(true);
+        }
+        self.load(schema)
+    }
+}
+
+/// A tile of `cells` fill values of attribute `k` (a fragment written before it existed).
+fn fill_tile(schema: &ArraySchema, k: usize, cells: usize) -> DecodedTile {
+    let a = &schema.attributes[k];
+    let v = &a.fill_value;
+    let mut data = Vec::with_capacity(v.len() * cells);
+    let mut offsets = Vec::new();
+    for _ in 0..cells {
+        if a.cell_val_num == VAR_NUM {
+            offsets.push(data.len() as u64);
+        }
+        data.extend_from_slice(v);
+    }
+    DecodedTile {
+        data,
+        offsets: (a.cell_val_num == VAR_NUM).then_some(offsets),
+        validity: a.nullable.then(|| vec![a.fill_validity; cells]),
+        cells: cells as u64,
+    }
+}
+
+/// Min-heap of source indices under `order`.
+fn sift_down(heap: &mut [usize], mut i: usize, order: &Order<'_>, sources: &[Source<'_>]) {
+    loop {
+        let (l, r) = (2 * i + 1, 2 * i + 2);
+        let mut m = i;
+        if l < heap.len() && order.before(sources, heap[l], heap[m]) {
+            m = l;
+        }
+        if r < heap.len() && order.before(sources, heap[r], heap[m]) {
+            m = r;
+        }
+        if m == i {
+            return;
+        }
+        heap.swap(i, m);
+        i = m;
+    }
+}
+
+/// Merges the cells of every fragment of `array` into `writer` (set up for a consolidation
+/// with per-cell timestamps), submitting a batch whenever a field's buffer reaches
+/// `buffer_size` bytes.
+pub(crate) fn run(array: &Array, writer: &mut Writer, buffer_size: u64) -> Result<u64> {
+    let schema = array.schema();
+    let order = Order::new(schema);
+    let mut sources = Vec::new();
+    for f in array.fragments() {
+        sources.push(Source::new(array, f)?);
+    }
+    let mut heap = Vec::new();
+    for (i, s) in sources.iter_mut().enumerate() {
+        if s.load(schema)? {
+            heap.push(i);
+        }
+    }
+    for i in (0..heap.len() / 2).rev() {
+        sift_down(&mut heap, i, &order, &sources);
+    }
+    let nf = schema.attributes.len() + schema.dimensions.len();
+    let mut outs: Vec<Out> = (0..nf).map(|_| Out::default()).collect();
+    let mut stamps: Vec<u64> = Vec::new();
+    let sizes: Vec<Option<usize>> = schema
+        .attributes
+        .iter()
+        .map(|a| a.cell_size())
+        .chain(schema.dimensions.iter().map(|d| d.coord_size()))
+        .collect();
+    let limit = buffer_size.max(1) as usize;
+    let mut total = 0u64;
+    while let Some(&top) = heap.first() {
+        let s = &sources[top];
+        let mut full = false;
+        for (k, out) in outs.iter_mut().enumerate() {
+            let t = &s.tiles[k];
+            if sizes[k].is_none() {
+                out.offsets.push(out.data.len() as u64);
+            }
+            out.data
+                .extend_from_slice(t.cell(s.pos, sizes[k].unwrap_or(0)));
+            if let Some(v) = &t.validity {
+                out.validity.push(v[s.pos]);
+            }
+            full |= out.data.len() >= limit || out.offsets.len() * 8 >= limit;
+        }
+        stamps.push(s.stamps[s.pos]);
+        full |= stamps.len() * 8 >= limit;
+        total += 1;
+        if sources[top].advance(schema)? {
+            sift_down(&mut heap, 0, &order, &sources);
+        } else {
+            let last = heap.len() - 1;
+            heap.swap(0, last);
+            heap.pop();
+            sift_down(&mut heap, 0, &order, &sources);
+        }
+        if full {
+            submit(writer, schema, &mut outs, &mut stamps)?;
+        }
+    }
+    if !stamps.is_empty() {
+        submit(writer, schema, &mut outs, &mut stamps)?;
+    }
+    Ok(total)
+}
+
+fn submit(
+    writer: &mut Writer,
+    schema: &ArraySchema,
+    outs: &mut [Out],
+    stamps: &mut Vec<u64>,
+) -> Result<()> {
+    let names = schema
+        .attributes
+        .iter()
+        .map(|a| (a.name.as_str(), a.is_var(), a.nullable))
+        .chain(
+            schema
+                .dimensions
+                .iter()
+                .map(|d| (d.name.as_str(), d.is_var(), false)),
+        );
+    for ((name, var, nullable), out) in names.zip(outs.iter_mut()) {
+        let out = std::mem::take(out);
+        writer.set_data_owned(name, out.data)?;
+        if var {
+            writer.set_offsets_owned(name, out.offsets)?;
+        }
+        if nullable {
+            writer.set_validity(name, &out.validity)?;
+        }
+    }
+    let ts: Vec<u8> = stamps.iter().flat_map(|t| t.to_le_bytes()).collect();
+    stamps.clear();
+    writer.set_data_owned(crate::array::write::fragment::TIMESTAMPS, ts)?;
+    writer.submit()
+}

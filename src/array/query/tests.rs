@@ -1,0 +1,368 @@
+//! Query tests on arrays written by this crate's writer.
+
+use super::*;
+use crate::array::directory::names;
+use crate::array::schema::ArraySchema;
+use crate::array::{OpenOptions, WriteLayout, Writer, create};
+use crate::storage::StorageConfig;
+use std::path::{Path, PathBuf};
+
+fn scratch(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("tdbf_query_{name}_{}", names::random_label().0))
+}
+
+fn i32s(v: &[i32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn as_i32s(f: &FieldData) -> Vec<i32> {
+    f.data
+        .chunks(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// A dense 6x4 INT32 array (tiles 3x2) with a = 10*x + y written in one fragment over
+/// rows 1..=6, columns 1..=4.
+fn dense_array() -> PathBuf {
+    let root = scratch("dense");
+    let schema = ArraySchema::from_json(
+        r#"{"dimensions":[{"name":"x","type":"INT32","domain":[1,6],"tile":3},
+            {"name":"y","type":"INT32","domain":[1,4],"tile":2}],
+            "attributes":[{"name":"a","type":"INT32"}]}"#,
+    )
+    .unwrap();
+    create(root.to_str().unwrap(), &schema, None, &StorageConfig::new()).unwrap();
+    let mut w = Writer::open(root.to_str().unwrap(), None, Some(1), &StorageConfig::new()).unwrap();
+    w.set_layout(WriteLayout::RowMajor).unwrap();
+    w.set_subarray(&i32s(&[1, 6, 1, 4])).unwrap();
+    let a: Vec<i32> = (1..=6)
+        .flat_map(|x| (1..=4).map(move |y| 10 * x + y))
+        .collect();
+    w.set_data("a", &i32s(&a)).unwrap();
+    w.submit().unwrap();
+    w.finalize().unwrap();
+    root
+}
+
+/// A sparse 2-D array with a string dimension and a nullable var attribute.
+fn sparse_array() -> PathBuf {
+    let root = scratch("sparse");
+    let schema = ArraySchema::from_json(
+        r#"{"sparse":true,"dimensions":[{"name":"x","type":"INT32","domain":[1,8],"tile":4},
+            {"name":"s","type":"STRING_ASCII"}],
+            "attributes":[{"name":"v","type":"INT64","nullable":true},
+                          {"name":"t","type":"STRING_ASCII","cell_val_num":"var"}]}"#,
+    )
+    .unwrap();
+    create(root.to_str().unwrap(), &schema, None, &StorageConfig::new()).unwrap();
+    let mut w = Writer::open(root.to_str().unwrap(), None, Some(1), &StorageConfig::new()).unwrap();
+    w.set_layout(WriteLayout::Unordered).unwrap();
+    w.set_data("x", &i32s(&[1, 2, 5, 7, 2])).unwrap();
+    let names = ["b", "a", "zz", "c", "q"];
+    let (d, o) = var(&names);
+    w.set_data("s", &d).unwrap();
+    w.set_offsets("s", &o).unwrap();
+    let v: Vec<u8> = [10i64, 20, 30, 40, 50]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    w.set_data("v", &v).unwrap();
+    w.set_validity("v", &[1, 1, 0, 1, 1]).unwrap();
+    let (d, o) = var(&["one", "two", "three", "four", "five"]);
+    w.set_data("t", &d).unwrap();
+    w.set_offsets("t", &o).unwrap();
+    w.submit().unwrap();
+    w.finalize().unwrap();
+    root
+}
+
+fn var(cells: &[&str]) -> (Vec<u8>, Vec<u64>) {
+    let mut d = Vec::new();
+    let mut o = Vec::new();
+    for c in cells {
+        o.push(d.len() as u64);
+        d.extend_from_slice(c.as_bytes());
+    }
+    (d, o)
+}
+
+fn open(root: &Path) -> Array {
+    Array::open(root.to_str().unwrap(), &OpenOptions::default()).unwrap()
+}
+
+#[test]
+fn dense_multi_range_layouts() {
+    let root = dense_array();
+    let array = open(&root);
+    let q = |layout| {
+        Query::new(&array)
+            .fields(&["a", "x"])
+            .add_range("x", 4, 5)
+            .add_range("x", 1, 2)
+            .add_range("y", 3, 3)
+            .add_range("y", 1, 1)
+            .layout(layout)
+            .submit()
+            .unwrap()
+    };
+    let row = q(QueryLayout::RowMajor);
+    assert_eq!(as_i32s(&row.fields[0]), [43, 41, 53, 51, 13, 11, 23, 21]);
+    assert_eq!(as_i32s(&row.fields[1]), [4, 4, 5, 5, 1, 1, 2, 2]);
+    let col = q(QueryLayout::ColMajor);
+    assert_eq!(as_i32s(&col.fields[0]), [43, 53, 13, 23, 41, 51, 11, 21]);
+    // Overlapping ranges repeat cells.
+    let r = Query::new(&array)
+        .fields(&["a"])
+        .add_range("x", 1, 2)
+        .add_range("x", 2, 3)
+        .add_range("y", 1, 1)
+        .submit()
+        .unwrap();
+    assert_eq!(as_i32s(&r.fields[0]), [11, 21, 21, 31]);
+    // Global order: tiles in tile order, cells in cell order.
+    let g = Query::new(&array)
+        .fields(&["a"])
+        .add_range("x", 2, 5)
+        .add_range("y", 2, 3)
+        .layout(QueryLayout::GlobalOrder)
+        .submit()
+        .unwrap();
+    assert_eq!(as_i32s(&g.fields[0]), [22, 32, 23, 33, 42, 52, 43, 53]);
+    // Refusals with TileDB's reasons.
+    let e = Query::new(&array)
+        .layout(QueryLayout::Unordered)
+        .submit()
+        .unwrap_err();
+    assert!(e.message().contains("not supported on dense arrays"), "{e}");
+    let e = Query::new(&array)
+        .add_range("x", 1, 1)
+        .add_range("x", 3, 3)
+        .layout(QueryLayout::GlobalOrder)
+        .submit()
+        .unwrap_err();
+    assert!(e.message().contains("multi-range reads"), "{e}");
+    let e = Query::new(&array)
+        .add_range("x", 0, 3)
+        .submit()
+        .unwrap_err();
+    assert!(e.message().contains("outside its domain"), "{e}");
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+#[test]
+fn dense_aggregates_use_tile_metadata_for_whole_tiles() {
+    let root = dense_array();
+    let array = open(&root);
+    let aggs = |q: Query<'_>| {
+        q.aggregate(Aggregate::count())
+            .aggregate(Aggregate::of(AggregateOp::Sum, "a"))
+            .aggregate(Aggregate::of(AggregateOp::Min, "a"))
+            .aggregate(Aggregate::of(AggregateOp::Max, "a"))
+            .aggregate(Aggregate::of(AggregateOp::Mean, "a"))
+            .submit()
+            .unwrap()
+    };
+    let whole = aggs(Query::new(&array));
+    let all: Vec<i64> = (1..=6)
+        .flat_map(|x| (1..=4).map(move |y| 10 * x + y))
+        .collect();
+    let sum: i64 = all.iter().sum();
+    assert_eq!(
+        whole.aggregates[0],
+        ("count".into(), AggregateValue::Count(24))
+    );
+    assert_eq!(
+        whole.aggregates[1],
+        ("sum(a)".into(), AggregateValue::Int(sum))
+    );
+    assert_eq!(
+        whole.aggregates[2].1,
+        AggregateValue::Value {
+            datatype: crate::Datatype::Int32,
+            bytes: Some(11i32.to_le_bytes().to_vec())
+        }
+    );
+    assert_eq!(
+        whole.aggregates[4].1,
+        AggregateValue::Float(sum as f64 / 24.0)
+    );
+    assert_eq!(whole.stats.tiles_from_metadata, 4);
+    assert_eq!(whole.stats.tiles_decoded, 0);
+    // Rows 2..=6: the two lower tiles whole, the upper two in part.
+    let part = aggs(Query::new(&array).add_range("x", 2, 6));
+    let s: i64 = all.iter().filter(|v| **v >= 20).sum();
+    assert_eq!(part.aggregates[1].1, AggregateValue::Int(s));
+    assert_eq!(part.stats.tiles_from_metadata, 2);
+    assert_eq!(part.stats.tiles_decoded, 2);
+    // A condition: every tile decoded; dense count ignores it.
+    let even = FnFilter::new(&["a"], |c: &[FieldData]| {
+        Ok(as_i32s(&c[0]).iter().map(|v| v % 2 == 0).collect())
+    });
+    let f = aggs(Query::new(&array).condition(Some(&even)));
+    assert_eq!(f.aggregates[0].1, AggregateValue::Count(24));
+    let s: i64 = all.iter().filter(|v| *v % 2 == 0).sum();
+    assert_eq!(f.aggregates[1].1, AggregateValue::Int(s));
+    assert_eq!(f.stats.tiles_from_metadata, 0);
+    // Reads with the condition: failing cells hold the fill value.
+    let r = Query::new(&array)
+        .fields(&["a"])
+        .add_range("x", 1, 1)
+        .condition(Some(&even))
+        .submit()
+        .unwrap();
+    assert_eq!(as_i32s(&r.fields[0]), [i32::MIN, 12, i32::MIN, 14]);
+    let e = Query::new(&array)
+        .aggregate(Aggregate::of(AggregateOp::NullCount, "a"))
+        .submit()
+        .unwrap_err();
+    assert!(e.message().contains("not nullable"), "{e}");
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+#[test]
+fn sparse_ranges_layouts_and_aggregates() {
+    let root = sparse_array();
+    let array = open(&root);
+    let strings = |f: &FieldData| -> Vec<String> {
+        (0..f.cell_count as usize)
+            .map(|i| String::from_utf8(f.cell(i).to_vec()).unwrap())
+            .collect()
+    };
+    // Overlapping ranges on x: row-major repeats cells per range, unordered does not.
+    let q = |layout| {
+        Query::new(&array)
+            .fields(&["t"])
+            .add_range("x", 1, 2)
+            .add_range("x", 2, 7)
+            .add_range("s", "a", "c")
+            .layout(layout)
+            .submit()
+            .unwrap()
+    };
+    assert_eq!(
+        strings(&q(QueryLayout::RowMajor).fields[0]),
+        ["one", "two", "two", "four"]
+    );
+    assert_eq!(strings(&q(QueryLayout::Unordered).fields[0]).len(), 3);
+    let col = Query::new(&array)
+        .fields(&["s"])
+        .layout(QueryLayout::ColMajor)
+        .submit()
+        .unwrap();
+    assert_eq!(strings(&col.fields[0]), ["a", "b", "c", "q", "zz"]);
+    let e = Query::new(&array)
+        .add_range("x", 1, 1)
+        .add_range("x", 3, 3)
+        .layout(QueryLayout::GlobalOrder)
+        .submit()
+        .unwrap_err();
+    assert!(e.message().contains("global order"), "{e}");
+    // Aggregates: the whole array from metadata; a string range decodes the tile.
+    let agg = |q: Query<'_>| {
+        q.aggregate(Aggregate::count())
+            .aggregate(Aggregate::of(AggregateOp::Sum, "v"))
+            .aggregate(Aggregate::of(AggregateOp::NullCount, "v"))
+            .aggregate(Aggregate::of(AggregateOp::Max, "t"))
+            .submit()
+            .unwrap()
+    };
+    let whole = agg(Query::new(&array));
+    assert_eq!(whole.aggregates[0].1, AggregateValue::Count(5));
+    assert_eq!(whole.aggregates[1].1, AggregateValue::Int(120));
+    assert_eq!(whole.aggregates[2].1, AggregateValue::Count(1));
+    assert_eq!(
+        whole.aggregates[3].1,
+        AggregateValue::Value {
+            datatype: crate::Datatype::StringAscii,
+            bytes: Some(b"two".to_vec())
+        }
+    );
+    assert_eq!(whole.stats.tiles_from_metadata, 1);
+    let part = agg(Query::new(&array).add_range("s", "a", "b"));
+    assert_eq!(part.aggregates[0].1, AggregateValue::Count(2));
+    assert_eq!(part.aggregates[1].1, AggregateValue::Int(30));
+    assert_eq!(part.stats.tiles_decoded, 1);
+    let e = Query::new(&array)
+        .aggregate(Aggregate::of(AggregateOp::Sum, "t"))
+        .submit()
+        .unwrap_err();
+    assert!(e.message().contains("not defined on strings"), "{e}");
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+#[test]
+fn batches_never_split_cells() {
+    let root = sparse_array();
+    let array = open(&root);
+    // Each cell of t costs 8 offset bytes plus its text: batches of at most 20 bytes.
+    let mut got = Vec::new();
+    let mut batches = 0;
+    let mut b = Query::new(&array)
+        .fields(&["t"])
+        .submit_batches(20)
+        .unwrap();
+    while let Some(batch) = b.next_batch().unwrap() {
+        batches += 1;
+        let f = &batch.fields[0];
+        let cost: usize = (0..f.cell_count as usize)
+            .map(|i| 8 + f.cell(i).len())
+            .sum();
+        assert!(cost <= 20 && f.cell_count > 0);
+        for i in 0..f.cell_count as usize {
+            got.push(String::from_utf8(f.cell(i).to_vec()).unwrap());
+        }
+        assert_eq!(batch.complete, got.len() == 5);
+    }
+    assert!(batches >= 3, "{batches} batches");
+    assert_eq!(got.len(), 5);
+    let e = Query::new(&array)
+        .fields(&["t"])
+        .submit_batches(9)
+        .unwrap()
+        .next_batch()
+        .unwrap_err();
+    assert!(matches!(e, Error::BufferTooSmall { .. }), "{e}");
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+#[test]
+fn dense_batches_come_slab_by_slab_in_order() {
+    let root = dense_array();
+    let array = open(&root);
+    for layout in [QueryLayout::RowMajor, QueryLayout::ColMajor] {
+        let q = || {
+            Query::new(&array)
+                .fields(&["a", "y"])
+                .add_range("x", 5, 6)
+                .add_range("x", 1, 3)
+                .add_range("y", 2, 4)
+                .layout(layout)
+        };
+        let whole = q().submit().unwrap().fields;
+        // 8 bytes a cell: 24 bytes are three cells, less than one row or column.
+        let mut a = Vec::new();
+        let mut y = Vec::new();
+        let mut batches = q().submit_batches(24).unwrap();
+        let mut count = 0;
+        while let Some(b) = batches.next_batch().unwrap() {
+            count += 1;
+            assert!(b.fields[0].cell_count <= 3 && b.fields[0].cell_count > 0);
+            a.extend(as_i32s(&b.fields[0]));
+            y.extend(as_i32s(&b.fields[1]));
+            assert_eq!(b.complete, a.len() == 15, "{layout:?}");
+        }
+        assert!(batches.next_batch().unwrap().is_none());
+        assert_eq!(a, as_i32s(&whole[0]), "{layout:?}");
+        assert_eq!(y, as_i32s(&whole[1]), "{layout:?}");
+        // Row-major slabs are rows of 3 cells (one batch each); col-major slabs are columns
+        // of 5 cells (3 + 2): batches do not span slabs.
+        let want = if layout == QueryLayout::RowMajor {
+            5
+        } else {
+            6
+        };
+        assert_eq!(count, want, "{layout:?}");
+    }
+    std::fs::remove_dir_all(root).unwrap();
+}
