@@ -336,6 +336,19 @@ impl ArrayDirectory {
             .unwrap_or(&self.schemas[0])
     }
 
+    /// Reads and parses schema file `file`, decrypting it with `key` (which a wrong key
+    /// fails). Enumerations are not loaded.
+    pub fn load_schema(
+        &self,
+        file: &SchemaFile,
+        key: Option<&[u8]>,
+    ) -> Result<crate::array::schema::ArraySchema> {
+        let bytes = self.read_file(&file.path)?;
+        let (_, tile, _) = crate::pipeline::generic_tile::read(&bytes, key)
+            .map_err(|e| e.context(format!("array schema {}", file.name)))?;
+        crate::array::schema::ArraySchema::parse(tile.data(), &file.name)
+    }
+
     /// The schema file named `name` (a fragment footer's schema name).
     pub fn schema_named(&self, name: &str) -> Option<&SchemaFile> {
         self.schemas.iter().find(|s| s.name == name)

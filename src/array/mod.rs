@@ -21,6 +21,7 @@ pub mod condition;
 pub mod directory;
 pub mod field;
 pub mod fragment;
+pub mod geometry;
 pub mod lifecycle;
 pub mod metadata;
 pub mod open;

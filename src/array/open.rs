@@ -129,12 +129,7 @@ impl Array {
         let schemas: Vec<Arc<ArraySchema>> = dir
             .schemas()
             .iter()
-            .map(|s| {
-                let bytes = dir.read_file(&s.path)?;
-                let (_, tile, _) = generic_tile::read(&bytes, k)
-                    .map_err(|e| e.context(format!("array schema {}", s.name)))?;
-                ArraySchema::parse(tile.data(), &s.name).map(Arc::new)
-            })
+            .map(|s| dir.load_schema(s, k).map(Arc::new))
             .collect::<Result<_>>()?;
         let latest_name = &dir.latest_schema(timestamp_end).name;
         let latest = schemas

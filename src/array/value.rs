@@ -67,34 +67,6 @@ pub fn as_f64(datatype: Datatype, bytes: &[u8]) -> Result<f64> {
     }
 }
 
-/// The index of the space tile holding `value` on a dimension with domain low `lo` and
-/// `extent` (TileDB's `Dimension::tile_idx`): `(value - lo) / extent`, floored for reals.
-pub fn tile_index(datatype: Datatype, value: &[u8], lo: &[u8], extent: &[u8]) -> u64 {
-    if datatype == Datatype::Float32 {
-        // TileDB computes in the coordinate type.
-        let f = |b: &[u8]| {
-            b.get(..4)
-                .map_or(0.0, |b| f32::from_le_bytes(b.try_into().expect("4")))
-        };
-        let (v, l, e) = (f(value), f(lo), f(extent));
-        ((v - l) / e).floor().max(0.0) as u64
-    } else if datatype.is_real() {
-        let (v, l, e) = (
-            as_f64(datatype, value).unwrap_or(0.0),
-            as_f64(datatype, lo).unwrap_or(0.0),
-            as_f64(datatype, extent).unwrap_or(1.0),
-        );
-        ((v - l) / e).floor().max(0.0) as u64
-    } else {
-        let (v, l, e) = (
-            as_i128(datatype, value).unwrap_or(0),
-            as_i128(datatype, lo).unwrap_or(0),
-            as_i128(datatype, extent).unwrap_or(1).max(1),
-        );
-        ((v - l).max(0) / e) as u64
-    }
-}
-
 /// One value of `datatype` as text (numbers in Rust's shortest round-trip form).
 pub fn format_value(datatype: Datatype, bytes: &[u8]) -> String {
     use Datatype::*;
@@ -133,16 +105,7 @@ mod tests {
     }
 
     #[test]
-    fn tile_indices() {
-        let e = 3i32.to_le_bytes();
-        let lo = 1i32.to_le_bytes();
-        assert_eq!(tile_index(Datatype::Int32, &1i32.to_le_bytes(), &lo, &e), 0);
-        assert_eq!(tile_index(Datatype::Int32, &4i32.to_le_bytes(), &lo, &e), 1);
-        let (lo, e) = (0f64.to_le_bytes(), 0.5f64.to_le_bytes());
-        assert_eq!(
-            tile_index(Datatype::Float64, &1.2f64.to_le_bytes(), &lo, &e),
-            2
-        );
+    fn formatting() {
         assert_eq!(
             format_value(Datatype::Float32, &1.5f32.to_le_bytes()),
             "1.5"

@@ -675,9 +675,12 @@ mod tests {
             "{e}"
         );
         assert_eq!(gets(&store.take_log()), 1);
-        // A missing object is an invalid argument naming it.
+        // A missing object is an I/O error of kind NotFound naming it (as a missing file).
         let e = b.read(&Uri::new("mem://t/f/missing")).unwrap_err();
-        assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
+        assert!(
+            matches!(&e, Error::Io { kind, .. } if *kind == std::io::ErrorKind::NotFound),
+            "{e:?}"
+        );
         assert!(e.message().contains("missing: not found"), "{e}");
         assert!(!b.is_file(&Uri::new("mem://t/f/missing")).unwrap());
     }

@@ -13,4 +13,5 @@ mod layers;
 mod lifecycle;
 mod old_formats;
 mod schema_write;
+mod tile_order;
 mod writer_defects;

@@ -7,9 +7,9 @@
 //! section fails only the reads that need it.
 
 use crate::array::directory::{FragmentDir, names};
+use crate::array::geometry::{Grid, cube_of};
 use crate::array::rtree::{self, RTree};
 use crate::array::schema::{ArraySchema, Range};
-use crate::array::value;
 use crate::error::{Error, Result};
 use crate::format::byte_reader::ByteReader;
 use crate::format::datatype::Datatype;
@@ -310,19 +310,7 @@ impl FragmentMetadata {
             .non_empty_domain
             .as_ref()
             .ok_or_else(|| Error::corrupt("a dense fragment without a non-empty domain"))?;
-        let mut n: u64 = 1;
-        for (dim, r) in schema.dimensions.iter().zip(ned) {
-            let (lo, ext) = dense_grid(dim)?;
-            let a = value::tile_index(dim.datatype, r.lo(), lo, ext);
-            let b = value::tile_index(dim.datatype, r.hi(), lo, ext);
-            if b < a {
-                return Err(Error::corrupt("the non-empty domain's bounds are reversed"));
-            }
-            n = n
-                .checked_mul(b - a + 1)
-                .ok_or_else(|| Error::corrupt("tile count overflows"))?;
-        }
-        Ok(n)
+        Grid::new(schema)?.tile_count(&cube_of(schema, ned)?)
     }
 
     /// Number of tiles of every field.
@@ -574,20 +562,6 @@ impl FragmentMetadata {
     pub fn path(&self) -> &Uri {
         &self.dir.path
     }
-}
-
-/// A dense dimension's grid: (domain low bytes, extent bytes).
-pub fn dense_grid(dim: &crate::array::schema::Dimension) -> Result<(&[u8], &[u8])> {
-    let lo = dim
-        .domain
-        .as_ref()
-        .map(|(lo, _)| lo.as_slice())
-        .ok_or_else(|| Error::corrupt(format!("dimension {} has no domain", dim.name)))?;
-    let ext = dim
-        .tile_extent
-        .as_deref()
-        .ok_or_else(|| Error::corrupt(format!("dimension {} has no tile extent", dim.name)))?;
-    Ok((lo, ext))
 }
 
 /// (footer offset, footer size) from the u64 at the end of the file (v10+, or var dims).

@@ -162,10 +162,7 @@ fn evolve_with(
         .filter_map(|s| s.timestamps.map(|(_, t2)| t2))
         .max()
         .unwrap_or(0);
-    let bytes = dir.read_file(&newest_file.path)?;
-    let (_, tile, _) = generic_tile::read(&bytes, key)
-        .map_err(|e| e.context(format!("array schema {}", newest_file.name)))?;
-    let mut schema = ArraySchema::parse(tile.data(), &newest_file.name)?;
+    let mut schema = dir.load_schema(&newest_file, key)?;
     let enum_dir = dir
         .root()
         .join(names::SCHEMA_DIR)

@@ -16,6 +16,9 @@
 //!   ([`compare`]: `Equal`; [`coord_less`]: `false` both ways) follow it. The writers refuse
 //!   NaN coordinates before sorting ([`check::check_domain`], "out of domain bounds"), so the
 //!   writers' sort key ([`Kind::cmp`], which would put NaN above `+inf`) never sees one.
+//! - **tile indices** are one rule for writers and readers ([`tile_index`], TileDB's
+//!   `Dimension::tile_idx`): the writers' sort and the readers' merge of fragments both order
+//!   cells by it, including its C++ edges (see there).
 //! - **`-0.0` and `0.0`** are equal everywhere (numeric comparison); the writers' order
 //!   among such cells is the sort's ([`global::global_order_as_tiledb`]).
 
@@ -196,8 +199,7 @@ impl Kind {
         }
     }
 
-    /// TileDB's `Dimension::tile_idx`: `(v - lo) / extent`, in the unsigned type of the
-    /// coordinate's width for integers (wrapping), in the coordinate type for reals.
+    /// [`tile_index`] of a coordinate of this kind.
     pub(crate) fn tile_index(self, v: &[u8], lo: &[u8], extent: &[u8]) -> u64 {
         macro_rules! int {
             ($s:ty, $u:ty) => {{
@@ -233,6 +235,27 @@ impl Kind {
             Kind::Str => cmp_strings(a, b, StringOrder::SignedChars),
             _ => self.order_word(a).cmp(&self.order_word(b)),
         }
+    }
+}
+
+/// The index of the space tile of coordinate `v` on a dimension of `datatype` with domain low
+/// bound `lo` and tile extent `extent`: TileDB 2.30's `Dimension::tile_idx`, by which both its
+/// writers (the global-order sort) and its readers (the merge of fragments in global order)
+/// order cells. Integers: `(v - lo) / extent` in the unsigned type of the coordinate's width
+/// (wrapping; no promotion to `int` for 8- and 16-bit types: an int8 domain [-100, 100] with
+/// extent 50 puts 6 and 7 in the same tile 2). Reals: `(v - lo) / extent` in the coordinate
+/// type (f32 arithmetic for FLOAT32), truncated to `uint64_t` as x86-64 C++ does it, so a
+/// quotient of 2^64 or more is tile 0 ([`cpp::cpp_f64_to_u64`]): TileDB orders a cell at
+/// 1e25 on a [0, 1e30] FLOAT64 dimension of extent 1 before the cell at 1.0 (observed with
+/// TileDB-Py 0.36.1, in stored fragments and in reads merging fragments). Inside the domain
+/// the quotient is non-negative, so truncation equals the floor of the dense grid
+/// ([`crate::array::geometry`]). Types without tiles (strings) are all tile 0.
+pub fn tile_index(datatype: Datatype, v: &[u8], lo: &[u8], extent: &[u8]) -> u64 {
+    match Kind::fixed(datatype) {
+        Some(k) if [v, lo, extent].iter().all(|b| b.len() >= k.size()) => {
+            k.tile_index(v, lo, extent)
+        }
+        _ => 0,
     }
 }
 

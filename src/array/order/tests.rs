@@ -606,3 +606,42 @@ fn tiledb_compares_differently_by_path() {
     assert!(Kind::F64.cmp(&nz, &z).is_eq());
     assert!(!coord_less(Datatype::Float64, &nz, &z) && !coord_less(Datatype::Float64, &z, &nz));
 }
+
+/// TileDB 2.30's tile index, as TileDB-Py 0.36.1 orders cells by it (sparse arrays, 2-D with
+/// a second INT32 dimension [0, 9] of extent 5, row-major; the order of the cells it stored).
+#[test]
+fn tile_index_is_tiledbs_dimension_tile_idx() {
+    let t = |dt: Datatype, v: &[u8], lo: &[u8], e: &[u8]| tile_index(dt, v, lo, e);
+    // int8 [-100, 100], extent 50: (7, 0) is stored before (6, 9), so 6 and 7 share a tile
+    // (unsigned 8-bit arithmetic, no promotion to int: that would put 6 in tile -3 and 7 in
+    // -2).
+    let (lo, e) = ((-100i8).to_le_bytes(), 50i8.to_le_bytes());
+    let i8t = |v: i8| t(Datatype::Int8, &v.to_le_bytes(), &lo, &e);
+    assert_eq!(
+        [-100, -51, -50, -1, 0, 6, 7, 49, 50, 100].map(i8t),
+        [0, 0, 1, 1, 2, 2, 2, 2, 3, 4]
+    );
+    // uint64 and int64 over their whole width.
+    let u = |v: u64| v.to_le_bytes();
+    assert_eq!(t(Datatype::Uint64, &u(u64::MAX), &u(0), &u(1 << 62)), 3);
+    let i = |v: i64| v.to_le_bytes();
+    assert_eq!(
+        t(Datatype::Int64, &i(i64::MAX), &i(i64::MIN), &i(1 << 62)),
+        3
+    );
+    assert_eq!(t(Datatype::DatetimeDay, &i(-5), &i(-10), &i(2)), 2);
+    // float64 [0, 1e30], extent 1: cells (1e25, 9), (3.0, 0) in one fragment, (1.0, 0),
+    // (2e25, 3) in another are stored and read back (order 'G' and 'U') as 2e25, 1e25,
+    // 1.0, 3.0: a quotient past 2^64 converts to tile 0, not to the largest index.
+    let (lo, e) = (0f64.to_le_bytes(), 1f64.to_le_bytes());
+    let f = |v: f64| t(Datatype::Float64, &v.to_le_bytes(), &lo, &e);
+    assert_eq!([2e25, 1e25, 1.0, 3.0, 2.5].map(f), [0, 0, 1, 3, 2]);
+    // FLOAT32 divides in f32: (0.5 - 0.1) / 0.1 is 4.0 in f32, 3.9999999 in f64.
+    let tenth = 0.1f32.to_le_bytes();
+    assert_eq!(
+        t(Datatype::Float32, &0.5f32.to_le_bytes(), &tenth, &tenth),
+        4
+    );
+    // Strings have no tiles.
+    assert_eq!(t(Datatype::StringAscii, b"zz", b"a", b"b"), 0);
+}

@@ -6,7 +6,7 @@
 use super::QueryLayout;
 use super::filter::{self, CellFilter};
 use super::gather::{fill_failing, gather};
-use crate::array::fragment_metadata::dense_grid;
+use crate::array::geometry::dense_grid;
 use crate::array::schema::{ArraySchema, Layout, Range};
 use crate::array::{Array, FieldData, value};
 use crate::error::{Error, Result};

@@ -5,7 +5,8 @@
 
 use super::tiles::{DecodedTile, TileField, TileReader};
 use crate::array::field::{FieldData, FieldRef};
-use crate::array::fragment::metadata::dense_grid;
+pub use crate::array::geometry::{Cube, cube_of};
+use crate::array::geometry::{Grid, strides};
 use crate::array::open::Array;
 use crate::array::schema::{ArraySchema, Layout, Range};
 use crate::array::value;
@@ -13,150 +14,6 @@ use crate::error::{Error, Result};
 use crate::mem::hugepages;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-
-/// An inclusive box of integer coordinates.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Cube {
-    /// Low corner.
-    pub lo: Vec<i128>,
-    /// High corner.
-    pub hi: Vec<i128>,
-}
-
-impl Cube {
-    fn intersect(&self, other: &Cube) -> Option<Cube> {
-        let lo: Vec<i128> = self
-            .lo
-            .iter()
-            .zip(&other.lo)
-            .map(|(a, b)| *a.max(b))
-            .collect();
-        let hi: Vec<i128> = self
-            .hi
-            .iter()
-            .zip(&other.hi)
-            .map(|(a, b)| *a.min(b))
-            .collect();
-        lo.iter()
-            .zip(&hi)
-            .all(|(l, h)| l <= h)
-            .then_some(Cube { lo, hi })
-    }
-
-    /// `self` minus `inner` (which lies inside `self`) as disjoint boxes.
-    fn subtract(&self, inner: &Cube) -> Vec<Cube> {
-        let mut out = Vec::new();
-        let mut cur = self.clone();
-        for d in 0..cur.lo.len() {
-            if cur.lo[d] < inner.lo[d] {
-                let mut p = cur.clone();
-                p.hi[d] = inner.lo[d] - 1;
-                out.push(p);
-                cur.lo[d] = inner.lo[d];
-            }
-            if cur.hi[d] > inner.hi[d] {
-                let mut p = cur.clone();
-                p.lo[d] = inner.hi[d] + 1;
-                out.push(p);
-                cur.hi[d] = inner.hi[d];
-            }
-        }
-        out
-    }
-
-    fn cells(&self) -> Result<u64> {
-        let mut n: u64 = 1;
-        for (l, h) in self.lo.iter().zip(&self.hi) {
-            let w = u64::try_from(h - l + 1).map_err(|_| Error::invalid("empty box"))?;
-            n = n
-                .checked_mul(w)
-                .ok_or_else(|| Error::invalid("the box has more than 2^64 cells"))?;
-        }
-        Ok(n)
-    }
-}
-
-/// Integer ranges → a box.
-pub fn cube_of(schema: &ArraySchema, ranges: &[Range]) -> Result<Cube> {
-    let mut lo = Vec::new();
-    let mut hi = Vec::new();
-    for (d, r) in schema.dimensions.iter().zip(ranges) {
-        lo.push(value::as_i128(d.datatype, r.lo())?);
-        hi.push(value::as_i128(d.datatype, r.hi())?);
-    }
-    Ok(Cube { lo, hi })
-}
-
-/// The space-tile grid of a dense schema.
-struct Grid {
-    dom_lo: Vec<i128>,
-    ext: Vec<i128>,
-    tile_order: Layout,
-    cell_order: Layout,
-}
-
-impl Grid {
-    fn new(schema: &ArraySchema) -> Result<Grid> {
-        let mut dom_lo = Vec::new();
-        let mut ext = Vec::new();
-        for d in &schema.dimensions {
-            let (lo, e) = dense_grid(d)?;
-            dom_lo.push(value::as_i128(d.datatype, lo)?);
-            ext.push(value::as_u64_extent(d.datatype, e)? as i128);
-        }
-        Ok(Grid {
-            dom_lo,
-            ext,
-            tile_order: schema.tile_order,
-            cell_order: schema.cell_order,
-        })
-    }
-
-    fn tile_idx(&self, d: usize, v: i128) -> i128 {
-        (v - self.dom_lo[d]).div_euclid(self.ext[d])
-    }
-
-    /// The cells of the tile at absolute tile coordinates `t`.
-    fn tile_cube(&self, t: &[i128]) -> Cube {
-        let lo: Vec<i128> = (0..t.len())
-            .map(|d| self.dom_lo[d] + t[d] * self.ext[d])
-            .collect();
-        let hi: Vec<i128> = (0..t.len()).map(|d| lo[d] + self.ext[d] - 1).collect();
-        Cube { lo, hi }
-    }
-
-    /// The tile coordinates box covering `c`.
-    fn tiles_of(&self, c: &Cube) -> Cube {
-        Cube {
-            lo: (0..c.lo.len()).map(|d| self.tile_idx(d, c.lo[d])).collect(),
-            hi: (0..c.lo.len()).map(|d| self.tile_idx(d, c.hi[d])).collect(),
-        }
-    }
-
-    /// Strides of cells inside a tile, in the cell order.
-    fn cell_strides(&self) -> Vec<u64> {
-        strides(
-            &self.ext.iter().map(|e| *e as u64).collect::<Vec<_>>(),
-            self.cell_order,
-        )
-    }
-}
-
-/// Strides of a box of `widths` laid out in `order` (row-major: last dimension fastest).
-fn strides(widths: &[u64], order: Layout) -> Vec<u64> {
-    let n = widths.len();
-    let mut s = vec![1u64; n];
-    if order == Layout::ColMajor {
-        for d in 1..n {
-            s[d] = s[d - 1] * widths[d - 1];
-        }
-    } else {
-        for d in (0..n.saturating_sub(1)).rev() {
-            s[d] = s[d + 1] * widths[d + 1];
-        }
-    }
-    s
-}
 
 /// Calls `f(coords)` for every point of `c` in row-major order.
 fn for_each_point(c: &Cube, mut f: impl FnMut(&[i128])) {
@@ -312,9 +169,7 @@ fn jobs(
         frag.meta.non_empty_domain.as_ref().expect("assigned"),
     )?;
     let fbox = grid.tiles_of(&ned);
-    let fwidths: Vec<u64> = (0..fbox.lo.len())
-        .map(|d| (fbox.hi[d] - fbox.lo[d] + 1) as u64)
-        .collect();
+    let fwidths = fbox.widths();
     let tile_strides = strides(&fwidths, grid.tile_order);
     let tstrides = grid.cell_strides();
     let mut by_tile: BTreeMap<u64, Vec<Run>> = BTreeMap::new();
@@ -385,9 +240,7 @@ pub fn written_cells(frag: &crate::array::Fragment, tile: u64) -> Result<Vec<boo
     )?;
     let fbox = grid.tiles_of(&ned);
     let n = fbox.lo.len();
-    let fwidths: Vec<u64> = (0..n)
-        .map(|d| (fbox.hi[d] - fbox.lo[d] + 1) as u64)
-        .collect();
+    let fwidths = fbox.widths();
     let tile_strides = strides(&fwidths, grid.tile_order);
     let t: Vec<i128> = (0..n)
         .map(|d| fbox.lo[d] + ((tile / tile_strides[d]) % fwidths[d]) as i128)
@@ -443,10 +296,7 @@ pub(crate) fn read(
     for r in refs {
         r.info(schema).check_result(array, cells)?;
     }
-    let widths: Vec<u64> = (0..query.lo.len())
-        .map(|d| (query.hi[d] - query.lo[d] + 1) as u64)
-        .collect();
-    let out_strides = strides(&widths, Layout::RowMajor);
+    let out_strides = strides(&query.widths(), Layout::RowMajor);
     let (assigned, unwritten) = assign(array, &query)?;
     let mut by_frag: BTreeMap<usize, Vec<&Cube>> = BTreeMap::new();
     for (fi, c) in &assigned {
@@ -470,6 +320,9 @@ pub(crate) fn read(
         .map(|r| match r {
             FieldRef::Dimension(j) => Ok(coordinates(schema, *j, &q.cube, n)),
             FieldRef::Attribute(i) => read_attribute(array, *i, &plans, &unwritten, &q),
+            FieldRef::Timestamps => Err(Error::invalid(
+                "dense fragments have no per-cell timestamps",
+            )),
         })
         .collect()
 }
@@ -799,24 +652,7 @@ mod tests {
     }
 
     #[test]
-    fn subtraction_partitions_the_box() {
-        let outer = cube(&[1, 1], &[10, 5]);
-        let inner = cube(&[3, 2], &[4, 4]);
-        let parts = outer.subtract(&inner);
-        let total: u64 = parts.iter().map(|p| p.cells().unwrap()).sum();
-        assert_eq!(total + inner.cells().unwrap(), outer.cells().unwrap());
-        for (a, p) in parts.iter().enumerate() {
-            assert!(p.intersect(&inner).is_none());
-            for q in &parts[a + 1..] {
-                assert!(p.intersect(q).is_none());
-            }
-        }
-    }
-
-    #[test]
-    fn strides_and_runs() {
-        assert_eq!(strides(&[3, 4, 5], Layout::RowMajor), [20, 5, 1]);
-        assert_eq!(strides(&[3, 4, 5], Layout::ColMajor), [1, 3, 12]);
+    fn runs_merge_rows() {
         // A 2x2 tile at (1,1) of a 4x4 query, col-major cells.
         let q = cube(&[1, 1], &[4, 4]);
         let r = runs(&cube(&[1, 1], &[2, 2]), &q, &[4, 1], &[1, 1], &[1, 2]);

@@ -38,6 +38,7 @@ impl Array {
                 }
                 self::tiles::TileField::Dimension(j)
             }
+            FieldRef::Timestamps => self::tiles::TileField::Timestamps,
         };
         self::tiles::TileReader::new(self, frag, f)
     }

@@ -16,7 +16,6 @@ use crate::array::order::{
     hilbert::{coords_to_hilbert, hilbert_bits, map_to_uint64},
 };
 use crate::array::schema::{ArraySchema, Layout, Range};
-use crate::array::value;
 use crate::error::{Error, Result};
 use crate::format::datatype::Datatype;
 use rayon::prelude::*;
@@ -127,8 +126,18 @@ impl GlobalOrder {
         for &d in tile_dims {
             let o = &self.dims[d];
             if let Some((lo, e)) = &o.tiling {
-                let ta = value::tile_index(o.datatype, Self::coord(tiles, a, d, o.size), lo, e);
-                let tb = value::tile_index(o.datatype, Self::coord(tiles, b, d, o.size), lo, e);
+                let ta = crate::array::order::tile_index(
+                    o.datatype,
+                    Self::coord(tiles, a, d, o.size),
+                    lo,
+                    e,
+                );
+                let tb = crate::array::order::tile_index(
+                    o.datatype,
+                    Self::coord(tiles, b, d, o.size),
+                    lo,
+                    e,
+                );
                 if ta != tb {
                     return ta.cmp(&tb);
                 }
@@ -515,6 +524,7 @@ fn tile_field(r: &FieldRef) -> TileField {
     match r {
         FieldRef::Attribute(i) => TileField::Attribute(*i),
         FieldRef::Dimension(j) => TileField::Dimension(*j),
+        FieldRef::Timestamps => TileField::Timestamps,
     }
 }
 
@@ -624,7 +634,7 @@ fn gather(array: &Array, r: &FieldRef, tiles: &[CoordTile], cells: &[Cell]) -> R
     let decoded: Vec<Option<DecodedTile>>;
     let sources: Vec<Option<&DecodedTile>> = match r {
         FieldRef::Dimension(j) => tiles.iter().map(|t| Some(&t.dims[*j])).collect(),
-        FieldRef::Attribute(_) => {
+        FieldRef::Attribute(_) | FieldRef::Timestamps => {
             let mut used = vec![false; tiles.len()];
             for c in cells {
                 used[c.ct as usize] = true;
@@ -658,7 +668,7 @@ fn gather(array: &Array, r: &FieldRef, tiles: &[CoordTile], cells: &[Cell]) -> R
     };
     let fill = match r {
         FieldRef::Attribute(i) => Some(&schema.attributes[*i]),
-        FieldRef::Dimension(_) => None,
+        FieldRef::Dimension(_) | FieldRef::Timestamps => None,
     };
     let cs = cell_size.unwrap_or(0);
     info.check_result(array, n as u64)?;
@@ -677,7 +687,9 @@ fn gather(array: &Array, r: &FieldRef, tiles: &[CoordTile], cells: &[Cell]) -> R
                 }
             }
             None => {
-                let a = fill.expect("only attributes can be missing");
+                let a = fill.ok_or_else(|| {
+                    Error::invalid(format!("field {}: a fragment does not store it", info.name))
+                })?;
                 data.extend_from_slice(&a.fill_value);
                 if let Some(v) = validity.as_mut() {
                     v.push(a.fill_validity);

@@ -6,6 +6,7 @@
 //! integer sums come out as TileDB's.
 
 use super::tile_metadata::{TileCells, TileMetadata, TileMetadataGenerator};
+use crate::array::geometry::{DimGrid, strides};
 use crate::array::schema::{ArraySchema, Layout, Range};
 use crate::array::value;
 use crate::error::{Error, Result};
@@ -13,19 +14,14 @@ use crate::error::{Error, Result};
 /// One dimension of the box: its grid and the box's bounds, as integers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct DimBox {
-    dom_lo: i128,
-    extent: i128,
+    grid: DimGrid,
     lo: i128,
     hi: i128,
 }
 
 impl DimBox {
-    fn tile_idx(&self, v: i128) -> i128 {
-        (v - self.dom_lo) / self.extent
-    }
-
     fn tile_num(&self) -> u64 {
-        (self.tile_idx(self.hi) - self.tile_idx(self.lo) + 1) as u64
+        self.grid.tile_count(self.lo, self.hi)
     }
 
     fn len(&self) -> u64 {
@@ -116,10 +112,8 @@ impl DenseTiler {
     ) -> Result<DenseTiler> {
         let mut dims = Vec::new();
         for (d, &(lo, hi)) in schema.dimensions.iter().zip(bounds) {
-            let (dom_lo, ext) = crate::array::fragment::metadata::dense_grid(d)?;
             dims.push(DimBox {
-                dom_lo: value::as_i128(d.datatype, dom_lo)?,
-                extent: value::as_u64_extent(d.datatype, ext)? as i128,
+                grid: DimGrid::of(d)?,
                 lo,
                 hi,
             });
@@ -136,40 +130,14 @@ impl DenseTiler {
                 .ok_or_else(|| Error::invalid("the box's tile count overflows"))?;
         }
         let cells_per_tile = schema.cells_per_tile()?;
-        let row_strides = |lens: &[u64]| {
-            let mut s = vec![1u64; n];
-            for d in (0..n.saturating_sub(1)).rev() {
-                s[d] = s[d + 1] * lens[d + 1];
-            }
-            s
-        };
-        let col_strides = |lens: &[u64]| {
-            let mut s = vec![1u64; n];
-            for d in 1..n {
-                s[d] = s[d - 1] * lens[d - 1];
-            }
-            s
-        };
         let tile_nums: Vec<u64> = dims.iter().map(DimBox::tile_num).collect();
-        let extents: Vec<u64> = dims.iter().map(|d| d.extent as u64).collect();
+        let extents: Vec<u64> = dims.iter().map(|d| d.grid.extent as u64).collect();
         let lens: Vec<u64> = dims.iter().map(DimBox::len).collect();
         Ok(DenseTiler {
-            first_tile: dims.iter().map(|d| d.tile_idx(d.lo)).collect(),
-            sub_tile_strides: if tile_order == Layout::ColMajor {
-                col_strides(&tile_nums)
-            } else {
-                row_strides(&tile_nums)
-            },
-            tile_strides_el: if cell_order == Layout::ColMajor {
-                col_strides(&extents)
-            } else {
-                row_strides(&extents)
-            },
-            sub_strides_el: if sub_layout == Layout::ColMajor {
-                col_strides(&lens)
-            } else {
-                row_strides(&lens)
-            },
+            first_tile: dims.iter().map(|d| d.grid.tile_of(d.lo)).collect(),
+            sub_tile_strides: strides(&tile_nums, tile_order),
+            tile_strides_el: strides(&extents, cell_order),
+            sub_strides_el: strides(&lens, sub_layout),
             dims,
             cell_order,
             sub_layout,
@@ -213,8 +181,8 @@ impl DenseTiler {
             .zip(coords)
             .zip(&self.first_tile)
             .map(|((d, c), f)| {
-                let lo = d.dom_lo + (c as i128 + f) * d.extent;
-                (lo, lo + d.extent - 1)
+                let lo = d.grid.tile_lo(c as i128 + f);
+                (lo, lo + d.grid.extent - 1)
             })
             .collect()
     }
@@ -237,7 +205,7 @@ impl DenseTiler {
         }
         // A dimension the box covers with exactly one whole tile merges into the runs.
         let whole = |d: usize| {
-            len(d) == self.dims[d].extent as u64
+            len(d) == self.dims[d].grid.extent as u64
                 && inter[d].0 == self.dims[d].lo
                 && inter[d].1 == self.dims[d].hi
         };

@@ -7,6 +7,7 @@
 use super::dense::RawTile;
 use super::tile_metadata::{self, SummaryField, TileMetadata};
 use crate::array::directory::names;
+use crate::array::field::{FieldInfo, FieldRef};
 use crate::array::fragment::metadata::{ListKind, NewFragmentMetadata, TileMinMax};
 use crate::array::rtree::{self, Mbr, RTree};
 use crate::array::schema::{ArraySchema, Range};
@@ -16,50 +17,30 @@ use crate::format::datatype::Datatype;
 use crate::pipeline::Pipeline;
 use crate::storage::{FileWriter, Storage, Uri};
 
-/// A field written into the fragment: an attribute or (sparse) a dimension.
-#[derive(Clone, Debug)]
-pub(crate) struct FieldInfo {
-    /// Name in the schema.
-    pub name: String,
-    /// Slot in the fragment metadata (docs/ARRAY.md §4.1).
-    pub slot: usize,
-    /// File stem (`a<i>` or `d<j>`).
-    pub stem: String,
-    /// Value type.
-    pub datatype: Datatype,
-    /// Values per cell (`VAR_NUM` for var-size).
-    pub cell_val_num: u32,
-    /// Var-size cells.
-    pub var: bool,
-    /// Nullable.
-    pub nullable: bool,
-    /// A dimension.
-    pub is_dim: bool,
-    /// Bytes per fixed-size cell (one value for var-size fields).
-    pub cell_size: usize,
-    /// The field's data pipeline (with the array's key).
-    pub filters: Pipeline,
+/// A new metadata generator for one tile of `field`.
+pub(crate) fn generator(field: &FieldInfo) -> tile_metadata::TileMetadataGenerator {
+    tile_metadata::TileMetadataGenerator::new(
+        field.datatype,
+        field.is_dim(),
+        field.is_var(),
+        field.value_size(),
+        field.cell_val_num,
+    )
 }
 
-impl FieldInfo {
-    /// A new metadata generator for one tile of this field.
-    pub fn generator(&self) -> tile_metadata::TileMetadataGenerator {
-        tile_metadata::TileMetadataGenerator::new(
-            self.datatype,
-            self.is_dim,
-            self.var,
-            self.cell_size,
-            self.cell_val_num,
-        )
-    }
+/// Whether the fragment metadata holds the minimum and maximum of `field`'s tiles.
+fn has_min_max(field: &FieldInfo) -> bool {
+    tile_metadata::has_min_max(
+        field.datatype,
+        field.is_dim(),
+        field.is_var(),
+        field.cell_val_num,
+    )
+}
 
-    fn has_min_max(&self) -> bool {
-        tile_metadata::has_min_max(self.datatype, self.is_dim, self.var, self.cell_val_num)
-    }
-
-    fn has_sum(&self) -> bool {
-        !self.var && tile_metadata::has_sum(self.datatype, self.var, self.cell_val_num)
-    }
+/// Whether the fragment metadata holds the sum of `field`'s tiles.
+fn has_sum(field: &FieldInfo) -> bool {
+    !field.is_var() && tile_metadata::has_sum(field.datatype, false, field.cell_val_num)
 }
 
 /// The pipelines every field shares (with the array's key).
@@ -71,12 +52,11 @@ pub(crate) struct SharedPipelines {
     pub validity: Pipeline,
 }
 
-/// The name of the per-cell timestamps field of consolidated sparse fragments (`t.tdb`).
-pub(crate) const TIMESTAMPS: &str = "__timestamps";
+pub(crate) use crate::array::field::TIMESTAMPS;
 
 /// The fields a fragment of `schema` writes: every attribute, for sparse fragments every
-/// dimension, and with `timestamps` the per-cell timestamps ([`TIMESTAMPS`], `uint64`
-/// filtered with the coordinates' pipeline, as TileDB's consolidation writes them);
+/// dimension, and with `timestamps` the per-cell timestamps ([`FieldRef::Timestamps`], named
+/// [`TIMESTAMPS`]);
 /// pipelines get `key` and `threads`.
 pub(crate) fn fields_of(
     schema: &ArraySchema,
@@ -93,55 +73,20 @@ pub(crate) fn fields_of(
         p.set_threads(threads);
         Ok(p)
     };
-    let a = schema.attributes.len();
-    let mut fields = Vec::new();
-    for (i, at) in schema.attributes.iter().enumerate() {
-        fields.push(FieldInfo {
-            name: at.name.clone(),
-            slot: i,
-            stem: format!("a{i}"),
-            datatype: at.datatype,
-            cell_val_num: at.cell_val_num,
-            var: at.is_var(),
-            nullable: at.nullable,
-            is_dim: false,
-            cell_size: at.cell_size().unwrap_or(at.datatype.size()),
-            filters: prep(&at.filters)?,
-        });
-    }
-    if !dense {
-        for (j, d) in schema.dimensions.iter().enumerate() {
-            fields.push(FieldInfo {
-                name: d.name.clone(),
-                slot: a + 1 + j,
-                stem: format!("d{j}"),
-                datatype: d.datatype,
-                cell_val_num: d.cell_val_num,
-                var: d.is_var(),
-                nullable: false,
-                is_dim: true,
-                cell_size: d.coord_size().unwrap_or(d.datatype.size()),
-                filters: prep(&d.filters)?,
-            });
-        }
-        if timestamps {
-            fields.push(FieldInfo {
-                name: TIMESTAMPS.into(),
-                slot: a + 1 + schema.dimensions.len(),
-                stem: "t".into(),
-                datatype: Datatype::Uint64,
-                cell_val_num: 1,
-                var: false,
-                nullable: false,
-                is_dim: false,
-                cell_size: 8,
-                filters: prep(&schema.coords_filters)?,
-            });
-        }
+    let refs = (0..schema.attributes.len()).map(FieldRef::Attribute);
+    let dims = (0..if dense { 0 } else { schema.dimensions.len() }).map(FieldRef::Dimension);
+    let stamps = (timestamps && !dense).then_some(FieldRef::Timestamps);
+    let mut fields: Vec<FieldInfo> = refs
+        .chain(dims)
+        .chain(stamps)
+        .map(|r| r.info(schema))
+        .collect();
+    for f in &mut fields {
+        f.filters = prep(&f.filters)?;
     }
     for f in &fields {
         f.filters
-            .check_types(f.datatype, f.var)
+            .check_types(f.datatype, f.is_var())
             .map_err(|e| e.context(format!("field {}", f.name)))?;
     }
     Ok((
@@ -196,7 +141,8 @@ pub(crate) fn filter(
             (o, Some((d, size)))
         }
         None => {
-            let tile = Tile::new(field.datatype, field.cell_size as u64, raw.data).map_err(ctx)?;
+            let tile =
+                Tile::new(field.datatype, field.value_size() as u64, raw.data).map_err(ctx)?;
             (field.filters.filter_tile(&tile).map_err(ctx)?, None)
         }
     };
@@ -226,6 +172,8 @@ pub(crate) struct FragmentWriter {
     name: String,
     dense: bool,
     slot_num: usize,
+    attribute_num: usize,
+    dimension_num: usize,
     fields: Vec<FieldInfo>,
     files: Vec<[Option<FileWriter>; 3]>,
     meta: NewFragmentMetadata,
@@ -305,7 +253,7 @@ impl FragmentWriter {
                 "{dir}: the fragment folder exists already"
             )));
         }
-        let has_timestamps = fields.iter().any(|f| f.name == TIMESTAMPS);
+        let has_timestamps = fields.iter().any(|f| f.field == FieldRef::Timestamps);
         let slot_num =
             schema.attributes.len() + 1 + schema.dimensions.len() + usize::from(has_timestamps);
         let mut meta = NewFragmentMetadata::with_slots(slot_num);
@@ -319,6 +267,8 @@ impl FragmentWriter {
             name,
             dense,
             slot_num,
+            attribute_num: schema.attributes.len(),
+            dimension_num: schema.dimensions.len(),
             files: fields.iter().map(|_| [None, None, None]).collect(),
             fields,
             meta,
@@ -342,16 +292,16 @@ impl FragmentWriter {
     fn append_bytes(&mut self, field: usize, kind: usize, bytes: &[u8]) -> Result<u64> {
         let f = &self.fields[field];
         let path = self.dir.join(match kind {
-            0 => format!("{}.tdb", f.stem),
-            1 => format!("{}_var.tdb", f.stem),
-            _ => format!("{}_validity.tdb", f.stem),
+            0 => format!("{}.tdb", f.field.file_stem()),
+            1 => format!("{}_var.tdb", f.field.file_stem()),
+            _ => format!("{}_validity.tdb", f.field.file_stem()),
         });
         if self.files[field][kind].is_none() {
             self.files[field][kind] = Some(self.storage.create_file(&path)?);
         }
         let file = self.files[field][kind].as_mut().expect("opened above");
         file.write(bytes)?;
-        let slot = f.slot;
+        let slot = f.field.slot(self.attribute_num, self.dimension_num);
         let size = match kind {
             0 => &mut self.meta.file_sizes[slot],
             1 => &mut self.meta.file_var_sizes[slot],
@@ -381,7 +331,9 @@ impl FragmentWriter {
                     self.fields[i].name, t.cell_num
                 )));
             }
-            let slot = self.fields[i].slot;
+            let slot = self.fields[i]
+                .field
+                .slot(self.attribute_num, self.dimension_num);
             let off = self.append_bytes(i, 0, &t.fixed)?;
             self.meta.lists[ListKind::TileOffsets as usize][slot].push(off);
             if let Some((var, size)) = &t.var {
@@ -405,13 +357,13 @@ impl FragmentWriter {
 
     fn record_metadata(&mut self, field: usize, m: &TileMetadata, cell_num: u64) {
         let f = &self.fields[field];
-        let (has_min_max, has_sum) = (f.has_min_max(), f.has_sum());
-        let sm = &mut self.slot_meta[f.slot];
+        let (has_min_max, has_sum) = (has_min_max(f), has_sum(f));
+        let sm = &mut self.slot_meta[f.field.slot(self.attribute_num, self.dimension_num)];
         // TileDB stores the bounds only of tiles that are not all null; the others keep
         // zeros (fixed) or an empty string (var).
         let stored = m.null_count != cell_num;
         if has_min_max {
-            if f.var {
+            if f.is_var() {
                 for (b, v) in [(&mut sm.mins, &m.min), (&mut sm.maxs, &m.max)] {
                     b.fixed
                         .extend_from_slice(&(b.var.len() as u64).to_le_bytes());
@@ -424,7 +376,7 @@ impl FragmentWriter {
                     if stored {
                         b.fixed.extend_from_slice(v);
                     } else {
-                        b.fixed.extend(std::iter::repeat_n(0u8, f.cell_size));
+                        b.fixed.extend(std::iter::repeat_n(0u8, f.value_size()));
                     }
                 }
             }
@@ -555,10 +507,10 @@ impl FragmentWriter {
         }
         let mut summary_fields = vec![coords; self.slot_num];
         for f in &self.fields {
-            summary_fields[f.slot] = SummaryField {
+            summary_fields[f.field.slot(a, self.dimension_num)] = SummaryField {
                 datatype: f.datatype,
-                is_dim: f.is_dim,
-                var: f.var,
+                is_dim: f.is_dim(),
+                var: f.is_var(),
                 cell_val_num: f.cell_val_num,
                 nullable: f.nullable,
                 dense_array,
@@ -566,7 +518,11 @@ impl FragmentWriter {
         }
         let cells = self.tile_cells.clone();
         for (slot, field) in summary_fields.iter().enumerate() {
-            let written = slot == a || self.fields.iter().any(|f| f.slot == slot);
+            let written = slot == a
+                || self
+                    .fields
+                    .iter()
+                    .any(|f| f.field.slot(a, self.dimension_num) == slot);
             let sm = std::mem::take(&mut self.slot_meta[slot]);
             if written {
                 self.meta.summaries[slot] = tile_metadata::fragment_summary(

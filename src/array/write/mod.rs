@@ -28,9 +28,13 @@
 //! streamed write is the current batch plus a few tiles per thread: tiles are filtered in
 //! parallel and appended to their files as soon as a batch of them is done.
 
+mod batch;
 pub mod create;
 pub mod dense;
 pub mod fragment;
+mod global;
+mod ordered;
+mod unordered;
 
 pub mod tile_metadata;
 
@@ -38,20 +42,22 @@ pub mod tile_metadata;
 mod commit_order_tests;
 
 use crate::array::directory::{ArrayDirectory, names};
-use crate::array::order::check;
-use crate::array::order::global::{self as global_order, DimCoords};
-use crate::array::rtree::{self, Mbr};
+use crate::array::field::FieldInfo;
+use crate::array::order::global::DimCoords;
+use crate::array::rtree::Mbr;
 use crate::array::schema::{ArraySchema, Layout, Range};
 use crate::array::value;
 use crate::engine::threads;
 use crate::error::{Error, Result};
-use crate::pipeline::generic_tile;
-use dense::{BoxCells, DenseTiler, RawTile};
-use fragment::{FieldInfo, FilteredTile, FragmentWriter, SharedPipelines};
+pub use batch::FieldBuffers;
+use batch::{Input, coords_of};
+use dense::{DenseTiler, RawTile};
+use fragment::{FilteredTile, FragmentWriter, SharedPipelines};
+use global::{Pending, self_mbr, slice_tile};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::sync::Arc;
-use tile_metadata::TileCells;
+use unordered::Unordered;
 use zeroize::Zeroizing;
 
 /// The order of the cells given to a [`Writer`] (TileDB's query layouts).
@@ -69,29 +75,6 @@ pub enum WriteLayout {
     Unordered,
 }
 
-/// One field's buffers of the current batch: owned (given to `set_data` and the like) or
-/// borrowed from the caller for one [`Writer::submit_fields`].
-#[derive(Clone, Debug, Default)]
-struct Input<'a> {
-    data: Option<Cow<'a, [u8]>>,
-    offsets: Option<Cow<'a, [u64]>>,
-    validity: Option<Cow<'a, [u8]>>,
-}
-
-/// One field's cells for [`Writer::submit_fields`], borrowed for the call: the cell values
-/// (fixed-size cells, or the concatenated values of var-size cells), the byte offset of each
-/// var-size cell (one per cell, no extra element) and the validity of a nullable field (one
-/// byte per cell, 0 null).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FieldBuffers<'a> {
-    /// Cell values.
-    pub data: &'a [u8],
-    /// Offsets of var-size cells.
-    pub offsets: Option<&'a [u64]>,
-    /// Validity of nullable cells.
-    pub validity: Option<&'a [u8]>,
-}
-
 /// What a consolidation's fragment needs beyond a global-order write (TileDB's write query
 /// with `disable_checks_consolidation`): see [`Writer::set_consolidation`].
 #[derive(Clone, Debug)]
@@ -107,23 +90,6 @@ pub(crate) struct Consolidation {
     pub non_empty_domain: Option<Vec<Range>>,
     /// The markers of the delete and update commits the fragment counts as processed.
     pub processed_conditions: Vec<String>,
-}
-
-/// A field's cells not yet in a whole tile (global-order streaming).
-#[derive(Clone, Debug, Default)]
-struct Pending {
-    data: Vec<u8>,
-    offsets: Vec<u64>,
-    validity: Vec<u8>,
-}
-
-/// The cells of the unordered sparse batches submitted so far, one buffer per field.
-#[derive(Debug)]
-struct Unordered {
-    fields: Vec<Pending>,
-    cells: u64,
-    /// Whether the cells are in global order (one batch so far, sorted when submitted).
-    sorted: bool,
 }
 
 /// Writes one fragment into an array (see the module documentation).
@@ -184,7 +150,7 @@ impl Writer {
             crate::engine::encryption_key::EncryptionKey::new(k)?;
         }
         let file = dir.latest_schema(timestamp);
-        let schema = Arc::new(load_schema(&dir, file, key)?);
+        let schema = Arc::new(dir.load_schema(file, key)?);
         let version = crate::array::fragment::metadata::MAX_FRAGMENT_VERSION;
         if schema.version != version || file.timestamps.is_none() {
             return Err(Error::Unsupported(format!(
@@ -422,7 +388,7 @@ impl Writer {
     /// The index of var-size `field`.
     pub fn var_field_index(&self, field: &str) -> Result<usize> {
         let i = self.field_index(field)?;
-        if !self.fields[i].var {
+        if !self.fields[i].is_var() {
             return Err(Error::invalid(format!(
                 "field {field} has fixed-size cells: it takes no offsets"
             )));
@@ -533,27 +499,6 @@ impl Writer {
         }
     }
 
-    /// The box of a dense write (the whole domain when none was set).
-    fn dense_box(&self) -> Result<Vec<(i128, i128)>> {
-        match &self.subarray {
-            Some(b) => Ok(b.clone()),
-            None => {
-                let ranges: Vec<Range> = self
-                    .schema
-                    .dimensions
-                    .iter()
-                    .map(|d| {
-                        let (lo, hi) = d.domain.clone().ok_or_else(|| {
-                            Error::invalid(format!("dimension {} has no domain", d.name))
-                        })?;
-                        Ok(Range::Fixed(lo, hi))
-                    })
-                    .collect::<Result<_>>()?;
-                dense::box_bounds(&self.schema, &ranges)
-            }
-        }
-    }
-
     /// Checks the batch's buffers against each other and the fields; returns its cell count.
     fn batch_cells(&self, inputs: &[Input<'_>]) -> Result<u64> {
         let mut cells: Option<(u64, &str)> = None;
@@ -569,7 +514,7 @@ impl Writer {
                     }
                 ))
             })?;
-            let n = if f.var {
+            let n = if f.is_var() {
                 let o = input.offsets.as_ref().ok_or_else(|| {
                     Error::invalid(format!("var-size field {name} has no offsets"))
                 })?;
@@ -593,14 +538,14 @@ impl Writer {
                 }
                 o.len() as u64
             } else {
-                if data.len() % f.cell_size != 0 {
+                if data.len() % f.value_size() != 0 {
                     return Err(Error::invalid(format!(
                         "field {name}: {} bytes is not a whole number of {}-byte cells",
                         data.len(),
-                        f.cell_size
+                        f.value_size()
                     )));
                 }
-                (data.len() / f.cell_size) as u64
+                (data.len() / f.value_size()) as u64
             };
             match (&input.validity, f.nullable) {
                 (Some(v), true) if v.len() as u64 != n => {
@@ -644,7 +589,7 @@ impl Writer {
                         &data[o[c] as usize..end]
                     })
                     .collect(),
-                None => data.chunks(self.fields[i].cell_size).collect(),
+                None => data.chunks(self.fields[i].value_size()).collect(),
             };
             let increasing = a.order == 1;
             let sorted = cells.windows(2).all(|w| {
@@ -664,132 +609,6 @@ impl Writer {
     /// The batch's coordinates, one buffer per dimension.
     fn coords<'b>(&self, inputs: &'b [Input<'_>]) -> Vec<DimCoords<'b>> {
         coords_of(&self.schema, &self.fields, inputs)
-    }
-
-    /// A global-order sparse batch: coordinates inside the domain, sorted, after the last cell
-    /// of the previous batch, and without duplicates unless the schema allows them (TileDB
-    /// checks duplicates within a batch; a duplicate of the previous batch's last cell is
-    /// refused here too, as it would make the fragment hold two equal cells).
-    fn check_sparse_batch(&mut self, inputs: &[Input<'_>], cells: u64) -> Result<()> {
-        if cells == 0 {
-            return Ok(());
-        }
-        let coords = self.coords(inputs);
-        check::check_domain(&self.schema, &coords)?;
-        let prev: Option<Vec<DimCoords<'_>>> = self.last_cell.as_ref().map(|l| {
-            l.iter()
-                .map(|c| match c {
-                    (data, true) => DimCoords::Var {
-                        offsets: &[0],
-                        data,
-                    },
-                    (data, false) => DimCoords::Fixed(data),
-                })
-                .collect()
-        });
-        check::check_global_order(&self.schema, &coords, prev.as_deref())?;
-        let identity: Vec<u64> = (0..cells).collect();
-        check::check_duplicates(&self.schema, &coords, &identity)?;
-        let a = self.schema.attributes.len();
-        let dims = &self.fields[a..];
-        let first: Vec<Vec<u8>> = coords
-            .iter()
-            .zip(dims)
-            .map(|(c, f)| cell_bytes(c, 0, f.cell_size))
-            .collect();
-        if !self.schema.allows_dups
-            && let Some(l) = &self.last_cell
-            && l.iter().zip(&first).all(|((a, _), b)| a == b)
-        {
-            return Err(Error::invalid(
-                "Duplicate coordinates: the batch's first cell repeats the previous batch's \
-                 last cell",
-            ));
-        }
-        let last = (cells - 1) as usize;
-        let last_cell = coords
-            .iter()
-            .zip(dims)
-            .map(|(c, f)| (cell_bytes(c, last, f.cell_size), f.var))
-            .collect();
-        self.last_cell = Some(last_cell);
-        Ok(())
-    }
-
-    /// An unordered sparse batch: sorted into TileDB's global order (after the domain check),
-    /// duplicates refused unless allowed, every field's cells permuted alike. One field at a
-    /// time, each replacing its input, so that memory holds the batch and one field's copy.
-    fn sort_sparse_batch(&self, inputs: &mut [Input<'_>]) -> Result<()> {
-        // On the writer's threads (the sort and the gathers are parallel). Cells equal in the
-        // order (duplicates, -0.0 and 0.0) are arranged as TileDB's sort arranges them on a
-        // compute pool of as many threads as this writer's (TileDB's default concurrency is
-        // the machine's hardware threads, as the writer's default).
-        let threads = threads::effective_threads(self.threads);
-        let pool = threads::pool(threads)?;
-        let (schema, fields) = (&self.schema, &self.fields);
-        pool.install(|| {
-            let order = {
-                let coords = coords_of(schema, fields, inputs);
-                let order = global_order::global_order_as_tiledb(schema, &coords, threads)?;
-                check::check_duplicates(schema, &coords, &order)?;
-                order
-            };
-            for (f, input) in fields.iter().zip(inputs.iter_mut()) {
-                *input = permute(f, input, &order);
-            }
-            Ok(())
-        })
-    }
-
-    /// Keeps a sorted unordered batch: the first as it is (no copy), later ones appended.
-    fn collect_unordered(&mut self, inputs: Vec<Input<'_>>, cells: u64) {
-        match &mut self.unordered {
-            None => {
-                let fields = inputs
-                    .into_iter()
-                    .map(|i| Pending {
-                        data: i.data.map(Cow::into_owned).unwrap_or_default(),
-                        offsets: i.offsets.map(Cow::into_owned).unwrap_or_default(),
-                        validity: i.validity.map(Cow::into_owned).unwrap_or_default(),
-                    })
-                    .collect();
-                self.unordered = Some(Unordered {
-                    fields,
-                    cells,
-                    sorted: true,
-                });
-            }
-            Some(u) => {
-                for ((p, input), f) in u.fields.iter_mut().zip(&inputs).zip(&self.fields) {
-                    append_cells(p, input, f, 0, cells);
-                }
-                u.cells += cells;
-                u.sorted &= cells == 0;
-            }
-        }
-    }
-
-    /// Sorts the unordered batches together (duplicates across them refused unless allowed)
-    /// and writes them.
-    fn write_unordered(&mut self) -> Result<()> {
-        let Some(u) = self.unordered.take() else {
-            return Ok(());
-        };
-        let mut inputs: Vec<Input<'_>> = u
-            .fields
-            .into_iter()
-            .zip(&self.fields)
-            .map(|(p, f)| Input {
-                data: Some(Cow::Owned(p.data)),
-                offsets: f.var.then_some(Cow::Owned(p.offsets)),
-                validity: f.nullable.then_some(Cow::Owned(p.validity)),
-            })
-            .collect();
-        if !u.sorted {
-            self.sort_sparse_batch(&mut inputs)
-                .map_err(|e| e.context("the unordered batches together"))?;
-        }
-        self.write_global(&inputs, u.cells)
     }
 
     fn ensure_fragment(&mut self) -> Result<()> {
@@ -851,139 +670,6 @@ impl Writer {
                 frag.append(tiles, mbr(t)?)?;
             }
             t0 += n;
-        }
-        Ok(())
-    }
-
-    /// A dense row- or col-major write of one box.
-    fn write_dense_box(&mut self, inputs: &[Input<'_>], cells: u64) -> Result<()> {
-        let bounds = self.dense_box()?;
-        let layout = if self.layout == WriteLayout::ColMajor {
-            Layout::ColMajor
-        } else {
-            Layout::RowMajor
-        };
-        let tiler = DenseTiler::new(&self.schema, &bounds, layout)?;
-        if cells != tiler.cell_num() {
-            return Err(Error::invalid(format!(
-                "the batch has {cells} cells, the box {} ",
-                tiler.cell_num()
-            )));
-        }
-        let fields = self.fields.clone();
-        let per_tile = tiler.cells_per_tile();
-        let r = self.write_tiles(
-            tiler.tile_num(),
-            |t, f| {
-                let field = &fields[f];
-                let input = &inputs[f];
-                let cells = BoxCells {
-                    data: input.data.as_deref().unwrap_or(&[]),
-                    offsets: input.offsets.as_deref(),
-                    validity: input.validity.as_deref(),
-                    cell_size: field.cell_size,
-                };
-                Ok((tiler.tile(t, &cells, field.generator()), per_tile))
-            },
-            |_| Ok(None),
-        );
-        r?;
-        self.cells_written = cells;
-        Ok(())
-    }
-
-    /// Cells per tile of global-order writes: dense, a space tile; sparse, the capacity.
-    fn global_tile_cells(&self) -> Result<u64> {
-        if self.schema.is_dense() {
-            self.schema.cells_per_tile()
-        } else if self.schema.capacity == 0 {
-            Err(Error::invalid("the schema's capacity is 0"))
-        } else {
-            Ok(self.schema.capacity)
-        }
-    }
-
-    /// A global-order batch: the cells left over from earlier batches and these ones, cut
-    /// into whole tiles; what does not fill a tile waits for the next batch or finalize.
-    fn write_global(&mut self, inputs: &[Input<'_>], cells: u64) -> Result<()> {
-        let dense = self.schema.is_dense();
-        if dense {
-            let bounds = self.dense_box()?;
-            self.check_tile_aligned(&bounds)?;
-            let tiler = DenseTiler::new(&self.schema, &bounds, Layout::RowMajor)?;
-            if self.cells_written + self.pending_cells + cells > tiler.cell_num() {
-                return Err(Error::invalid(format!(
-                    "the batches hold more cells than the box's {}",
-                    tiler.cell_num()
-                )));
-            }
-        }
-        let per_tile = self.global_tile_cells()?;
-        let schema = self.schema.clone();
-        let fields = self.fields.clone();
-        (|| -> Result<()> {
-            // Fill the pending tile first.
-            let mut start = 0u64;
-            if self.pending_cells > 0 {
-                let take = (per_tile - self.pending_cells).min(cells);
-                for (f, input) in inputs.iter().enumerate() {
-                    append_cells(&mut self.pending[f], input, &fields[f], 0, take);
-                }
-                self.pending_cells += take;
-                start = take;
-                if self.pending_cells == per_tile {
-                    let pending = std::mem::take(&mut self.pending);
-                    self.pending = vec![Pending::default(); fields.len()];
-                    self.pending_cells = 0;
-                    let p: Vec<Input<'_>> = pending.iter().map(Pending::as_input).collect();
-                    self.write_tiles(
-                        1,
-                        |_, f| Ok(slice_tile(&fields[f], &p[f], 0, per_tile)),
-                        |_| self_mbr(&schema, &fields, &p, 0, per_tile),
-                    )?;
-                    self.cells_written += per_tile;
-                }
-            }
-            let whole = (cells - start) / per_tile;
-            if whole > 0 {
-                self.write_tiles(
-                    whole,
-                    |t, f| {
-                        Ok(slice_tile(
-                            &fields[f],
-                            &inputs[f],
-                            start + t * per_tile,
-                            per_tile,
-                        ))
-                    },
-                    |t| self_mbr(&schema, &fields, inputs, start + t * per_tile, per_tile),
-                )?;
-                self.cells_written += whole * per_tile;
-            }
-            let rest = start + whole * per_tile;
-            if rest < cells {
-                for (f, input) in inputs.iter().enumerate() {
-                    append_cells(&mut self.pending[f], input, &fields[f], rest, cells - rest);
-                }
-                self.pending_cells += cells - rest;
-            }
-            Ok(())
-        })()
-    }
-
-    /// TileDB's `check_subarray`: a dense global-order box must coincide with tile bounds.
-    fn check_tile_aligned(&self, bounds: &[(i128, i128)]) -> Result<()> {
-        for (d, &(lo, hi)) in self.schema.dimensions.iter().zip(bounds) {
-            let (dlo, ext) = crate::array::fragment::metadata::dense_grid(d)?;
-            let dlo = value::as_i128(d.datatype, dlo)?;
-            let ext = value::as_u64_extent(d.datatype, ext)? as i128;
-            if (lo - dlo) % ext != 0 || (hi - dlo + 1) % ext != 0 {
-                return Err(Error::invalid(format!(
-                    "in global writes for dense arrays the subarray must coincide with the tile \
-                     bounds: dimension {} [{lo}, {hi}] does not (extent {ext})",
-                    d.name
-                )));
-            }
         }
         Ok(())
     }
@@ -1065,18 +751,6 @@ impl Writer {
     }
 }
 
-/// Reads and parses schema file `file`, decrypting it with `key` (which a wrong key fails).
-fn load_schema(
-    dir: &ArrayDirectory,
-    file: &crate::array::directory::SchemaFile,
-    key: Option<&[u8]>,
-) -> Result<ArraySchema> {
-    let bytes = dir.read_file(&file.path)?;
-    let (_, tile, _) = generic_tile::read(&bytes, key)
-        .map_err(|e| e.context(format!("array schema {}", file.name)))?;
-    ArraySchema::parse(tile.data(), &file.name)
-}
-
 /// Writes `changes` to the array metadata of the array at `uri` (a local folder, `file://` or
 /// object-store URI; `config` and the environment configure object stores) as one new `__meta` file at
 /// `timestamp` (milliseconds; `None` or 0: now), as TileDB does when an array opened for
@@ -1095,176 +769,6 @@ pub fn write_metadata(
         crate::engine::encryption_key::EncryptionKey::new(k)?;
     }
     let t = names::write_timestamp(timestamp, "the array metadata")?;
-    load_schema(&dir, dir.latest_schema(t), key)?;
+    dir.load_schema(dir.latest_schema(t), key)?;
     crate::array::metadata::write(dir.storage(), dir.root(), key, Some(t), changes)
-}
-
-impl Pending {
-    fn as_input(&self) -> Input<'_> {
-        Input {
-            data: Some(Cow::Borrowed(&self.data)),
-            offsets: Some(Cow::Borrowed(&self.offsets)),
-            validity: Some(Cow::Borrowed(&self.validity)),
-        }
-    }
-}
-
-/// The batch's coordinates, one buffer per dimension (the fields after the attributes).
-fn coords_of<'b>(
-    schema: &ArraySchema,
-    fields: &[FieldInfo],
-    inputs: &'b [Input<'_>],
-) -> Vec<DimCoords<'b>> {
-    let a = schema.attributes.len();
-    fields[a..]
-        .iter()
-        .zip(&inputs[a..])
-        .map(|(f, i)| {
-            let data = i.data.as_deref().unwrap_or(&[]);
-            match (i.offsets.as_deref(), f.var) {
-                (Some(o), true) => DimCoords::Var { offsets: o, data },
-                _ => DimCoords::Fixed(data),
-            }
-        })
-        .collect()
-}
-
-/// The bytes of cell `c` of one dimension's coordinates.
-fn cell_bytes(c: &DimCoords<'_>, i: usize, cell_size: usize) -> Vec<u8> {
-    match *c {
-        DimCoords::Var { offsets, data } => var_cell(data, offsets, i).to_vec(),
-        DimCoords::Fixed(data) => data[i * cell_size..(i + 1) * cell_size].to_vec(),
-    }
-}
-
-/// An input's cells in `order` (entry k: the input cell that comes k-th).
-fn permute(f: &FieldInfo, input: &Input<'_>, order: &[u64]) -> Input<'static> {
-    let data = input.data.as_deref().unwrap_or(&[]);
-    let (data, offsets) = match input.offsets.as_deref() {
-        Some(o) if f.var => {
-            let mut d = Vec::with_capacity(data.len());
-            let mut offs = Vec::with_capacity(o.len());
-            for &c in order {
-                offs.push(d.len() as u64);
-                d.extend_from_slice(var_cell(data, o, c as usize));
-            }
-            (d, Some(Cow::Owned(offs)))
-        }
-        _ => {
-            // Fixed-size cells: gathered in parallel, a chunk of cells per job.
-            let n = f.cell_size;
-            let mut d = vec![0u8; order.len() * n];
-            const CHUNK: usize = 1 << 14;
-            d.par_chunks_mut(CHUNK * n)
-                .zip(order.par_chunks(CHUNK))
-                .for_each(|(out, cells)| {
-                    for (o, &c) in out.chunks_exact_mut(n).zip(cells) {
-                        let c = c as usize;
-                        o.copy_from_slice(&data[c * n..(c + 1) * n]);
-                    }
-                });
-            (d, None)
-        }
-    };
-    let validity = input
-        .validity
-        .as_ref()
-        .map(|v| Cow::Owned(order.iter().map(|&c| v[c as usize]).collect()));
-    Input {
-        data: Some(Cow::Owned(data)),
-        offsets,
-        validity,
-    }
-}
-
-/// The bytes of var-size cell `c` of an input.
-fn var_cell<'a>(data: &'a [u8], offsets: &[u64], c: usize) -> &'a [u8] {
-    let end = offsets.get(c + 1).map_or(data.len(), |e| *e as usize);
-    &data[offsets[c] as usize..end]
-}
-
-/// Appends cells `first..first + n` of `input` to a pending tile.
-fn append_cells(p: &mut Pending, input: &Input<'_>, f: &FieldInfo, first: u64, n: u64) {
-    let data = input.data.as_deref().unwrap_or(&[]);
-    let (a, b) = (first as usize, (first + n) as usize);
-    match input.offsets.as_deref() {
-        Some(o) if f.var => {
-            for c in a..b {
-                p.offsets.push(p.data.len() as u64);
-                p.data.extend_from_slice(var_cell(data, o, c));
-            }
-        }
-        _ => p
-            .data
-            .extend_from_slice(&data[a * f.cell_size..b * f.cell_size]),
-    }
-    if let Some(v) = &input.validity {
-        p.validity.extend_from_slice(&v[a..b]);
-    }
-}
-
-/// The tile of cells `first..first + n` of an input (global order: every cell written) and
-/// its metadata over all its cells.
-fn slice_tile(f: &FieldInfo, input: &Input<'_>, first: u64, n: u64) -> (RawTile, u64) {
-    let data = input.data.as_deref().unwrap_or(&[]);
-    let (a, b) = (first as usize, (first + n) as usize);
-    let (tile_data, offsets) = match input.offsets.as_deref() {
-        Some(o) if f.var => {
-            let start = o.get(a).map_or(0, |x| *x);
-            let end = o.get(b).map_or(data.len() as u64, |x| *x);
-            let offs: Vec<u64> = o[a..b].iter().map(|x| x - start).collect();
-            (data[start as usize..end as usize].to_vec(), Some(offs))
-        }
-        _ => (data[a * f.cell_size..b * f.cell_size].to_vec(), None),
-    };
-    let validity = if f.nullable {
-        input.validity.as_ref().map(|v| v[a..b].to_vec())
-    } else {
-        None
-    };
-    let view = TileCells {
-        data: &tile_data,
-        offsets: offsets.as_deref(),
-        validity: validity.as_deref(),
-        cell_num: n,
-    };
-    let mut g = f.generator();
-    g.process(&view, 0, n);
-    let meta = g.finish();
-    (
-        RawTile {
-            data: tile_data,
-            offsets,
-            validity,
-            meta,
-        },
-        n,
-    )
-}
-
-/// The MBR of cells `first..first + n` of the inputs (sparse: the dimensions follow the
-/// attributes in `fields`); `None` for dense fragments.
-fn self_mbr(
-    schema: &ArraySchema,
-    fields: &[FieldInfo],
-    inputs: &[Input<'_>],
-    first: u64,
-    n: u64,
-) -> Result<Option<Mbr>> {
-    if schema.is_dense() {
-        return Ok(None);
-    }
-    let coords: Vec<DimCoords<'_>> = fields
-        .iter()
-        .zip(inputs)
-        .filter(|(f, _)| f.is_dim)
-        .map(|(f, i)| {
-            let data = i.data.as_deref().unwrap_or(&[]);
-            match (i.offsets.as_deref(), f.var) {
-                (Some(o), true) => DimCoords::Var { offsets: o, data },
-                _ => DimCoords::Fixed(data),
-            }
-        })
-        .collect();
-    rtree::tile_mbr(schema, &coords, first as usize..(first + n) as usize).map(Some)
 }

@@ -16,7 +16,7 @@
 use super::plan::{self, Candidate, PlanConfig};
 use super::{ConsolidateOptions, ConsolidateReport, merge};
 use crate::array::directory::names;
-use crate::array::fragment_metadata::dense_grid;
+use crate::array::geometry::{DimGrid, dense_grid};
 use crate::array::schema::{ArraySchema, Layout, Range};
 use crate::array::write::{Consolidation, Writer};
 use crate::array::{Array, FieldData, Fragment, OpenOptions, value};
@@ -65,13 +65,8 @@ fn expand_to_tiles(schema: &ArraySchema, ranges: &[(i128, i128)]) -> Result<Vec<
         .iter()
         .zip(ranges)
         .map(|(d, &(lo, hi))| {
-            let (dlo, ext) = dense_grid(d)?;
-            let dlo = value::as_i128(d.datatype, dlo)?;
-            let ext = value::as_u64_extent(d.datatype, ext)? as i128;
-            Ok((
-                (lo - dlo).div_euclid(ext) * ext + dlo,
-                ((hi - dlo).div_euclid(ext) + 1) * ext - 1 + dlo,
-            ))
+            let g = DimGrid::of(d)?;
+            Ok((g.tile_lo(g.tile_of(lo)), g.tile_lo(g.tile_of(hi) + 1) - 1))
         })
         .collect()
 }

@@ -16,10 +16,10 @@
 
 use crate::array::condition::{Column, evaluate};
 use crate::array::order::hilbert::{coords_to_hilbert, hilbert_bits, map_to_uint64};
+use crate::array::order::tile_index;
 use crate::array::read::deletes::{Delete, Scope, scopes};
 use crate::array::read::tiles::{DecodedTile, TileField, TileReader};
 use crate::array::schema::{ArraySchema, Layout, VAR_NUM};
-use crate::array::value;
 use crate::array::write::Writer;
 use crate::array::{Array, Fragment};
 use crate::error::Result;
@@ -102,8 +102,8 @@ impl<'s> Order<'s> {
                 if let (Some((lo, _)), Some(e), false) =
                     (&dim.domain, &dim.tile_extent, dim.is_var())
                 {
-                    let tx = value::tile_index(dim.datatype, self.coord(x, d), lo, e);
-                    let ty = value::tile_index(dim.datatype, self.coord(y, d), lo, e);
+                    let tx = tile_index(dim.datatype, self.coord(x, d), lo, e);
+                    let ty = tile_index(dim.datatype, self.coord(y, d), lo, e);
                     if tx != ty {
                         return tx.cmp(&ty);
                     }
