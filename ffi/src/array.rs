@@ -18,7 +18,7 @@ use tdbfilter::error::{Error, Result};
 /// An opened TileDB array: its schema and the fragments visible at the open timestamps.
 /// Reading from several threads through a `const` handle is safe.
 pub struct tdb_array_t {
-    inner: Array,
+    pub(crate) inner: Array,
     /// The array metadata with C-string keys, loaded on first use.
     metadata: std::sync::OnceLock<Vec<(CString, tdbfilter::array::metadata::MetadataEntry)>>,
     /// Field names as C strings, attributes then dimensions (valid while the array lives).
@@ -46,7 +46,16 @@ fn open(
         memory_limit: None,
         config: config_of(config)?,
     };
-    let inner = Array::open(path, &options)?;
+    open_with(path, &options, out)
+}
+
+/// Opens the array at `path` with `options` into `out` (`tdb_array_open_with_options`).
+pub(crate) fn open_with(
+    path: &str,
+    options: &OpenOptions,
+    out: Out<*mut tdb_array_t>,
+) -> Result<()> {
+    let inner = Array::open(path, options)?;
     let s = inner.schema();
     let attr_names = s
         .attributes

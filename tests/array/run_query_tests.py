@@ -61,7 +61,8 @@ class Mismatch(AssertionError):
 
 STATS = {"reads": 0, "aggregates": 0, "refusals": 0, "tiledb_agg_disagrees_with_reads": 0,
          "tiles_from_metadata": 0, "tiles_decoded": 0, "cond_reads": 0, "cond_aggregates": 0,
-         "tiles_pruned": 0, "cond_refused_by_tiledb": 0, "cond_dense_aggs_unchecked": 0}
+         "tiles_pruned": 0, "cond_refused_by_tiledb": 0, "cond_dense_aggs_unchecked": 0,
+         "tiledb_min_max_of_nothing": 0, "cond_skipped_dense_col_major": 0}
 
 
 def tdbf(args, tool, expect_error=False):
@@ -172,6 +173,7 @@ class Spec:
         orders = ["row-major", "col-major"]
         cell_order = rng.choice(orders + (["hilbert"] if self.sparse and rng.random() < 0.2 else []))
         self.allows_dups = self.sparse and rng.random() < 0.3
+        self.cell_order = cell_order
         schema = tiledb.ArraySchema(
             domain=tiledb.Domain(*dims), attrs=attrs, sparse=self.sparse,
             cell_order=cell_order, tile_order=rng.choice(orders),
@@ -711,6 +713,11 @@ def check_aggregate(spec, A, vmap, rng, tool, label, cond=None):
         theirs = tiledb_agg(spec, A, ranges, aggs, cond)
         for k, v in theirs.items():
             if not same(ours.get(k), v):
+                if k[:4] in ("min(", "max(") and ours.get(k) in ("NaN", None):
+                    # No cell passed: TileDB's dense min/max of nothing is 0 (uninitialised),
+                    # ours NaN (floats) or null, as without a condition.
+                    STATS["tiledb_min_max_of_nothing"] += 1
+                    continue
                 raise Mismatch(f"{desc}: {k}: ours {ours.get(k)}, TileDB-Py's aggregate {v}")
         return
     ref = reference(spec, A, vmap, ranges, aggs, cond)
@@ -810,6 +817,12 @@ def run(args):
                         cond = random_cond(rng, spec)
                         if cond is None:
                             break
+                        if not spec.sparse and spec.cell_order == "col-major":
+                            # TileDB 2.30 misapplies conditions in dense arrays with a
+                            # col-major cell order (cells whose condition field is valid pass
+                            # `== None`, and fail `!= None`, in some tiles): not compared.
+                            STATS["cond_skipped_dense_col_major"] += 1
+                            break
                         try:
                             cvmap = validity_map(spec, A, cond)
                         except tiledb.TileDBError as e:
@@ -839,7 +852,9 @@ def run(args):
           f"aggregates contradicting its reads: {STATS['tiledb_agg_disagrees_with_reads']}; "
           f"conditions: {STATS['cond_reads']} reads, {STATS['cond_aggregates']} aggregates, "
           f"{STATS['tiles_pruned']} tiles pruned, {STATS['cond_refused_by_tiledb']} refused by "
-          f"TileDB, {STATS['cond_dense_aggs_unchecked']} dense aggregates unchecked; "
+          f"TileDB, {STATS['cond_dense_aggs_unchecked']} dense aggregates unchecked, "
+          f"{STATS['tiledb_min_max_of_nothing']} dense min/max of no passing cell, "
+          f"{STATS['cond_skipped_dense_col_major']} dense col-major arrays skipped; "
           f"{failures} failures; {time.time() - start:.1f} s")
     for msg, n in TILEDB_ERRORS.items():
         print(f"  TileDB-Py's aggregate failed {n} times: {msg}")

@@ -8,7 +8,7 @@ The library is looked up, in order, at:
 2. ``TDBFILTER_LIBRARY`` (a path to ``libtdbfilter.so``), then nothing else;
 3. the install prefix: ``pkg-config --variable=libdir tdbfilter``, then ``sys.prefix/lib``;
 4. the build tree, when this package runs from a source checkout (``target/release``);
-5. the system loader's search path (``libtdbfilter.so.0.2``, ``libtdbfilter.so``).
+5. the system loader's search path (``libtdbfilter.so.0.3``, ``libtdbfilter.so``).
 
 Every C function the package calls is declared once, in :data:`SIGNATURES`, and only declared
 functions are reachable (:func:`load` returns a :class:`Library` holding exactly those).
@@ -31,7 +31,7 @@ from ctypes import (POINTER, c_bool, c_char_p, c_int, c_int32, c_size_t, c_uint8
                     c_uint32, c_uint64, c_void_p)
 from pathlib import Path
 
-SONAME = "libtdbfilter.so.0.2"
+SONAME = "libtdbfilter.so.0.3"
 BUNDLED = "libtdbfilter.so"
 """The library's name in a wheel, next to this file (bindings/python/build_backend)."""
 
