@@ -760,7 +760,9 @@ def literal(rng, spec, name, kind):
         return str(rng.randint(0, 255))
     if kind == "dim_int":
         lo, hi = spec.dim_info[int(name[1:])][1]
-        return str(rng.randint(lo - 1, hi + 1))
+        # Not below 0 where the domain starts at 0 or above (unsigned types: a negative
+        # literal is out of the type's range, an error here and a wrap-around in TileDB-Py).
+        return str(rng.randint(lo - 1 if lo < 0 else max(lo - 1, 0), hi + 1))
     return str(rng.randint(-1000, 1000))
 
 

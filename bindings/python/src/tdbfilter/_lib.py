@@ -184,6 +184,28 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_array_open_with_config": (c_int, [c_char_p, c_void_p, c_size_t, P, PP, PP]),
     "tdb_array_open_at_with_config": (
         c_int, [c_char_p, c_void_p, c_size_t, c_uint64, c_uint64, P, PP, PP]),
+    # open options (ABI 0.3)
+    "tdb_options_create": (c_int, [PP, PP]),
+    "tdb_options_free": (None, [P]),
+    "tdb_options_set_key": (c_int, [P, c_void_p, c_size_t, PP]),
+    "tdb_options_set_timestamps": (c_int, [P, c_uint64, c_uint64, PP]),
+    "tdb_options_set_config": (c_int, [P, P, PP]),
+    "tdb_options_set_threads": (c_int, [P, c_uint32, PP]),
+    "tdb_options_set_memory_limit": (c_int, [P, c_uint64, PP]),
+    "tdb_array_open_with_options": (c_int, [c_char_p, P, PP, PP]),
+    # queries (ABI 0.3)
+    "tdb_query_create": (c_int, [P, PP, PP]),
+    "tdb_query_free": (None, [P]),
+    "tdb_query_set_layout": (c_int, [P, c_uint32, PP]),
+    "tdb_query_add_range": (c_int, [P, c_uint32, c_void_p, c_size_t, c_void_p, c_size_t, PP]),
+    "tdb_query_set_condition": (c_int, [P, c_char_p, PP]),
+    "tdb_query_add_field": (c_int, [P, c_char_p, PP]),
+    "tdb_query_add_aggregate": (c_int, [P, c_uint32, c_char_p, PP]),
+    "tdb_query_submit": (c_int, [P, PP, c_size_t, PP]),
+    "tdb_query_aggregate_count": (c_int, [P, SIZEP, PP]),
+    "tdb_query_aggregate": (
+        c_int, [P, c_size_t, STRP, U32P, PP, SIZEP, POINTER(c_uint8), PP]),
+    "tdb_query_stats": (c_int, [P, U64P, U64P, U64P, U64P, PP]),
     # object-store options
     "tdb_config_alloc": (c_int, [PP, PP]),
     "tdb_config_set": (c_int, [P, c_char_p, c_char_p, PP]),
