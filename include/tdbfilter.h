@@ -648,23 +648,6 @@ typedef uint32_t tdb_aggregate_op_t;
 #define TDB_UNORDERED 3
 
 /**
- * Not encrypted.
- */
-#define TDB_NO_ENCRYPTION 0
-
-/**
- * AES-256-GCM (32-byte key).
- */
-#define TDB_AES_256_GCM 1
-
-/**
- * TileDB's internal AES-256-GCM filter type. It cannot be added to a pipeline (set a key
- * with `tdb_pipeline_set_encryption_key` instead), but it is the last filter of the pipeline
- * of an encrypted generic tile, as returned by `tdb_generic_tile_pipeline`.
- */
-#define TDB_FILTER_AES_256_GCM 11
-
-/**
  * The sum of a field's valid values.
  */
 #define TDB_AGG_SUM 0
@@ -693,6 +676,23 @@ typedef uint32_t tdb_aggregate_op_t;
  * The number of cells (no field).
  */
 #define TDB_AGG_COUNT 5
+
+/**
+ * Not encrypted.
+ */
+#define TDB_NO_ENCRYPTION 0
+
+/**
+ * AES-256-GCM (32-byte key).
+ */
+#define TDB_AES_256_GCM 1
+
+/**
+ * TileDB's internal AES-256-GCM filter type. It cannot be added to a pipeline (set a key
+ * with `tdb_pipeline_set_encryption_key` instead), but it is the last filter of the pipeline
+ * of an encrypted generic tile, as returned by `tdb_generic_tile_pipeline`.
+ */
+#define TDB_FILTER_AES_256_GCM 11
 
 #ifdef __cplusplus
 extern "C" {

@@ -4,8 +4,9 @@
 
 use super::array::tdb_array_t;
 use super::constants::{
-    TDB_COL_MAJOR, TDB_GLOBAL_ORDER, TDB_ROW_MAJOR, TDB_UNORDERED, tdb_datatype_t, tdb_layout_t,
-    tdb_status_t,
+    TDB_AGG_COUNT, TDB_AGG_MAX, TDB_AGG_MEAN, TDB_AGG_MIN, TDB_AGG_NULL_COUNT, TDB_AGG_SUM,
+    TDB_COL_MAJOR, TDB_GLOBAL_ORDER, TDB_ROW_MAJOR, TDB_UNORDERED, tdb_aggregate_op_t,
+    tdb_datatype_t, tdb_layout_t, tdb_status_t,
 };
 use super::error::tdb_error_t;
 use super::guard::{self, OptOut, Out, guard};
@@ -17,22 +18,6 @@ use tdbfilter::array::query::{
     QueryLayout, QueryStats,
 };
 use tdbfilter::error::{Error, Result};
-
-/// An aggregate operator (TileDB's channel operators: sum 0, min 1, max 2, mean 3,
-/// null_count 4; and 5 for `count`, TileDB's separate count aggregate).
-pub type tdb_aggregate_op_t = u32;
-/// The sum of a field's valid values.
-pub const TDB_AGG_SUM: tdb_aggregate_op_t = 0;
-/// The smallest valid value.
-pub const TDB_AGG_MIN: tdb_aggregate_op_t = 1;
-/// The largest valid value.
-pub const TDB_AGG_MAX: tdb_aggregate_op_t = 2;
-/// The mean of the valid values.
-pub const TDB_AGG_MEAN: tdb_aggregate_op_t = 3;
-/// The number of null cells.
-pub const TDB_AGG_NULL_COUNT: tdb_aggregate_op_t = 4;
-/// The number of cells (no field).
-pub const TDB_AGG_COUNT: tdb_aggregate_op_t = 5;
 
 /// One computed aggregate as C sees it.
 struct AggregateOut {
