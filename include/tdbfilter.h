@@ -108,10 +108,21 @@ typedef struct tdb_error_t tdb_error_t;
 typedef struct tdb_group_t tdb_group_t;
 
 /**
+ * Options for opening an array; every option starts unset (no key, opened at the current
+ * time, the environment's object-store settings, all cores, no memory limit).
+ */
+typedef struct tdb_options_t tdb_options_t;
+
+/**
  * A filter pipeline: an ordered list of filters and its settings. Not thread-safe to modify;
  * filtering and unfiltering through a `const` pipeline from several threads is safe.
  */
 typedef struct tdb_pipeline_t tdb_pipeline_t;
+
+/**
+ * A query being built over an array. The array must outlive the query.
+ */
+typedef struct tdb_query_t tdb_query_t;
 
 /**
  * The cells of one field read from an array (or one decoded tile).
@@ -225,6 +236,12 @@ typedef void (*tdb_executor_fn)(void *ctx, size_t n_jobs, tdb_job_fn job, void *
  * The order of the cells a write gives (`tiledb_layout_t` values of query layouts).
  */
 typedef uint32_t tdb_layout_t;
+
+/**
+ * An aggregate operator (TileDB's channel operators: sum 0, min 1, max 2, mean 3,
+ * null_count 4; and 5 for `count`, TileDB's separate count aggregate).
+ */
+typedef uint32_t tdb_aggregate_op_t;
 
 /**
  * The field's own filters (attributes; dimensions with their effective filters).
@@ -640,6 +657,36 @@ typedef uint32_t tdb_layout_t;
  * Sparse: coordinates in any order.
  */
 #define TDB_UNORDERED 3
+
+/**
+ * The sum of a field's valid values.
+ */
+#define TDB_AGG_SUM 0
+
+/**
+ * The smallest valid value.
+ */
+#define TDB_AGG_MIN 1
+
+/**
+ * The largest valid value.
+ */
+#define TDB_AGG_MAX 2
+
+/**
+ * The mean of the valid values.
+ */
+#define TDB_AGG_MEAN 3
+
+/**
+ * The number of null cells.
+ */
+#define TDB_AGG_NULL_COUNT 4
+
+/**
+ * The number of cells (no field).
+ */
+#define TDB_AGG_COUNT 5
 
 /**
  * Neither an array nor a group (TileDB stores it for members that did not exist).
@@ -1272,6 +1319,64 @@ tdb_status_t tdb_array_evolve(const char *uri,
                               tdb_error_t **error);
 
 /**
+ * Creates options with every option unset.
+ */
+tdb_status_t tdb_options_create(tdb_options_t **options, tdb_error_t **error);
+
+/**
+ * Frees options. NULL is a no-op.
+ */
+void tdb_options_free(tdb_options_t *options);
+
+/**
+ * Sets the AES-256-GCM key of an encrypted array (`key_len` 32), or clears it (NULL and 0).
+ * Another length is `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_options_set_key(tdb_options_t *options,
+                                 const void *key,
+                                 size_t key_len,
+                                 tdb_error_t **error);
+
+/**
+ * Opens at the timestamp range [`start`, `end`] (milliseconds, inclusive), as TileDB's time
+ * travelling does. `start` after `end` is `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_options_set_timestamps(tdb_options_t *options,
+                                        uint64_t start,
+                                        uint64_t end,
+                                        tdb_error_t **error);
+
+/**
+ * Uses a copy of `config`'s object-store settings (NULL: the environment's only).
+ */
+tdb_status_t tdb_options_set_config(tdb_options_t *options,
+                                    const tdb_config_t *config,
+                                    tdb_error_t **error);
+
+/**
+ * Sets how many threads decode tiles: 0 = all cores, else 1 to 256 (more is
+ * `TDB_ERR_INVALID_ARGUMENT`), as `tdb_array_set_threads`.
+ */
+tdb_status_t tdb_options_set_threads(tdb_options_t *options, uint32_t threads, tdb_error_t **error);
+
+/**
+ * Sets the most bytes one field's result may take (0 = no limit), as
+ * `tdb_array_set_memory_limit`.
+ */
+tdb_status_t tdb_options_set_memory_limit(tdb_options_t *options,
+                                          uint64_t bytes,
+                                          tdb_error_t **error);
+
+/**
+ * Opens the array at `path` (as `tdb_array_open`) with `options` (NULL: every option
+ * unset). The options may be freed or reused afterwards.
+ */
+tdb_status_t tdb_array_open_with_options(const char *path,
+                                         const tdb_options_t *options,
+                                         tdb_array_t **array,
+                                         tdb_error_t **error);
+
+/**
  * Creates an empty pipeline (no filters, max chunk size 65536, all cores).
  */
 tdb_status_t tdb_pipeline_create(tdb_pipeline_t **pipeline, tdb_error_t **error);
@@ -1590,6 +1695,110 @@ tdb_status_t tdb_pipeline_unfilter_validity_into(const tdb_pipeline_t *pipeline,
                                                  tdb_error_t **error);
 
 /**
+ * Creates a query over `array`: every field, the whole array, row-major, no condition. The
+ * array must stay open until the query is freed.
+ */
+tdb_status_t tdb_query_create(const tdb_array_t *array, tdb_query_t **query, tdb_error_t **error);
+
+/**
+ * Frees a query. NULL is a no-op.
+ */
+void tdb_query_free(tdb_query_t *query);
+
+/**
+ * Sets the result layout (TileDB's numbers: 0 row-major, 1 col-major, 2 global order,
+ * 3 unordered). Anything else is `TDB_ERR_INVALID_ARGUMENT`; what TileDB refuses for the
+ * array (unordered dense reads, multi-range global order) fails at submit.
+ */
+tdb_status_t tdb_query_set_layout(tdb_query_t *query, tdb_layout_t layout, tdb_error_t **error);
+
+/**
+ * Adds the inclusive range [`lo`, `hi`] to dimension `dim_index` (values in the dimension's
+ * type: `lo_size` and `hi_size` its size; any sizes for string dimensions). Several ranges
+ * per dimension may be added; a dimension without one spans its domain. A bad index, size or
+ * a range out of the domain is `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_query_add_range(tdb_query_t *query,
+                                 uint32_t dim_index,
+                                 const void *lo,
+                                 size_t lo_size,
+                                 const void *hi,
+                                 size_t hi_size,
+                                 tdb_error_t **error);
+
+/**
+ * Sets the condition (TileDB-Py's syntax, e.g. `a < 5 and s == 'x'`; NUL-terminated UTF-8),
+ * typed against the array's schema now: bad text is `TDB_ERR_INVALID_ARGUMENT` naming the
+ * column. NULL removes the condition. Dense reads give failing cells the fill value (null
+ * where nullable), sparse reads drop them; aggregates take the passing cells (a dense
+ * `count` counts every cell, as TileDB).
+ */
+tdb_status_t tdb_query_set_condition(tdb_query_t *query, const char *text, tdb_error_t **error);
+
+/**
+ * Adds a field (attribute or dimension) to read; `tdb_query_submit` returns one result per
+ * field, in the order added (none added: every dimension, then every attribute).
+ */
+tdb_status_t tdb_query_add_field(tdb_query_t *query, const char *name, tdb_error_t **error);
+
+/**
+ * Asks for an aggregate (`TDB_AGG_*`) of attribute `field` (NULL for `TDB_AGG_COUNT`)
+ * instead of cells; repeatable. The values come from `tdb_query_aggregate` after submit.
+ */
+tdb_status_t tdb_query_add_aggregate(tdb_query_t *query,
+                                     tdb_aggregate_op_t op,
+                                     const char *field,
+                                     tdb_error_t **error);
+
+/**
+ * Runs the query. Reads: `results` (`result_count` slots, one per field: those added, else
+ * every dimension then every attribute) receive the fields' cells, each freed with
+ * `tdb_result_free`; a different count is `TDB_ERR_INVALID_ARGUMENT`. Aggregate queries take
+ * NULL and 0 and keep their values for `tdb_query_aggregate`. What TileDB refuses (unordered
+ * dense reads, multi-range global order) is `TDB_ERR_INVALID_ARGUMENT` with its reason.
+ */
+tdb_status_t tdb_query_submit(tdb_query_t *query,
+                              tdb_result_t **results,
+                              size_t result_count,
+                              tdb_error_t **error);
+
+/**
+ * The number of aggregates computed by the last submit.
+ */
+tdb_status_t tdb_query_aggregate_count(const tdb_query_t *query,
+                                       size_t *count,
+                                       tdb_error_t **error);
+
+/**
+ * Aggregate `index` of the last submit: its label (`sum(a)`, `count`; NUL-terminated), the
+ * value's datatype (UINT64 for counts, INT64/UINT64/FLOAT64 for sums, FLOAT64 for means, the
+ * field's type for min and max) and bytes (`*size` bytes), and `*valid` 0 when there is no
+ * value (the sum or mean of a nullable field without a valid cell, the min or max of nothing;
+ * then `*value` is NULL and `*size` 0). Pointers stay valid until the next submit or free.
+ * Any output may be NULL.
+ */
+tdb_status_t tdb_query_aggregate(const tdb_query_t *query,
+                                 size_t index,
+                                 const char **label,
+                                 tdb_datatype_t *datatype,
+                                 const uint8_t **value,
+                                 size_t *size,
+                                 uint8_t *valid,
+                                 tdb_error_t **error);
+
+/**
+ * What the last submit did: tiles answered from fragment metadata, tiles decoded, tiles the
+ * condition pruned undecoded, and the bytes of decoded tiles (in the query's tile paths).
+ * Any output may be NULL.
+ */
+tdb_status_t tdb_query_stats(const tdb_query_t *query,
+                             uint64_t *tiles_from_metadata,
+                             uint64_t *tiles_decoded,
+                             uint64_t *tiles_pruned,
+                             uint64_t *bytes_decoded,
+                             tdb_error_t **error);
+
+/**
  * The cell values of a result, concatenated (valid until the result is freed).
  */
 tdb_status_t tdb_result_data(const tdb_result_t *result,
@@ -1736,7 +1945,7 @@ tdb_status_t tdb_filter_type_from_name(const char *name,
 const char *tdb_status_name(int32_t status);
 
 /**
- * The library version, e.g. `"0.2.0"`.
+ * The library version, e.g. `"0.3.0"`.
  */
 const char *tdb_version(void);
 

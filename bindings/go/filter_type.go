@@ -86,7 +86,7 @@ const (
 const FormatVersion = C.TDB_FORMAT_VERSION
 
 // Version returns the version of the tdbfilter C library the program is linked with,
-// e.g. "0.2.0".
+// e.g. "0.3.0".
 func Version() string {
 	return C.GoString(C.tdb_version())
 }

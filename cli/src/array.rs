@@ -151,7 +151,7 @@ pub struct CatArgs {
     #[arg(long = "field", value_name = "NAME")]
     pub fields: Vec<String>,
     /// Inclusive ranges per dimension, e.g. '0:99,5:10' (default: the non-empty domain).
-    #[arg(long, value_name = "LO:HI,...", conflicts_with_all = ["ranges", "layout"])]
+    #[arg(long, value_name = "LO:HI,...", conflicts_with_all = ["ranges", "layout", "cond"])]
     pub subarray: Option<String>,
     /// A range DIM=LO:HI (repeatable, several per dimension; a dimension without one: its
     /// whole domain). Cells come back as TileDB returns them for the layout.
@@ -160,6 +160,14 @@ pub struct CatArgs {
     /// Result order: row, col, global or unordered (sparse only); default row.
     #[arg(long, value_name = "LAYOUT")]
     pub layout: Option<String>,
+    /// A query condition in TileDB-Py's syntax, e.g. "a < 5 and s == 'x'" (dense arrays:
+    /// failing cells read as fill values, null where nullable; sparse arrays: dropped).
+    #[arg(long, value_name = "EXPR")]
+    pub cond: Option<String>,
+    /// Also print the query's statistics (tiles decoded, pruned, bytes decoded) on standard
+    /// error, as one JSON object.
+    #[arg(long)]
+    pub stats: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = CatFormat::Csv)]
     pub format: CatFormat,
@@ -682,10 +690,17 @@ fn cat(args: &CatArgs, out: &mut impl Write) -> CliResult<()> {
         .map(|t| parse_subarray(s, t))
         .transpose()?;
     let names: Vec<&str> = fields.iter().map(String::as_str).collect();
-    let data = if args.ranges.is_empty() && args.layout.is_none() {
+    let data = if args.ranges.is_empty() && args.layout.is_none() && args.cond.is_none() {
         array.read(&names, subarray.as_deref())?
     } else {
-        crate::array_query::read(&array, &names, &args.ranges, args.layout.as_deref())?
+        crate::array_query::read(
+            &array,
+            &names,
+            &args.ranges,
+            args.layout.as_deref(),
+            args.cond.as_deref(),
+            args.stats,
+        )?
     };
     match args.format {
         CatFormat::Raw => {

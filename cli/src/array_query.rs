@@ -6,7 +6,10 @@ use clap::Args;
 use serde::{Serialize, Serializer};
 use std::io::Write;
 use tdbfilter::Datatype;
-use tdbfilter::array::query::{Aggregate, AggregateOp, AggregateValue, Query, QueryLayout};
+use tdbfilter::array::query::{
+    Aggregate, AggregateOp, AggregateValue, CellFilter, Query, QueryCondition, QueryLayout,
+    QueryStats,
+};
 use tdbfilter::array::schema::ArraySchema;
 use tdbfilter::array::{Array, FieldData, value};
 
@@ -23,8 +26,12 @@ pub struct AggArgs {
     /// whole domain).
     #[arg(long = "range", value_name = "DIM=LO:HI")]
     pub ranges: Vec<String>,
-    /// Also print, on standard error, how many tiles were answered from fragment metadata and
-    /// how many were decoded.
+    /// A query condition in TileDB-Py's syntax: aggregates over the passing cells (a dense
+    /// `count` counts every cell, as TileDB).
+    #[arg(long, value_name = "EXPR")]
+    pub cond: Option<String>,
+    /// Also print, on standard error, how many tiles were answered from fragment metadata,
+    /// decoded and pruned by the condition, and the bytes decoded.
     #[arg(long)]
     pub stats: bool,
 }
@@ -87,26 +94,51 @@ fn parse_value(datatype: Datatype, text: &str) -> CliResult<Vec<u8>> {
     })
 }
 
-/// `tdbf array cat` with `--range` or `--layout`: the fields' cells as the query returns them.
+/// Parses `--cond` against the array.
+fn parse_cond(array: &Array, text: Option<&str>) -> CliResult<Option<QueryCondition>> {
+    text.map(|t| QueryCondition::parse(array, t).map_err(|e| Failure::from(e).context("--cond")))
+        .transpose()
+}
+
+/// Prints the query's statistics as one JSON line on standard error.
+fn print_stats(stats: &QueryStats) {
+    eprintln!(
+        "{{\"tiles_from_metadata\":{},\"tiles_decoded\":{},\"tiles_pruned\":{},\"bytes_decoded\":{}}}",
+        stats.tiles_from_metadata, stats.tiles_decoded, stats.tiles_pruned, stats.bytes_decoded
+    );
+}
+
+/// `tdbf array cat` with `--range`, `--layout` or `--cond`: the fields' cells as the query
+/// returns them.
 pub fn read(
     array: &Array,
     fields: &[&str],
     ranges: &[String],
     layout: Option<&str>,
+    cond: Option<&str>,
+    stats: bool,
 ) -> CliResult<Vec<FieldData>> {
-    let mut q = Query::new(array).fields(fields);
+    let cond = parse_cond(array, cond)?;
+    let mut q = Query::new(array)
+        .fields(fields)
+        .condition(cond.as_ref().map(|c| c as &dyn CellFilter));
     if let Some(l) = layout {
         q = q.layout(parse_layout(l)?);
     }
     let q = with_ranges(array.schema(), q, ranges)?;
-    Ok(q.submit()?.fields)
+    let result = q.submit()?;
+    if stats {
+        print_stats(&result.stats);
+    }
+    Ok(result.fields)
 }
 
 /// `tdbf array agg`: one JSON object, label → value (`count`, `sum(a)`, …); NaN prints as
 /// `"NaN"`, a min or max of no value as `null`.
 pub fn agg(args: &AggArgs, out: &mut impl Write) -> CliResult<()> {
     let array = args.open.open()?;
-    let mut q = Query::new(&array);
+    let cond = parse_cond(&array, args.cond.as_deref())?;
+    let mut q = Query::new(&array).condition(cond.as_ref().map(|c| c as &dyn CellFilter));
     for a in &args.aggs {
         let agg = match a.split_once(':') {
             None if a == "count" => Aggregate::count(),
@@ -122,10 +154,7 @@ pub fn agg(args: &AggArgs, out: &mut impl Write) -> CliResult<()> {
     let result = q.submit()?;
     print_json(out, &AggJson(&result.aggregates))?;
     if args.stats {
-        eprintln!(
-            "{{\"tiles_from_metadata\":{},\"tiles_decoded\":{}}}",
-            result.stats.tiles_from_metadata, result.stats.tiles_decoded
-        );
+        print_stats(&result.stats);
     }
     Ok(())
 }

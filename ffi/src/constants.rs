@@ -225,6 +225,22 @@ pub const TDB_GLOBAL_ORDER: tdb_layout_t = 2;
 /// Sparse: coordinates in any order.
 pub const TDB_UNORDERED: tdb_layout_t = 3;
 
+/// An aggregate operator (TileDB's channel operators: sum 0, min 1, max 2, mean 3,
+/// null_count 4; and 5 for `count`, TileDB's separate count aggregate).
+pub type tdb_aggregate_op_t = u32;
+/// The sum of a field's valid values.
+pub const TDB_AGG_SUM: tdb_aggregate_op_t = 0;
+/// The smallest valid value.
+pub const TDB_AGG_MIN: tdb_aggregate_op_t = 1;
+/// The largest valid value.
+pub const TDB_AGG_MAX: tdb_aggregate_op_t = 2;
+/// The mean of the valid values.
+pub const TDB_AGG_MEAN: tdb_aggregate_op_t = 3;
+/// The number of null cells.
+pub const TDB_AGG_NULL_COUNT: tdb_aggregate_op_t = 4;
+/// The number of cells (no field).
+pub const TDB_AGG_COUNT: tdb_aggregate_op_t = 5;
+
 /// The write layout of a `tdb_layout_t` value.
 pub(crate) fn write_layout(
     layout: tdb_layout_t,
@@ -401,6 +417,21 @@ mod tests {
         ]
     }
 
+    fn aggregate_ops() -> Vec<(&'static str, u64)> {
+        named![
+            TDB_AGG_SUM,
+            TDB_AGG_MIN,
+            TDB_AGG_MAX,
+            TDB_AGG_MEAN,
+            TDB_AGG_NULL_COUNT,
+            TDB_AGG_COUNT
+        ]
+    }
+
+    fn object_types() -> Vec<(&'static str, u64)> {
+        named![TDB_OBJECT_INVALID, TDB_OBJECT_GROUP, TDB_OBJECT_ARRAY]
+    }
+
     fn sizes() -> Vec<(&'static str, u64)> {
         named![TDB_FORMAT_VERSION, TDB_GENERIC_TILE_HEADER_BASE_SIZE]
     }
@@ -454,6 +485,8 @@ mod tests {
             tile_kinds(),
             pipeline_kinds(),
             layouts(),
+            aggregate_ops(),
+            object_types(),
             sizes(),
         ];
         let mut rust = BTreeMap::new();
@@ -464,7 +497,7 @@ mod tests {
             );
         }
         let header = header_constants();
-        assert_eq!(rust.len(), 98);
+        assert_eq!(rust.len(), 107);
         assert_eq!(header, rust, "include/tdbfilter.h against ffi/src");
         // Each enum's values are distinct.
         for group in &groups[..groups.len() - 1] {

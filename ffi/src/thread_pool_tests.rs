@@ -1,7 +1,7 @@
 //! The C API shares one thread pool per thread count for the whole process: 1000 calls with
 //! new pipeline and array handles and changing thread counts build no pool and start no
-//! thread after the first call of each count. (No other unit test of this crate starts a
-//! pool, so none can build one meanwhile: keep it so, or give this test a binary of its own.)
+//! thread after the first call of each count. The count runs in a child process of the test
+//! binary with only this test selected, so that no other unit test starts threads meanwhile.
 
 use crate::*;
 use std::ffi::CString;
@@ -109,8 +109,35 @@ fn array_round(threads: u32, path: &CString) {
     }
 }
 
+/// Set in the child process that runs the measurement alone.
+const CHILD: &str = "TDBF_THREAD_POOL_TEST_CHILD";
+
+/// Runs [`measure`] in a child process of this test binary with only this test selected, so
+/// that no other unit test of the crate starts threads during the count.
 #[test]
 fn no_pool_is_built_per_call_or_per_handle() {
+    if std::env::var_os(CHILD).is_some() {
+        measure();
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args([
+            "thread_pool_tests::no_pool_is_built_per_call_or_per_handle",
+            "--exact",
+            "--test-threads=1",
+            "--nocapture",
+        ])
+        .env(CHILD, "1")
+        .output()
+        .expect("re-run the test binary");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the measurement failed:\n{text}");
+    assert!(text.contains("1 passed"), "the child ran no test:\n{text}");
+}
+
+/// 1000 calls after the first of each thread count build no pool and start no thread.
+fn measure() {
     let cells: Vec<u8> = (0..8 * 65536u32 / 4)
         .flat_map(|i| (i / 7).to_le_bytes())
         .collect();

@@ -135,7 +135,7 @@ pub extern "C" fn tdb_status_name(status: i32) -> *const c_char {
     .as_ptr()
 }
 
-/// The library version, e.g. `"0.2.0"`.
+/// The library version, e.g. `"0.3.0"`.
 #[unsafe(no_mangle)]
 pub extern "C" fn tdb_version() -> *const c_char {
     static VERSION: &std::ffi::CStr = match std::ffi::CStr::from_bytes_with_nul(

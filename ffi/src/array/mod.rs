@@ -25,7 +25,7 @@ use tdbfilter::array::Array;
 /// An opened TileDB array: its schema and the fragments visible at the open timestamps.
 /// Reading from several threads through a `const` handle is safe.
 pub struct tdb_array_t {
-    inner: Array,
+    pub(crate) inner: Array,
     /// The array metadata with C-string keys, loaded on first use.
     metadata: std::sync::OnceLock<Vec<(CString, tdbfilter::array::metadata::MetadataEntry)>>,
     /// Field names as C strings, attributes then dimensions (valid while the array lives).

@@ -29,7 +29,16 @@ fn open(
         memory_limit: None,
         config: config_of(config)?,
     };
-    let inner = Array::open(path, &options)?;
+    open_with(path, &options, out)
+}
+
+/// Opens the array at `path` with `options` into `out` (`tdb_array_open_with_options`).
+pub(crate) fn open_with(
+    path: &str,
+    options: &OpenOptions,
+    out: Out<*mut tdb_array_t>,
+) -> Result<()> {
+    let inner = Array::open(path, options)?;
     let s = inner.schema();
     let attr_names = s
         .attributes

@@ -1,164 +1,21 @@
-//! Running aggregates over a query: tiles lying wholly inside the subarray, with no
-//! condition, answered from fragment tile metadata (count, null count, sum, min, max) without
-//! decoding when only that tile provides their cells; every other cell decoded.
+//! Running aggregates over a query: tiles lying wholly inside the subarray answered from
+//! fragment tile metadata (count, null count, sum, min, max) without decoding when only that
+//! tile provides their cells and the condition (if any) holds for all of them; tiles where
+//! the condition cannot hold skipped; every other cell decoded.
 
 use super::QueryStats;
-use super::aggregate::{Accumulator, TileFacts};
+use super::aggregate::Accumulator;
 use super::dense::{self, Cube};
 use super::filter::CellFilter;
 use super::ranges::{MultiRange, contains};
 use super::sparse;
-use crate::array::fragment_metadata::{FieldSlot, ListKind};
+use super::tiles::{MetaCache, decoded_bytes, inside, overlaps, tile_field};
+use crate::array::condition::Tri;
 use crate::array::geometry::dense_grid;
-use crate::array::schema::{Layout, Range, VAR_NUM};
+use crate::array::schema::Layout;
 use crate::array::{Array, FieldData, value};
 use crate::error::Result;
-use std::collections::HashMap;
-
-/// One field's per-tile metadata in one fragment.
-struct FieldTiles {
-    /// Tile sums (empty when absent).
-    sums: Vec<[u8; 8]>,
-    /// Per-tile min and max values (empty when absent).
-    mins: Vec<Vec<u8>>,
-    maxs: Vec<Vec<u8>>,
-    /// Per-tile null counts (`None` for non-nullable fields).
-    nulls: Option<Vec<u64>>,
-}
-
-/// Splits a [`TileMinMax`](crate::array::fragment_metadata::TileMinMax) into per-tile values;
-/// empty when it does not hold `tiles` values.
-fn split_min_max(
-    mm: &crate::array::fragment_metadata::TileMinMax,
-    tiles: usize,
-    cell_size: Option<usize>,
-) -> Vec<Vec<u8>> {
-    match cell_size {
-        Some(cs) if mm.fixed.len() == tiles * cs => {
-            mm.fixed.chunks(cs).map(<[u8]>::to_vec).collect()
-        }
-        None if mm.fixed.len() == tiles * 8 => {
-            let offs: Vec<usize> = mm
-                .fixed
-                .chunks(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8")) as usize)
-                .collect();
-            let mut out = Vec::with_capacity(tiles);
-            for k in 0..tiles {
-                let end = offs.get(k + 1).copied().unwrap_or(mm.var.len());
-                match mm.var.get(offs[k]..end) {
-                    Some(v) => out.push(v.to_vec()),
-                    None => return Vec::new(),
-                }
-            }
-            out
-        }
-        _ => Vec::new(),
-    }
-}
-
-/// Loads the tile metadata of attribute `name` in fragment `fi` (`None`: the fragment
-/// predates it or its type differs).
-fn field_tiles(array: &Array, fi: usize, name: &str) -> Result<Option<FieldTiles>> {
-    let latest = array.schema();
-    let frag = &array.fragments()[fi];
-    let (Some(li), Some(i)) = (
-        latest.attribute_index(name),
-        frag.schema.attribute_index(name),
-    ) else {
-        return Ok(None);
-    };
-    let (la, a) = (&latest.attributes[li], &frag.schema.attributes[i]);
-    if la.datatype != a.datatype || la.cell_val_num != a.cell_val_num || la.nullable != a.nullable {
-        return Ok(None);
-    }
-    let Some(slot) = frag.meta.slot(FieldSlot::Attribute(i)) else {
-        return Ok(None);
-    };
-    let key = array.key();
-    let tiles = frag.meta.tile_num() as usize;
-    let cs = (a.cell_val_num != VAR_NUM).then(|| a.datatype.size() * a.cell_val_num as usize);
-    let mut sums = frag.meta.tile_sums(slot, key)?;
-    if sums.len() != tiles {
-        sums.clear();
-    }
-    let mut mins = split_min_max(&frag.meta.tile_min_max(slot, false, key)?, tiles, cs);
-    let mut maxs = split_min_max(&frag.meta.tile_min_max(slot, true, key)?, tiles, cs);
-    if mins.len() != maxs.len() {
-        mins.clear();
-        maxs.clear();
-    }
-    let nulls = if a.nullable {
-        let n = frag.meta.list(slot, ListKind::TileNullCounts, key)?;
-        if n.len() != tiles {
-            return Ok(None);
-        }
-        Some(n.to_vec())
-    } else {
-        None
-    };
-    Ok(Some(FieldTiles {
-        sums,
-        mins,
-        maxs,
-        nulls,
-    }))
-}
-
-/// Tile metadata loaded on demand, per (fragment, field).
-struct MetaCache<'a> {
-    array: &'a Array,
-    loaded: HashMap<(usize, String), Option<FieldTiles>>,
-}
-
-impl<'a> MetaCache<'a> {
-    fn get(&mut self, fi: usize, name: &str) -> Result<Option<&FieldTiles>> {
-        let k = (fi, name.to_string());
-        if !self.loaded.contains_key(&k) {
-            let v = field_tiles(self.array, fi, name)?;
-            self.loaded.insert(k.clone(), v);
-        }
-        Ok(self.loaded[&k].as_ref())
-    }
-
-    /// Adds tile `tile` of fragment `fi` (`cells` cells) to every accumulator if the metadata
-    /// answers them all; false (nothing added) otherwise.
-    fn try_tile(
-        &mut self,
-        fi: usize,
-        tile: u64,
-        cells: u64,
-        fields: &[Option<String>],
-        accs: &mut [Accumulator],
-    ) -> Result<bool> {
-        let t = tile as usize;
-        for (acc, f) in accs.iter().zip(fields) {
-            let Some(f) = f else { continue };
-            let Some(m) = self.get(fi, f)? else {
-                return Ok(false);
-            };
-            if !acc.tile_answerable(!m.sums.is_empty(), !m.mins.is_empty()) {
-                return Ok(false);
-            }
-        }
-        for (acc, f) in accs.iter_mut().zip(fields) {
-            let Some(f) = f else {
-                acc.add_count(cells);
-                continue;
-            };
-            let m = self.get(fi, f)?.expect("checked above");
-            let facts = TileFacts {
-                cells,
-                nulls: m.nulls.as_ref().map_or(0, |n| n[t]),
-                sum: m.sums.get(t).copied(),
-                min: m.mins.get(t).map(Vec::as_slice),
-                max: m.maxs.get(t).map(Vec::as_slice),
-            };
-            acc.add_tile(&facts)?;
-        }
-        Ok(true)
-    }
-}
+use std::cell::RefCell;
 
 /// The distinct fields the accumulators read.
 fn needed(fields: &[Option<String>]) -> Vec<String> {
@@ -204,10 +61,7 @@ pub(crate) fn dense(
 ) -> Result<()> {
     let schema = array.schema();
     let names = needed(fields);
-    let mut cache = MetaCache {
-        array,
-        loaded: HashMap::new(),
-    };
+    let cache = RefCell::new(MetaCache::new(array));
     let n = schema.dimensions.len();
     let mut dom_lo = Vec::with_capacity(n);
     let mut ext = Vec::with_capacity(n);
@@ -237,7 +91,7 @@ pub(crate) fn dense(
         .map(Option::transpose)
         .collect::<Result<_>>()?;
     // Sparse fragments in a dense array are refused by the read; no shortcut around that.
-    let use_meta = filter.is_none() && array.fragments().iter().all(|f| f.meta.dense);
+    let use_meta = array.fragments().iter().all(|f| f.meta.dense);
     for b in dense::boxes(ranges) {
         let tiles: Cube = (0..n)
             .map(|d| {
@@ -264,13 +118,18 @@ pub(crate) fn dense(
                 .map(|d| (tile[d].0.max(b[d].0), tile[d].1.min(b[d].1)))
                 .collect();
             if use_meta && sub == tile {
-                match metadata_tile(array, &neds, &tile, t, &mut cache, fields, accs) {
-                    Ok(true) => {
+                match metadata_tile(array, &neds, &tile, t, &cache, fields, accs, filter) {
+                    Ok(Some(Tri::Never)) => {
+                        stats.tiles_pruned += 1;
+                        any_meta = true;
+                        return;
+                    }
+                    Ok(Some(_)) => {
                         stats.tiles_from_metadata += 1;
                         any_meta = true;
                         return;
                     }
-                    Ok(false) => {}
+                    Ok(None) => {}
                     Err(e) => {
                         result = Err(e);
                         return;
@@ -355,25 +214,65 @@ fn subtract(outer: &Cube, inner: &Cube) -> Vec<Cube> {
 }
 
 /// Answers the space tile `tile` (tile coordinates `t`) from metadata when the newest fragment
-/// covering any of it covers all of it (no padding, no older cells showing through).
+/// covering any of it covers all of it (no padding, no older cells showing through):
+/// `Some(Tri::Never)` when the condition holds in no cell (only `count` counts them, as a
+/// dense count counts every cell), `Some(Tri::Always)` when the tile metadata answered every
+/// aggregate, `None` when the tile must be decoded.
+#[allow(clippy::too_many_arguments)]
 fn metadata_tile(
     array: &Array,
     neds: &[Option<Cube>],
     tile: &Cube,
     t: &[i128],
-    cache: &mut MetaCache<'_>,
+    cache: &RefCell<MetaCache<'_>>,
     fields: &[Option<String>],
     accs: &mut [Accumulator],
-) -> Result<bool> {
+    filter: Option<&dyn CellFilter>,
+) -> Result<Option<Tri>> {
+    let Some((fi, pos, cells)) = covering_tile(array, neds, tile, t)? else {
+        return Ok(None);
+    };
+    let tri = filter.map_or(Tri::Always, |f| {
+        f.prune(&|name| {
+            cache
+                .borrow_mut()
+                .condition_stats(fi, pos, cells, name, None)
+        })
+    });
+    match tri {
+        Tri::Never => {
+            for (acc, f) in accs.iter_mut().zip(fields) {
+                if f.is_none() {
+                    acc.add_count(cells);
+                }
+            }
+            Ok(Some(Tri::Never))
+        }
+        Tri::Always => Ok(cache
+            .borrow_mut()
+            .try_tile(fi, pos, cells, fields, accs)?
+            .then_some(Tri::Always)),
+        Tri::Maybe => Ok(None),
+    }
+}
+
+/// The fragment and tile position holding all of space tile `tile` (tile coordinates `t`),
+/// and its cell count: the newest fragment covering any of it must cover all of it.
+fn covering_tile(
+    array: &Array,
+    neds: &[Option<Cube>],
+    tile: &Cube,
+    t: &[i128],
+) -> Result<Option<(usize, u64, u64)>> {
     let Some((fi, ned)) = neds.iter().enumerate().rev().find_map(|(fi, n)| {
         n.as_ref()
             .filter(|n| intersect(n, tile).is_some())
             .map(|n| (fi, n))
     }) else {
-        return Ok(false);
+        return Ok(None);
     };
     if intersect(ned, tile).as_ref() != Some(tile) {
-        return Ok(false);
+        return Ok(None);
     }
     let frag = &array.fragments()[fi];
     let schema = array.schema();
@@ -401,27 +300,20 @@ fn metadata_tile(
     }
     let pos: u64 = (0..n).map(|d| (t[d] - fbox[d].0) as u64 * strides[d]).sum();
     if pos >= frag.meta.tile_num() {
-        return Ok(false);
+        return Ok(None);
     }
     let cells = dense::cells(tile)?;
     if frag.meta.cell_num_of_tile(pos) != cells {
-        return Ok(false);
+        return Ok(None);
     }
-    cache.try_tile(fi, pos, cells, fields, accs)
+    Ok(Some((fi, pos, cells)))
 }
 
-/// Whether the sparse tile path applies: every visible cell of a fragment's tiles is in the
-/// result (no de-duplication across fragments, no per-cell timestamps or deletes), one range
-/// at most per dimension, no condition.
+/// Whether the sparse metadata path applies: tiles can be read one by one (see
+/// [`sparse::tiles_apply`]), one range at most per dimension, no condition (a condition
+/// takes [`sparse::select`]'s tile path, which prunes).
 fn sparse_tiles_apply(array: &Array, mr: &MultiRange, filter: Option<&dyn CellFilter>) -> bool {
-    let frags = array.fragments();
-    filter.is_none()
-        && !mr.is_multi()
-        && (frags.len() <= 1 || array.schema().allows_dups)
-        && frags
-            .iter()
-            .all(|f| !f.meta.dense && !f.meta.has_timestamps && !f.meta.has_delete_meta)
-        && array.condition_commits().is_empty()
+    filter.is_none() && !mr.is_multi() && sparse::tiles_apply(array)
 }
 
 /// Sparse aggregates: each selected cell once.
@@ -436,20 +328,13 @@ pub(crate) fn sparse(
     let schema = array.schema();
     let names = needed(fields);
     if !sparse_tiles_apply(array, mr, filter) {
-        let sel = sparse::select(array, &names, mr, filter)?;
+        let sel = sparse::select(array, &names, mr, filter, false, stats)?;
         let pass: Vec<bool> = sel.times.iter().map(|t| *t > 0).collect();
         let selected = pass.iter().filter(|p| **p).count() as u64;
         add_decoded(accs, fields, &sel.names, &sel.fields, Some(&pass), selected)?;
-        for f in array.fragments() {
-            let mbrs = f.meta.mbrs(&f.schema, array.key())?;
-            stats.tiles_decoded += mbrs.iter().filter(|m| overlaps(array, m, mr)).count() as u64;
-        }
         return Ok(());
     }
-    let mut cache = MetaCache {
-        array,
-        loaded: HashMap::new(),
-    };
+    let mut cache = MetaCache::new(array);
     for (fi, f) in array.fragments().iter().enumerate() {
         let mbrs = f.meta.mbrs(&f.schema, array.key())?;
         for (t, mbr) in mbrs.iter().enumerate() {
@@ -484,92 +369,10 @@ pub(crate) fn sparse(
             for name in &names {
                 data.push(tile_field(array, fi, t, name, &dims, cells)?);
             }
+            stats.bytes_decoded += data.iter().map(decoded_bytes).sum::<u64>();
             let selected = pass.iter().filter(|p| **p).count() as u64;
             add_decoded(accs, fields, &names, &data, Some(&pass), selected)?;
         }
     }
     Ok(())
-}
-
-/// Field `name` of tile `t` of fragment `fi` as a field (the fill value for cells of an
-/// attribute the fragment predates).
-fn tile_field(
-    array: &Array,
-    fi: usize,
-    t: u64,
-    name: &str,
-    dims: &[crate::array::read::tiles::DecodedTile],
-    cells: u64,
-) -> Result<FieldData> {
-    let schema = array.schema();
-    if let Some(j) = schema.dimension_index(name) {
-        let d = &schema.dimensions[j];
-        let tile = &dims[j];
-        return Ok(FieldData {
-            name: name.into(),
-            datatype: d.datatype,
-            cell_val_num: d.cell_val_num,
-            data: tile.data.clone(),
-            offsets: tile.offsets.clone(),
-            validity: None,
-            cell_count: cells,
-        });
-    }
-    let i = schema
-        .attribute_index(name)
-        .expect("aggregate fields are checked");
-    let a = &schema.attributes[i];
-    let (data, offsets, validity) = match array.tile_reader(fi, name)? {
-        Some(r) => {
-            let tile = r.decode(t)?;
-            (tile.data, tile.offsets, tile.validity)
-        }
-        None => {
-            let n = cells as usize;
-            let data = a.fill_value.repeat(n);
-            let offsets = a.is_var().then(|| {
-                (0..n as u64)
-                    .map(|k| k * a.fill_value.len() as u64)
-                    .collect()
-            });
-            (data, offsets, a.nullable.then(|| vec![a.fill_validity; n]))
-        }
-    };
-    Ok(FieldData {
-        name: name.into(),
-        datatype: a.datatype,
-        cell_val_num: a.cell_val_num,
-        data,
-        offsets,
-        validity,
-        cell_count: cells,
-    })
-}
-
-/// Whether an MBR meets some cell of the ranges (per dimension, one of its ranges).
-fn overlaps(array: &Array, mbr: &[Range], mr: &MultiRange) -> bool {
-    array.schema().dimensions.iter().enumerate().all(|(j, d)| {
-        let rs = mr.ranges(j);
-        rs.is_empty()
-            || rs.iter().any(|r| {
-                let le = |a: &[u8], b: &[u8]| {
-                    if d.is_var() {
-                        a <= b
-                    } else {
-                        crate::array::order::compare(d.datatype, a, b).is_le()
-                    }
-                };
-                le(mbr[j].lo(), r.hi()) && le(r.lo(), mbr[j].hi())
-            })
-    })
-}
-
-/// Whether an MBR lies inside the (single) range of every dimension with one.
-fn inside(array: &Array, mbr: &[Range], mr: &MultiRange) -> bool {
-    array.schema().dimensions.iter().enumerate().all(|(j, d)| {
-        mr.ranges(j).first().is_none_or(|r| {
-            contains(d.datatype, d.is_var(), r, mbr[j].lo())
-                && contains(d.datatype, d.is_var(), r, mbr[j].hi())
-        })
-    })
 }

@@ -2,6 +2,7 @@
 //! some fields of the candidate cells and says which pass.
 
 use crate::array::FieldData;
+use crate::array::condition::{TileStats, Tri};
 use crate::error::{Error, Result};
 
 /// A per-cell filter (what a query condition evaluates to). Dense queries keep every cell and
@@ -13,6 +14,13 @@ pub trait CellFilter: Send + Sync {
     /// Whether each cell passes, given the cells' values of [`fields`](Self::fields) (in that
     /// order, every field with the same cell count).
     fn evaluate(&self, cells: &[FieldData]) -> Result<Vec<bool>>;
+    /// Whether any cell of a tile can pass, given its fields' statistics (`stats(name)`,
+    /// `None`: unknown); [`Tri::Never`] lets the query skip the tile without decoding it.
+    /// The default knows nothing: [`Tri::Maybe`].
+    fn prune(&self, stats: &dyn Fn(&str) -> Option<TileStats>) -> Tri {
+        let _ = stats;
+        Tri::Maybe
+    }
 }
 
 /// A [`CellFilter`] from a closure.

@@ -23,14 +23,17 @@
 pub mod aggregate;
 mod aggregate_tiles;
 pub mod batch;
+pub mod condition;
 mod dense;
 pub mod filter;
 mod gather;
 pub mod ranges;
 mod sparse;
+mod tiles;
 
 pub use aggregate::{Aggregate, AggregateOp, AggregateValue};
 pub use batch::Batches;
+pub use condition::QueryCondition;
 pub use filter::{CellFilter, FnFilter};
 pub use ranges::{MultiRange, RangeValue};
 
@@ -76,8 +79,14 @@ impl QueryLayout {
 pub struct QueryStats {
     /// Tiles whose aggregates came from fragment metadata, without decoding.
     pub tiles_from_metadata: u64,
-    /// Fragment tiles decoded for aggregates.
+    /// Fragment tiles decoded by the query's tile paths (aggregates; sparse reads with a
+    /// condition).
     pub tiles_decoded: u64,
+    /// Fragment tiles skipped undecoded because the condition cannot hold in them (their
+    /// min/max/null counts say so).
+    pub tiles_pruned: u64,
+    /// Bytes of decoded tiles (data, offsets, validity) in those tile paths.
+    pub bytes_decoded: u64,
 }
 
 /// A query's answer: the fields' cells (reads) or the aggregates' values (when aggregates
@@ -270,7 +279,14 @@ impl<'a> Query<'a> {
             let ranges = self.ranges.dense_ranges(schema)?;
             dense::read(array, &names, &ranges, self.layout, self.condition)?
         } else {
-            sparse::read(array, &names, &self.ranges, self.layout, self.condition)?
+            sparse::read(
+                array,
+                &names,
+                &self.ranges,
+                self.layout,
+                self.condition,
+                &mut stats,
+            )?
         };
         Ok(QueryResult {
             fields,

@@ -4,13 +4,16 @@
 //! once per combination of ranges containing it (as TileDB 2.30 returns them), sorted by
 //! coordinates.
 
-use super::QueryLayout;
 use super::filter::{self, CellFilter};
 use super::gather::gather;
 use super::ranges::{MultiRange, contains};
-use crate::array::schema::{ArraySchema, Range};
+use super::tiles::{MetaCache, decoded_bytes, overlaps, tile_field};
+use super::{QueryLayout, QueryStats};
+use crate::array::condition::Tri;
+use crate::array::schema::{ArraySchema, Range, VAR_NUM};
 use crate::array::{Array, FieldData};
 use crate::error::Result;
+use std::cell::RefCell;
 use std::cmp::Ordering;
 
 /// The cells a sparse query selects: every field read, and per cell how many times it comes
@@ -68,16 +71,21 @@ fn bounding_box(array: &Array, mr: &MultiRange) -> Option<Option<Vec<Range>>> {
     Some(Some(boxed))
 }
 
-/// Selects the cells of `mr` passing `filter`, reading `fields` and the dimensions.
-pub(crate) fn select(
-    array: &Array,
-    fields: &[String],
-    mr: &MultiRange,
-    filter: Option<&dyn CellFilter>,
-) -> Result<Selection> {
-    let schema = array.schema();
+/// Whether a sparse array's tiles can be read one by one, every visible cell of a tile in
+/// the result: no de-duplication across fragments (one fragment, or duplicates allowed), no
+/// per-cell timestamps, delete metadata or delete commits.
+pub(crate) fn tiles_apply(array: &Array) -> bool {
+    let frags = array.fragments();
+    (frags.len() <= 1 || array.schema().allows_dups)
+        && frags
+            .iter()
+            .all(|f| !f.meta.dense && !f.meta.has_timestamps && !f.meta.has_delete_meta)
+        && array.condition_commits().is_empty()
+}
+
+/// The requested fields, then the dimensions and the condition's fields missing.
+fn names_read(schema: &ArraySchema, fields: &[String], ffields: &[String]) -> Vec<String> {
     let mut names: Vec<String> = fields.to_vec();
-    let ffields = filter.map(|f| f.fields()).unwrap_or_default();
     for n in schema
         .dimensions
         .iter()
@@ -88,18 +96,12 @@ pub(crate) fn select(
             names.push(n.clone());
         }
     }
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let fields_read = match bounding_box(array, mr) {
-        Some(bbox) => array.read(&refs, bbox.as_deref())?,
-        // No fragment: nothing to select (read over nothing to get typed empty fields).
-        None => array.read(&refs, None)?,
-    };
-    let n = fields_read.first().map_or(0, |f| f.cell_count) as usize;
-    let dims: Vec<&FieldData> = schema
-        .dimensions
-        .iter()
-        .map(|d| &fields_read[names.iter().position(|x| *x == d.name).expect("added")])
-        .collect();
+    names
+}
+
+/// Per cell of a tile's (or read's) dimensions: the number of range combinations of `mr`
+/// containing it.
+fn multiplicity(schema: &ArraySchema, mr: &MultiRange, dims: &[&FieldData], n: usize) -> Vec<u64> {
     let mut times = vec![1u64; n];
     for (j, d) in schema.dimensions.iter().enumerate() {
         let rs = mr.ranges(j);
@@ -117,6 +119,47 @@ pub(crate) fn select(
                 .count() as u64;
         }
     }
+    times
+}
+
+/// Selects the cells of `mr` passing `filter`, reading `fields` and the dimensions. With a
+/// condition, where tiles can be read one by one (and, for `global` order, one fragment
+/// holds them all), tiles the condition cannot hold in are skipped undecoded.
+pub(crate) fn select(
+    array: &Array,
+    fields: &[String],
+    mr: &MultiRange,
+    filter: Option<&dyn CellFilter>,
+    global: bool,
+    stats: &mut QueryStats,
+) -> Result<Selection> {
+    let schema = array.schema();
+    let ffields = filter.map(|f| f.fields()).unwrap_or_default();
+    let names = names_read(schema, fields, &ffields);
+    if let Some(f) = filter
+        && tiles_apply(array)
+        && (!global || array.fragments().len() <= 1)
+        && let Some(sel) = select_tiles(array, names.clone(), mr, f, stats)?
+    {
+        return Ok(sel);
+    }
+    for f in array.fragments() {
+        let mbrs = f.meta.mbrs(&f.schema, array.key())?;
+        stats.tiles_decoded += mbrs.iter().filter(|m| overlaps(array, m, mr)).count() as u64;
+    }
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let fields_read = match bounding_box(array, mr) {
+        Some(bbox) => array.read(&refs, bbox.as_deref())?,
+        // No fragment: nothing to select (read over nothing to get typed empty fields).
+        None => array.read(&refs, None)?,
+    };
+    let n = fields_read.first().map_or(0, |f| f.cell_count) as usize;
+    let dims: Vec<&FieldData> = schema
+        .dimensions
+        .iter()
+        .map(|d| &fields_read[names.iter().position(|x| *x == d.name).expect("added")])
+        .collect();
+    let mut times = multiplicity(schema, mr, &dims, n);
     if let Some(filter) = filter {
         let fcells: Vec<FieldData> = ffields
             .iter()
@@ -136,6 +179,123 @@ pub(crate) fn select(
     })
 }
 
+/// The tile path of [`select`]: every tile of every fragment meeting `mr`, in fragment
+/// order, skipped when `filter` cannot hold in it (by its MBR and tile metadata), else
+/// decoded and filtered. `None` when a fragment lacks separate coordinate tiles.
+fn select_tiles(
+    array: &Array,
+    names: Vec<String>,
+    mr: &MultiRange,
+    filter: &dyn CellFilter,
+    stats: &mut QueryStats,
+) -> Result<Option<Selection>> {
+    let schema = array.schema();
+    let ffields = filter.fields();
+    let cache = RefCell::new(MetaCache::new(array));
+    let mut parts: Vec<Vec<FieldData>> = Vec::new();
+    let mut picks: Vec<(u32, u64)> = Vec::new();
+    let mut times: Vec<u64> = Vec::new();
+    let (mut pruned, mut decoded, mut bytes) = (0u64, 0u64, 0u64);
+    for (fi, f) in array.fragments().iter().enumerate() {
+        for d in &schema.dimensions {
+            if array.tile_reader(fi, &d.name)?.is_none() {
+                return Ok(None);
+            }
+        }
+        let mbrs = f.meta.mbrs(&f.schema, array.key())?;
+        for (t, mbr) in mbrs.iter().enumerate() {
+            if !overlaps(array, mbr, mr) {
+                continue;
+            }
+            let t = t as u64;
+            let cells = f.meta.cell_num_of_tile(t);
+            let tri = filter.prune(&|name| {
+                cache
+                    .borrow_mut()
+                    .condition_stats(fi, t, cells, name, Some(mbr))
+            });
+            if tri == Tri::Never {
+                pruned += 1;
+                continue;
+            }
+            decoded += 1;
+            let mut dims = Vec::with_capacity(schema.dimensions.len());
+            for d in &schema.dimensions {
+                let r = array.tile_reader(fi, &d.name)?.expect("checked above");
+                dims.push(r.decode(t)?);
+            }
+            let data: Vec<FieldData> = names
+                .iter()
+                .map(|n| tile_field(array, fi, t, n, &dims, cells))
+                .collect::<Result<_>>()?;
+            bytes += data.iter().map(decoded_bytes).sum::<u64>();
+            let at = |name: &String| &data[names.iter().position(|x| x == name).expect("read")];
+            let dim_cells: Vec<&FieldData> =
+                schema.dimensions.iter().map(|d| at(&d.name)).collect();
+            let mut tt = multiplicity(schema, mr, &dim_cells, cells as usize);
+            if tri == Tri::Maybe {
+                let fcells: Vec<FieldData> = ffields.iter().map(|n| at(n).clone()).collect();
+                let pass = filter::run(filter, &fcells, cells)?;
+                for (t, p) in tt.iter_mut().zip(pass) {
+                    if !p {
+                        *t = 0;
+                    }
+                }
+            }
+            let part = parts.len() as u32;
+            for (c, k) in tt.into_iter().enumerate() {
+                if k > 0 {
+                    picks.push((part, c as u64));
+                    times.push(k);
+                }
+            }
+            parts.push(data);
+        }
+    }
+    stats.tiles_pruned += pruned;
+    stats.tiles_decoded += decoded;
+    stats.bytes_decoded += bytes;
+    let fields = names
+        .iter()
+        .enumerate()
+        .map(|(k, name)| {
+            let ps: Vec<&FieldData> = parts.iter().map(|p| &p[k]).collect();
+            match ps.first() {
+                Some(first) => gather(first, &ps, &picks),
+                None => empty_field(schema, name),
+            }
+        })
+        .collect();
+    Ok(Some(Selection {
+        names,
+        fields,
+        times,
+    }))
+}
+
+/// Field `name` (a dimension or attribute of `schema`) without cells.
+fn empty_field(schema: &ArraySchema, name: &str) -> FieldData {
+    let (datatype, cell_val_num, nullable) = match schema.dimension_index(name) {
+        Some(j) => {
+            let d = &schema.dimensions[j];
+            (d.datatype, d.cell_val_num, false)
+        }
+        None => {
+            let a = &schema.attributes[schema.attribute_index(name).expect("checked")];
+            (a.datatype, a.cell_val_num, a.nullable)
+        }
+    };
+    FieldData {
+        name: name.into(),
+        datatype,
+        cell_val_num,
+        data: Vec::new(),
+        offsets: (cell_val_num == VAR_NUM).then(Vec::new),
+        validity: nullable.then(Vec::new),
+        cell_count: 0,
+    }
+}
+
 /// Reads `fields` over `mr` in `layout`.
 pub(crate) fn read(
     array: &Array,
@@ -143,9 +303,11 @@ pub(crate) fn read(
     mr: &MultiRange,
     layout: QueryLayout,
     filter: Option<&dyn CellFilter>,
+    stats: &mut QueryStats,
 ) -> Result<Vec<FieldData>> {
     let schema = array.schema();
-    let sel = select(array, fields, mr, filter)?;
+    let global = matches!(layout, QueryLayout::GlobalOrder);
+    let sel = select(array, fields, mr, filter, global, stats)?;
     let picks: Vec<(u32, u64)> = match layout {
         QueryLayout::GlobalOrder | QueryLayout::Unordered => sel
             .times

@@ -366,3 +366,142 @@ fn dense_batches_come_slab_by_slab_in_order() {
     }
     std::fs::remove_dir_all(root).unwrap();
 }
+
+/// A sparse 1-D array x in 1..=8 (capacity 2: four tiles) with a = 10*x and a nullable
+/// string s ("s<x>", null for odd x).
+fn sparse_tiles_array() -> PathBuf {
+    let root = scratch("sparse_tiles");
+    let schema = ArraySchema::from_json(
+        r#"{"sparse":true,"capacity":2,
+            "dimensions":[{"name":"x","type":"INT32","domain":[1,8],"tile":8}],
+            "attributes":[{"name":"a","type":"INT32"},
+                          {"name":"s","type":"STRING_ASCII","cell_val_num":"var","nullable":true}]}"#,
+    )
+    .unwrap();
+    create(root.to_str().unwrap(), &schema, None, &StorageConfig::new()).unwrap();
+    let mut w = Writer::open(root.to_str().unwrap(), None, Some(1), &StorageConfig::new()).unwrap();
+    w.set_layout(WriteLayout::Unordered).unwrap();
+    let xs: Vec<i32> = (1..=8).collect();
+    w.set_data("x", &i32s(&xs)).unwrap();
+    w.set_data("a", &i32s(&xs.iter().map(|x| 10 * x).collect::<Vec<_>>()))
+        .unwrap();
+    let strs: Vec<String> = xs.iter().map(|x| format!("s{x}")).collect();
+    let refs: Vec<&str> = strs.iter().map(String::as_str).collect();
+    let (d, o) = var(&refs);
+    w.set_data("s", &d).unwrap();
+    w.set_offsets("s", &o).unwrap();
+    let valid: Vec<u8> = xs.iter().map(|x| u8::from(x % 2 == 0)).collect();
+    w.set_validity("s", &valid).unwrap();
+    w.submit().unwrap();
+    w.finalize().unwrap();
+    root
+}
+
+#[test]
+fn sparse_conditions_drop_cells_and_prune_tiles() {
+    let root = sparse_tiles_array();
+    let array = open(&root);
+    let cond = QueryCondition::parse(&array, "a >= 50 or x == 2").unwrap();
+    for layout in [QueryLayout::GlobalOrder, QueryLayout::RowMajor] {
+        let r = Query::new(&array)
+            .fields(&["x", "a"])
+            .layout(layout)
+            .condition(Some(&cond))
+            .submit()
+            .unwrap();
+        assert_eq!(as_i32s(&r.fields[0]), [2, 5, 6, 7, 8]);
+        assert_eq!(as_i32s(&r.fields[1]), [20, 50, 60, 70, 80]);
+        // Tile [3, 4] cannot hold (a <= 40, x in [3, 4]); tile [1, 2] may (x == 2).
+        assert_eq!(r.stats.tiles_pruned, 1);
+        assert_eq!(r.stats.tiles_decoded, 3);
+        assert!(r.stats.bytes_decoded > 0);
+    }
+    // Ranges and a null test: s != None passes even x; x in [3, 7] leaves 4 and 6.
+    let cond = QueryCondition::parse(&array, "s != None and a < 65").unwrap();
+    let r = Query::new(&array)
+        .fields(&["x", "s"])
+        .add_range("x", 3i32, 7i32)
+        .condition(Some(&cond))
+        .submit()
+        .unwrap();
+    assert_eq!(as_i32s(&r.fields[0]), [4, 6]);
+    assert_eq!(r.fields[1].data, b"s4s6");
+    assert_eq!(r.stats.tiles_pruned, 1, "tile [7, 8] has a >= 70");
+    // Aggregates over the passing cells, pruned tiles skipped.
+    let cond = QueryCondition::parse(&array, "a > 45").unwrap();
+    let r = Query::new(&array)
+        .aggregate(Aggregate::count())
+        .aggregate(Aggregate::of(AggregateOp::Sum, "a"))
+        .aggregate(Aggregate::of(AggregateOp::NullCount, "s"))
+        .condition(Some(&cond))
+        .submit()
+        .unwrap();
+    assert_eq!(r.aggregates[0].1, AggregateValue::Count(4));
+    assert_eq!(r.aggregates[1].1, AggregateValue::Int(260));
+    assert_eq!(r.aggregates[2].1, AggregateValue::Count(2));
+    assert_eq!(r.stats.tiles_pruned, 2);
+    // A condition no tile can hold: nothing decoded, typed empty fields.
+    let cond = QueryCondition::parse(&array, "a > 1000").unwrap();
+    let r = Query::new(&array)
+        .fields(&["s"])
+        .condition(Some(&cond))
+        .submit()
+        .unwrap();
+    assert_eq!(r.fields[0].cell_count, 0);
+    assert_eq!(r.fields[0].offsets.as_deref(), Some(&[][..]));
+    assert_eq!((r.stats.tiles_pruned, r.stats.tiles_decoded), (4, 0));
+    // Bad text is refused with the column.
+    let e = QueryCondition::parse(&array, "a <")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("column"), "{e}");
+    let e = QueryCondition::parse(&array, "nope == 1")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nope"), "{e}");
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+#[test]
+fn dense_conditions_fill_failing_cells_and_prune_aggregate_tiles() {
+    let root = dense_array();
+    let array = open(&root);
+    let cond = QueryCondition::parse(&array, "a > 40 and a != 52").unwrap();
+    let r = Query::new(&array)
+        .fields(&["a"])
+        .add_range("x", 3i32, 5i32)
+        .add_range("y", 2i32, 2i32)
+        .condition(Some(&cond))
+        .submit()
+        .unwrap();
+    assert_eq!(as_i32s(&r.fields[0]), [i32::MIN, 42, i32::MIN]);
+    // Rows 1..=3 (a <= 34) cannot hold: two space tiles pruned; rows 4..=6 decoded.
+    let r = Query::new(&array)
+        .aggregate(Aggregate::count())
+        .aggregate(Aggregate::of(AggregateOp::Sum, "a"))
+        .condition(Some(&cond))
+        .submit()
+        .unwrap();
+    assert_eq!(
+        r.aggregates[0].1,
+        AggregateValue::Count(24),
+        "a dense count counts every cell"
+    );
+    let want: i64 = (4..=6)
+        .flat_map(|x| (1..=4).map(move |y| 10 * x + y))
+        .filter(|a| *a != 52)
+        .sum();
+    assert_eq!(r.aggregates[1].1, AggregateValue::Int(want));
+    assert_eq!(r.stats.tiles_pruned, 2);
+    // Where the condition holds for every cell of a tile, its metadata answers.
+    let cond = QueryCondition::parse(&array, "a > 40").unwrap();
+    let r = Query::new(&array)
+        .aggregate(Aggregate::of(AggregateOp::Sum, "a"))
+        .condition(Some(&cond))
+        .submit()
+        .unwrap();
+    assert_eq!(r.stats.tiles_pruned, 2);
+    assert_eq!(r.stats.tiles_from_metadata, 2);
+    assert_eq!(r.stats.tiles_decoded, 0);
+    std::fs::remove_dir_all(root).unwrap();
+}

@@ -23,6 +23,8 @@ const WriterHandle = Cvoid
 const ConfigHandle = Cvoid
 const ResultHandle = Cvoid
 const GroupHandle = Cvoid
+const OptionsHandle = Cvoid
+const QueryHandle = Cvoid
 
 """Mirror of `tdb_generic_tile_header_t`."""
 struct GenericTileHeader
@@ -484,5 +486,66 @@ tdb_group_metadata_get(group, key, type, value_count, value, error) =
     ccall((:tdb_group_metadata_get, libtdbfilter), Cint,
           (Ptr{GroupHandle}, Cstring, Ref{UInt32}, Ref{UInt32}, Ref{Ptr{Cvoid}}, Ref{Ptr{Error}}),
           group, key, type, value_count, value, error)
+# Open options and queries (ABI 0.3).
+tdb_options_create(options, error) =
+    ccall((:tdb_options_create, libtdbfilter), Cint, (Ref{Ptr{OptionsHandle}}, Ref{Ptr{Error}}),
+          options, error)
+tdb_options_free(options) =
+    ccall((:tdb_options_free, libtdbfilter), Cvoid, (Ptr{OptionsHandle},), options)
+tdb_options_set_key(options, key, key_len, error) =
+    ccall((:tdb_options_set_key, libtdbfilter), Cint,
+          (Ptr{OptionsHandle}, Ptr{Cvoid}, Csize_t, Ref{Ptr{Error}}), options, key, key_len, error)
+tdb_options_set_timestamps(options, start, stop, error) =
+    ccall((:tdb_options_set_timestamps, libtdbfilter), Cint,
+          (Ptr{OptionsHandle}, UInt64, UInt64, Ref{Ptr{Error}}), options, start, stop, error)
+tdb_options_set_config(options, config, error) =
+    ccall((:tdb_options_set_config, libtdbfilter), Cint,
+          (Ptr{OptionsHandle}, Ptr{ConfigHandle}, Ref{Ptr{Error}}), options, config, error)
+tdb_options_set_threads(options, threads, error) =
+    ccall((:tdb_options_set_threads, libtdbfilter), Cint,
+          (Ptr{OptionsHandle}, UInt32, Ref{Ptr{Error}}), options, threads, error)
+tdb_options_set_memory_limit(options, bytes, error) =
+    ccall((:tdb_options_set_memory_limit, libtdbfilter), Cint,
+          (Ptr{OptionsHandle}, UInt64, Ref{Ptr{Error}}), options, bytes, error)
+tdb_array_open_with_options(path, options, array, error) =
+    ccall((:tdb_array_open_with_options, libtdbfilter), Cint,
+          (Cstring, Ptr{OptionsHandle}, Ref{Ptr{ArrayHandle}}, Ref{Ptr{Error}}),
+          path, options, array, error)
+tdb_query_create(array, query, error) =
+    ccall((:tdb_query_create, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, Ref{Ptr{QueryHandle}}, Ref{Ptr{Error}}), array, query, error)
+tdb_query_free(query) = ccall((:tdb_query_free, libtdbfilter), Cvoid, (Ptr{QueryHandle},), query)
+tdb_query_set_layout(query, layout, error) =
+    ccall((:tdb_query_set_layout, libtdbfilter), Cint,
+          (Ptr{QueryHandle}, UInt32, Ref{Ptr{Error}}), query, layout, error)
+tdb_query_add_range(query, dim_index, lo, lo_size, hi, hi_size, error) =
+    ccall((:tdb_query_add_range, libtdbfilter), Cint,
+          (Ptr{QueryHandle}, UInt32, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Csize_t, Ref{Ptr{Error}}),
+          query, dim_index, lo, lo_size, hi, hi_size, error)
+tdb_query_set_condition(query, text, error) =
+    ccall((:tdb_query_set_condition, libtdbfilter), Cint,
+          (Ptr{QueryHandle}, Cstring, Ref{Ptr{Error}}), query, text, error)
+tdb_query_add_field(query, name, error) =
+    ccall((:tdb_query_add_field, libtdbfilter), Cint,
+          (Ptr{QueryHandle}, Cstring, Ref{Ptr{Error}}), query, name, error)
+tdb_query_add_aggregate(query, op, field, error) =
+    ccall((:tdb_query_add_aggregate, libtdbfilter), Cint,
+          (Ptr{QueryHandle}, UInt32, Cstring, Ref{Ptr{Error}}), query, op, field, error)
+tdb_query_submit(query, results, result_count, error) =
+    ccall((:tdb_query_submit, libtdbfilter), Cint,
+          (Ptr{QueryHandle}, Ptr{Ptr{ResultHandle}}, Csize_t, Ref{Ptr{Error}}),
+          query, results, result_count, error)
+tdb_query_aggregate_count(query, count, error) =
+    ccall((:tdb_query_aggregate_count, libtdbfilter), Cint,
+          (Ptr{QueryHandle}, Ref{Csize_t}, Ref{Ptr{Error}}), query, count, error)
+tdb_query_aggregate(query, index, label, datatype, value, size, valid, error) =
+    ccall((:tdb_query_aggregate, libtdbfilter), Cint,
+          (Ptr{QueryHandle}, Csize_t, Ref{Ptr{UInt8}}, Ref{UInt32}, Ref{Ptr{UInt8}}, Ref{Csize_t},
+           Ref{UInt8}, Ref{Ptr{Error}}),
+          query, index, label, datatype, value, size, valid, error)
+tdb_query_stats(query, tiles_from_metadata, tiles_decoded, tiles_pruned, bytes_decoded, error) =
+    ccall((:tdb_query_stats, libtdbfilter), Cint,
+          (Ptr{QueryHandle}, Ref{UInt64}, Ref{UInt64}, Ref{UInt64}, Ref{UInt64}, Ref{Ptr{Error}}),
+          query, tiles_from_metadata, tiles_decoded, tiles_pruned, bytes_decoded, error)
 
 end # module

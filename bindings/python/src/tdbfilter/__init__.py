@@ -27,7 +27,7 @@ __all__ = [
     "InternalError", "InvalidArgument", "OutOfMemory", "Pipeline", "TdbfilterError",
     "TdbfilterIOError", "Unsupported", "datatype_of", "generic_tile_read", "generic_tile_write", "version",
 ]
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 
 def __getattr__(name: str):

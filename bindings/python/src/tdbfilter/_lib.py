@@ -8,7 +8,7 @@ The library is looked up, in order, at:
 2. ``TDBFILTER_LIBRARY`` (a path to ``libtdbfilter.so``), then nothing else;
 3. the install prefix: ``pkg-config --variable=libdir tdbfilter``, then ``sys.prefix/lib``;
 4. the build tree, when this package runs from a source checkout (``target/release``);
-5. the system loader's search path (``libtdbfilter.so.0.2``, ``libtdbfilter.so``).
+5. the system loader's search path (``libtdbfilter.so.0.3``, ``libtdbfilter.so``).
 
 Every C function the package calls is declared once, in :data:`SIGNATURES`, and only declared
 functions are reachable (:func:`load` returns a :class:`Library` holding exactly those).
@@ -31,7 +31,7 @@ from ctypes import (POINTER, c_bool, c_char_p, c_int, c_int32, c_size_t, c_uint8
                     c_uint32, c_uint64, c_void_p)
 from pathlib import Path
 
-SONAME = "libtdbfilter.so.0.2"
+SONAME = "libtdbfilter.so.0.3"
 BUNDLED = "libtdbfilter.so"
 """The library's name in a wheel, next to this file (bindings/python/build_backend)."""
 
@@ -186,6 +186,28 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_array_open_with_config": (c_int, [c_char_p, c_void_p, c_size_t, P, PP, PP]),
     "tdb_array_open_at_with_config": (
         c_int, [c_char_p, c_void_p, c_size_t, c_uint64, c_uint64, P, PP, PP]),
+    # open options (ABI 0.3)
+    "tdb_options_create": (c_int, [PP, PP]),
+    "tdb_options_free": (None, [P]),
+    "tdb_options_set_key": (c_int, [P, c_void_p, c_size_t, PP]),
+    "tdb_options_set_timestamps": (c_int, [P, c_uint64, c_uint64, PP]),
+    "tdb_options_set_config": (c_int, [P, P, PP]),
+    "tdb_options_set_threads": (c_int, [P, c_uint32, PP]),
+    "tdb_options_set_memory_limit": (c_int, [P, c_uint64, PP]),
+    "tdb_array_open_with_options": (c_int, [c_char_p, P, PP, PP]),
+    # queries (ABI 0.3)
+    "tdb_query_create": (c_int, [P, PP, PP]),
+    "tdb_query_free": (None, [P]),
+    "tdb_query_set_layout": (c_int, [P, c_uint32, PP]),
+    "tdb_query_add_range": (c_int, [P, c_uint32, c_void_p, c_size_t, c_void_p, c_size_t, PP]),
+    "tdb_query_set_condition": (c_int, [P, c_char_p, PP]),
+    "tdb_query_add_field": (c_int, [P, c_char_p, PP]),
+    "tdb_query_add_aggregate": (c_int, [P, c_uint32, c_char_p, PP]),
+    "tdb_query_submit": (c_int, [P, PP, c_size_t, PP]),
+    "tdb_query_aggregate_count": (c_int, [P, SIZEP, PP]),
+    "tdb_query_aggregate": (
+        c_int, [P, c_size_t, STRP, U32P, PP, SIZEP, POINTER(c_uint8), PP]),
+    "tdb_query_stats": (c_int, [P, U64P, U64P, U64P, U64P, PP]),
     # object-store options
     "tdb_config_alloc": (c_int, [PP, PP]),
     "tdb_config_set": (c_int, [P, c_char_p, c_char_p, PP]),
