@@ -242,9 +242,10 @@ static void test_status_names(void) {
       {TDB_ERR_BUFFER_TOO_SMALL, "TDB_ERR_BUFFER_TOO_SMALL"},
       {TDB_ERR_OUT_OF_MEMORY, "TDB_ERR_OUT_OF_MEMORY"},
       {TDB_ERR_INTERNAL, "TDB_ERR_INTERNAL"},
+      {TDB_ERR_IO, "TDB_ERR_IO"},
   };
   const size_t n = sizeof statuses / sizeof statuses[0];
-  CHECK(n == 9);
+  CHECK(n == 10);
   for (size_t i = 0; i < n; i++) {
     CHECK((int32_t)statuses[i].status == (int32_t)i);
     const char *name = tdb_status_name((int32_t)statuses[i].status);
@@ -252,7 +253,7 @@ static void test_status_names(void) {
               name ? name : "(null)");
     CHECK(tdb_status_name((int32_t)statuses[i].status) == name);
   }
-  const int32_t unknown[] = {-1, 9, 10, 100, INT32_MIN, INT32_MAX};
+  const int32_t unknown[] = {-1, 10, 11, 100, INT32_MIN, INT32_MAX};
   for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
     const char *name = tdb_status_name(unknown[i]);
     CHECK_MSG(name != NULL && strcmp(name, "TDB_ERR_UNKNOWN") == 0, "status %d: '%s'",
