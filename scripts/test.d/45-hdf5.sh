@@ -49,10 +49,10 @@ HDF5_PLUGIN_PATH=$installed /usr/bin/python3 plugins/hdf5/tests/test_h5py.py \
 
 # The documented install order in a fresh build folder with HDF5 installed: only the library
 # is built, then `cmake --install` (which stopped at "cannot find …/libh5tdbfilter.so"): the
-# install builds the plugin it installs. Same features as test-all's build (no cargo rebuild).
+# install builds the plugin it installs. Same profile as test-all's build (no cargo rebuild).
 fresh=$root/build/fresh-install
 rm -rf "$fresh" "$work/fresh-prefix"
-cmake -S . -B "$fresh" -DCMAKE_BUILD_TYPE=Release -DTDBFILTER_CARGO_FEATURES=cli \
+cmake -S . -B "$fresh" -DCMAKE_BUILD_TYPE=Release -DTDBFILTER_CARGO_PROFILE="$TDBF_PROFILE" \
   -DTDBFILTER_BUILD_C_TESTS=OFF >/dev/null
 grep -q '^TDBFILTER_BUILD_HDF5_PLUGIN:BOOL=ON' "$fresh/CMakeCache.txt" \
   || fail "a fresh configure with HDF5 installed does not build the plugin"
