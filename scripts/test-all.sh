@@ -186,11 +186,32 @@ if ! wants build; then
   run_build
 fi
 
+# The fuzz targets' build (AddressSanitizer, a compile of its own) runs in the background at low
+# priority from the end of the build step on: most later steps are single-threaded Python and
+# leave a core idle. The fuzz step waits for it (its own `cargo fuzz build` is then a no-op).
+fuzz_prebuild_pid=""
+start_fuzz_prebuild() {
+  if wants fuzz && [ -z "$fuzz_prebuild_pid" ]; then
+    mkdir -p build
+    (RUSTC_BOOTSTRAP=1 exec nice -n 15 cargo fuzz build -O >"$root/build/fuzz-prebuild.log" 2>&1) &
+    fuzz_prebuild_pid=$!
+    # Stopped if the suite ends first (the servers' EXIT trap, when set, is kept).
+    trap 'kill "$fuzz_prebuild_pid" 2>/dev/null || true; if declare -F tdbf_object_stores_stop >/dev/null; then tdbf_object_stores_stop; fi' EXIT
+  fi
+}
+if ! wants build || [ "$mode" = only ]; then start_fuzz_prebuild; fi
+
 for n in "${all_steps[@]}"; do
   wants "$n" || continue
+  if [ "$n" = fuzz ] && [ -n "$fuzz_prebuild_pid" ]; then
+    # A failed prebuild is not fatal here: the step builds again and reports the error.
+    wait "$fuzz_prebuild_pid" || echo "(the background fuzz build failed; the fuzz step builds again)"
+    fuzz_prebuild_pid=""
+  fi
   if printf '%s\n' "${core_steps[@]}" | grep -qx -- "$n"; then
     step "$n: $(title "$n")"
     "run_${n//-/_}"
+    if [ "$n" = build ]; then start_fuzz_prebuild; fi
   else
     s=$(ls scripts/test.d/*-"$n".sh)
     step "$n: $(sed -n 's/^# step: //p' "$s" | head -n 1) ($s)"

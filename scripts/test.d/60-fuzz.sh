@@ -3,8 +3,8 @@
 #
 # cargo-fuzz comes from crates.io (installed once by the setup step, beside cargo); the targets need nightly
 # flags, which RUSTC_BOOTSTRAP=1 enables on the stable toolchain. One build (-O, with
-# AddressSanitizer) serves every target. Budget: FUZZ_SECONDS per target (default 12);
-# array_writer, whose runs create, write and read whole arrays, FUZZ_WRITER_SECONDS (default 30,
+# AddressSanitizer) serves every target. Budget: FUZZ_SECONDS per target (default 8);
+# array_writer, whose runs create, write and read whole arrays, FUZZ_WRITER_SECONDS (default 20,
 # at least FUZZ_SECONDS).
 # The format parsers get the dictionaries of fuzz/dict/.
 set -euo pipefail
@@ -16,8 +16,8 @@ if ! command -v cargo-fuzz >/dev/null; then
   tdbf_setup_fuzz
 fi
 export RUSTC_BOOTSTRAP=1
-seconds=${FUZZ_SECONDS:-12}
-writer_seconds=${FUZZ_WRITER_SECONDS:-$((seconds > 30 ? seconds : 30))}
+seconds=${FUZZ_SECONDS:-8}
+writer_seconds=${FUZZ_WRITER_SECONDS:-$((seconds > 20 ? seconds : 20))}
 t0=$SECONDS
 cargo fuzz build -O >/dev/null 2>"$root/build/fuzz-build.log" || { cat "$root/build/fuzz-build.log" >&2; exit 1; }
 echo "fuzz build: $((SECONDS - t0)) s"
