@@ -77,12 +77,52 @@ tdbf_setup_fuzz() {
   fi
 }
 
-# tdbf_setup GROUP...: the groups in order, each timed.
+# tdbf_setup GROUP...: python first (the others install into its .venv or need its Python),
+# then the rest at once in independent chains, each timed: the Debian packages (c, hdf5: one
+# dpkg lock), the .venv's packages and azurite (servers, go), the Dask venv, cargo-fuzz. Their
+# output is printed per chain when all have ended; any failure fails the setup.
 tdbf_setup() {
-  local g t
-  for g in "$@"; do
+  local g t chains=() want=" $* "
+  if [[ $want == *" python "* ]]; then
     t=$SECONDS
-    "tdbf_setup_$g"
-    printf '    setup %-8s %3ds\n' "$g" $((SECONDS - t))
+    tdbf_setup_python
+    printf '    setup %-8s %3ds\n' python $((SECONDS - t))
+  fi
+  local apt_chain="" venv_chain=""
+  for g in c hdf5; do [[ $want == *" $g "* ]] && apt_chain+=" $g"; done
+  # azurite comes through npm, itself from apt when missing: then after the apt chain's packages.
+  if [[ $want == *" servers "* ]] && ! command -v npm >/dev/null; then apt_chain+=" servers"; fi
+  for g in servers go; do
+    [[ $want == *" $g "* && $apt_chain != *" $g"* ]] && venv_chain+=" $g"
   done
+  [ -n "$apt_chain" ] && chains+=("$apt_chain")
+  [ -n "$venv_chain" ] && chains+=("$venv_chain")
+  for g in dask fuzz; do [[ $want == *" $g "* ]] && chains+=("$g"); done
+  for g in "$@"; do
+    case " python c hdf5 servers go dask fuzz " in
+      *" $g "*) ;;
+      *) echo "setup: no group named $g" >&2; return 2 ;;
+    esac
+  done
+  local dir=${TDBF_ROOT:?}/build/setup pids=() i failed=0
+  mkdir -p "$dir"
+  for i in "${!chains[@]}"; do
+    (
+      set -e
+      for g in ${chains[$i]}; do
+        t=$SECONDS
+        "tdbf_setup_$g"
+        printf '    setup %-8s %3ds\n' "$g" $((SECONDS - t))
+      done
+    ) >"$dir/chain-$i.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do
+    if ! wait "${pids[$i]}"; then
+      failed=1
+      echo "setup:${chains[$i]} failed:" >&2
+    fi
+    cat "$dir/chain-$i.log"
+  done
+  return $failed
 }

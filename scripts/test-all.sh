@@ -64,6 +64,9 @@ export TDBF_BUILD="$root/target/$TDBF_PROFILE"
 # CMake and the Python wheel's backend build the library with this profile too (no rebuild).
 export TDBFILTER_CARGO_PROFILE=$TDBF_PROFILE
 
+run_clippy_cargo() { cargo clippy --workspace --all-targets -- -D warnings; }
+run_build_cargo() { cargo build --profile "$TDBF_PROFILE" --workspace --all-targets; }
+
 # Each step's wall time is printed when the next one starts, and all of them at the end.
 step_name=""
 step_start=$SECONDS
@@ -82,6 +85,33 @@ step() {
   step_start=$SECONDS
   printf '\n==> %s\n' "$*"
 }
+
+# Background jobs (the compile started during setup, the fuzz targets' build) and the object-store
+# servers are stopped when the suite ends, however it ends.
+bg_pids=()
+cleanup() {
+  local p
+  for p in "${bg_pids[@]}"; do kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null || true; done
+  if declare -F tdbf_object_stores_stop >/dev/null; then tdbf_object_stores_stop; fi
+}
+trap cleanup EXIT
+
+# The compile (clippy, then the test build) starts before the setup, which mostly waits on the
+# network: the clippy and build steps then wait for it and print its output.
+bg_dir=$root/build/bg
+compile_pid=""
+if wants clippy && wants build; then
+  mkdir -p "$bg_dir"
+  rm -f "$bg_dir"/{clippy,build}.{log,status}
+  set -m  # a process group of its own: cleanup stops its cargo and rustc children too
+  (
+    st=0; run_clippy_cargo >"$bg_dir/clippy.log" 2>&1 || st=$?; echo $st >"$bg_dir/clippy.status"
+    st=0; run_build_cargo >"$bg_dir/build.log" 2>&1 || st=$?; echo $st >"$bg_dir/build.status"
+  ) &
+  compile_pid=$!
+  set +m
+  bg_pids+=("$compile_pid")
+fi
 
 # --- setup: what the selected steps need, installed once --------------------------------------
 step "setup: tools and packages the selected steps need (scripts/setup.sh)"
@@ -102,15 +132,31 @@ if wants dask || wants object-store; then
   # Started once for every step that needs them, stopped by PID when this script exits.
   source scripts/object-store-servers.sh
   tdbf_object_stores_start
+  trap cleanup EXIT  # the servers' own trap replaced by cleanup, which stops them too
 fi
 
 # --- core steps -------------------------------------------------------------------------------
 run_fmt() { cargo fmt --all -- --check; }
 
-run_clippy() { cargo clippy --workspace --all-targets -- -D warnings; }
+# Waits for the background compile's part NAME (clippy or build), prints its output, and fails
+# as it failed.
+wait_bg() {
+  local name=$1
+  while [ ! -f "$bg_dir/$name.status" ]; do
+    kill -0 "$compile_pid" 2>/dev/null || { sleep 1; break; }
+    sleep 1
+  done
+  cat "$bg_dir/$name.log"
+  [ -f "$bg_dir/$name.status" ] || { echo "the background compile stopped before $name ended" >&2; return 1; }
+  return "$(cat "$bg_dir/$name.status")"
+}
+
+run_clippy() {
+  if [ -n "$compile_pid" ]; then wait_bg clippy; else run_clippy_cargo; fi
+}
 
 run_build() {
-  cargo build --profile "$TDBF_PROFILE" --workspace --all-targets
+  if [ -n "$compile_pid" ]; then wait_bg build; else run_build_cargo; fi
   if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     if ! git diff --exit-code -- include/tdbfilter.h; then
       echo "include/tdbfilter.h differs from the committed header: commit the regenerated header" >&2
@@ -153,7 +199,7 @@ run_cargo_test() { cargo test --profile "$TDBF_PROFILE" --workspace; }
 run_c_tests() {
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTDBFILTER_CARGO_PROFILE="$TDBF_PROFILE" >/dev/null
   cmake --build build -j 2
-  ctest --test-dir build --output-on-failure
+  ctest --test-dir build --output-on-failure -j 2
 }
 
 run_compat() { .venv/bin/python tests/compat/run_compat.py --lib "$TDBF_BUILD/libtdbfilter.so"; }
@@ -193,10 +239,11 @@ fuzz_prebuild_pid=""
 start_fuzz_prebuild() {
   if wants fuzz && [ -z "$fuzz_prebuild_pid" ]; then
     mkdir -p build
+    set -m
     (RUSTC_BOOTSTRAP=1 exec nice -n 15 cargo fuzz build -O >"$root/build/fuzz-prebuild.log" 2>&1) &
     fuzz_prebuild_pid=$!
-    # Stopped if the suite ends first (the servers' EXIT trap, when set, is kept).
-    trap 'kill "$fuzz_prebuild_pid" 2>/dev/null || true; if declare -F tdbf_object_stores_stop >/dev/null; then tdbf_object_stores_stop; fi' EXIT
+    set +m
+    bg_pids+=("$fuzz_prebuild_pid")  # stopped by cleanup if the suite ends first
   fi
 }
 if ! wants build || [ "$mode" = only ]; then start_fuzz_prebuild; fi

@@ -18,40 +18,44 @@ lib="$TDBF_BUILD/libtdbfilter.so"
 if [ -f "$TDBF_PREFIX/lib/libtdbfilter.so" ]; then
   lib="$TDBF_PREFIX/lib/libtdbfilter.so"
 fi
-python tests/array/run_array_tests.py --lib "$lib" --tdbf "$TDBF_BUILD/tdbf"
+# What the suites check:
 # Queries (src/array/query, tdbf array cat --range/--layout, tdbf array agg) against TileDB-Py on
 # random dense and sparse arrays: multi-range reads in every layout, aggregates, refusals.
-python tests/array/run_query_tests.py --tdbf "$TDBF_BUILD/tdbf" --arrays 40
 # Array creation: schemas TileDB-Py creates, cloned through tdbf array info --json / create,
 # byte-identical schema payloads; hand-written JSON; TileDB's refusals with its reasons.
-python tests/array/run_create_tests.py --tdbf "$TDBF_BUILD/tdbf"
 # Sparse writes: global order (row/col/Hilbert, strings), duplicate and domain errors, R-tree
 # bytes, against TileDB-Py on random arrays (drives tests/array/global_order_oracle.rs).
-python tests/array/run_global_order_tests.py --cases 400
 # Writes (tdbf array write) against TileDB-Py's: fragment files byte for byte, reads,
 # aggregates, verify, consolidation.
-python tests/array/run_writer_tests.py --tdbf "$TDBF_BUILD/tdbf"
 # Array metadata (tdbf array metadata put/delete) read by TileDB-Py, plain and encrypted, with
 # time travel.
-python tests/array/run_metadata_tests.py --tdbf "$TDBF_BUILD/tdbf"
 # Crash consistency: the writer killed (SIGKILL) at random and at observed points of dense and
 # sparse, streamed and var-size writes; the array reads exactly as before or as after the write
 # through TileDB-Py and the tdbfilter package, and verify names only the uncommitted leftover.
-python tests/array/run_crash_tests.py --tdbf "$TDBF_BUILD/tdbf" --lib "$lib" --runs 60
 # The array lifecycle and groups (examples/lifecycle.rs, built by the build step) against TileDB-Py: vacuum of every
 # mode, uncommitted leftovers, delete_fragments, delete_array, schema evolution, groups, both
 # directions.
-python tests/array/run_lifecycle_tests.py --bin "$TDBF_BUILD/examples/lifecycle"
 # Consolidation (fragments dense and sparse, commits, fragment_meta, array_meta) against TileDB's on twin arrays:
 # the same plan, reads and fragment list, data files byte for byte; the 200-fragment speed ratio.
-python tests/array/run_consolidate_tests.py --bin "$TDBF_BUILD/examples/lifecycle"
 # Deletes (.del commits) against TileDB-Py, both directions: reads at every timestamp, our .del
 # byte-identical, TileDB's consolidations (with and without purge) read, ours with purge
 # byte-identical; the read-through-a-delete ratio.
-python tests/array/run_delete_tests.py --bin "$TDBF_BUILD/examples/lifecycle" --tdbf "$TDBF_BUILD/tdbf"
-python bench/compare_arrays.py --quick --workdir "$TDBF_ROOT/build/bench-arrays-quick" --lib "$lib"
 # The write benchmark in quick mode: our writer (bench/rust/write_bench.rs, built by the build
 # step as an example of the tdbf crate) and TileDB-Py write the same cells of every benchmark
 # array and of the small writes; both arrays must read equal.
-python bench/compare_writes.py --quick --workdir "$TDBF_ROOT/build/bench-writes-quick" \
-  --bench "$TDBF_BUILD/examples/write_bench"
+# The suites are independent (each works in its own temporary folders): they run two at a time
+# (scripts/lanes.sh), the longest first, each one's output printed whole when it ends.
+source scripts/lanes.sh
+tdbf_lanes \
+  arrays "python tests/array/run_array_tests.py --lib '$lib' --tdbf '$TDBF_BUILD/tdbf'" \
+  global-order "python tests/array/run_global_order_tests.py --cases 400" \
+  writer "python tests/array/run_writer_tests.py --tdbf '$TDBF_BUILD/tdbf'" \
+  queries "python tests/array/run_query_tests.py --tdbf '$TDBF_BUILD/tdbf' --arrays 40" \
+  crash "python tests/array/run_crash_tests.py --tdbf '$TDBF_BUILD/tdbf' --lib '$lib' --runs 60" \
+  consolidate "python tests/array/run_consolidate_tests.py --bin '$TDBF_BUILD/examples/lifecycle'" \
+  deletes "python tests/array/run_delete_tests.py --bin '$TDBF_BUILD/examples/lifecycle' --tdbf '$TDBF_BUILD/tdbf'" \
+  lifecycle "python tests/array/run_lifecycle_tests.py --bin '$TDBF_BUILD/examples/lifecycle'" \
+  create "python tests/array/run_create_tests.py --tdbf '$TDBF_BUILD/tdbf'" \
+  metadata "python tests/array/run_metadata_tests.py --tdbf '$TDBF_BUILD/tdbf'" \
+  bench-reads "python bench/compare_arrays.py --quick --workdir '$TDBF_ROOT/build/bench-arrays-quick' --lib '$lib'" \
+  bench-writes "python bench/compare_writes.py --quick --workdir '$TDBF_ROOT/build/bench-writes-quick' --bench '$TDBF_BUILD/examples/write_bench'"

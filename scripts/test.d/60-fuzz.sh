@@ -5,7 +5,7 @@
 # flags, which RUSTC_BOOTSTRAP=1 enables on the stable toolchain. One build (-O, with
 # AddressSanitizer) serves every target. Budget: FUZZ_SECONDS per target (default 8);
 # array_writer, whose runs create, write and read whole arrays, FUZZ_WRITER_SECONDS (default 20,
-# at least FUZZ_SECONDS).
+# at least FUZZ_SECONDS). FUZZ_JOBS targets run at once (default 2).
 # The format parsers get the dictionaries of fuzz/dict/.
 set -euo pipefail
 root="${TDBF_ROOT:?}"
@@ -38,26 +38,43 @@ for d in fuzz/dict/*.dict; do
   t=$(basename "$d" .dict)
   [[ " ${dict_targets[*]} " == *" $t "* ]] || fail "$d: $t is not in dict_targets of this step"
 done
-for target in $targets; do
+# One target's run: its log, and its exit status in a file (the runs go FUZZ_JOBS at once: each
+# libFuzzer process is single-threaded).
+run_target() {
+  local target=$1 budget=$seconds dict=()
   # A scratch corpus seeded from the committed one, so that runs do not add files to git.
   rm -rf "$work/$target" && mkdir -p "$work/$target"
   cp fuzz/corpus/"$target"/* "$work/$target"/
-  dict=()
   [[ " ${dict_targets[*]} " == *" $target "* ]] && dict=(-dict="fuzz/dict/$target.dict")
-  budget=$seconds
   [ "$target" = array_writer ] && budget=$writer_seconds
-  if ! cargo fuzz run -O "$target" "$work/$target" -- -max_total_time="$budget" \
-      -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 "${dict[@]}" \
-      -artifact_prefix="$work/$target-" >"$work/$target.log" 2>&1; then
+  local status=0
+  cargo fuzz run -O "$target" "$work/$target" -- -max_total_time="$budget" \
+    -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 "${dict[@]}" \
+    -artifact_prefix="$work/$target-" >"$work/$target.log" 2>&1 || status=$?
+  echo "$status" >"$work/$target.status"
+}
+jobs_at_once=${FUZZ_JOBS:-2}
+# array_writer (the longest budget) first.
+ordered=$(printf '%s\n' $targets | awk '$0 == "array_writer" {print; next} {rest = rest $0 "\n"} END {printf "%s", rest}')
+for target in $ordered; do
+  rm -f "$work/$target.status"
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_at_once" ]; do wait -n || true; done
+  run_target "$target" &
+done
+wait
+for target in $targets; do
+  [ -f "$work/$target.status" ] || fail "$target: no exit status (the run did not finish)"
+  if [ "$(cat "$work/$target.status")" != 0 ]; then
     tail -n 40 "$work/$target.log" >&2
     echo "fuzz: $target found a problem (artifacts in $work)" >&2
     exit 1
   fi
   words=""
-  if [ ${#dict[@]} -gt 0 ]; then
+  if [[ " ${dict_targets[*]} " == *" $target "* ]]; then
     words=$(grep -m1 -oE '^Dictionary: [0-9]+ entries' "$work/$target.log") \
       || fail "$target: libFuzzer did not load fuzz/dict/$target.dict"
     words=" (${words,})"
   fi
   echo "fuzz $target: $(grep -E '^Done [0-9]+ runs' "$work/$target.log" | tail -n 1) $(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$work/$target.log" | tail -n 1)$words"
 done
+echo "fuzz: $(wc -w <<<"$targets") targets, $jobs_at_once at once: $((SECONDS - t0)) s"

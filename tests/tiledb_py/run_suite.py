@@ -12,7 +12,8 @@ and reports passed/total per module against the same modules run on real TileDB-
 - ``--impl tdbfilter`` (default) copies the tests folder into a temporary directory holding a
   package ``tiledb`` whose ``__init__`` is ``from tdbfilter.tiledb_compat import *`` and whose
   submodules (``tiledb.libtiledb``, ``tiledb.main``, ``tiledb.ctx``…) are tdbfilter's, puts it
-  first on ``sys.path``, and runs pytest there in a subprocess per module.
+  first on ``sys.path``, and runs pytest there in a subprocess per module, ``--jobs`` (2) at
+  once.
 - The table: per module, the tests collected, those passing on TileDB-Py (baseline), those
   passing on tdbfilter, and those passing on both. ``--check-floor`` fails (exit 1) when the
   number passing on both falls below ``floor.json``'s, in total or in any module.
@@ -31,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -68,6 +70,17 @@ def tiledb_tests_dir(python: str) -> Path:
     return tests
 
 
+def make_shim(workdir: Path, tests_src: Path) -> Path:
+    """The folder holding the package ``tiledb`` that resolves to tdbfilter (made once)."""
+    shim = workdir / "shim"
+    if not (shim / "tiledb").is_dir():
+        (shim / "tiledb").mkdir(parents=True)
+        (shim / "tiledb" / "__init__.py").write_text(SHIM_INIT)
+        shutil.copytree(tests_src, shim / "tiledb" / "tests",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    return shim
+
+
 def run_module(python: str, impl: str, module: str, workdir: Path, tests_src: Path,
                package_src: Path, kexpr: str | None, timeout: int) -> dict[str, str]:
     """Runs one module; returns {test id: outcome} (passed, failed, error, skipped)."""
@@ -78,12 +91,7 @@ def run_module(python: str, impl: str, module: str, workdir: Path, tests_src: Pa
         cwd = workdir
         env.pop("PYTHONPATH", None)
     else:
-        shim = workdir / "shim"
-        if not (shim / "tiledb").is_dir():
-            (shim / "tiledb").mkdir(parents=True)
-            (shim / "tiledb" / "__init__.py").write_text(SHIM_INIT)
-            shutil.copytree(tests_src, shim / "tiledb" / "tests",
-                            ignore=shutil.ignore_patterns("__pycache__"))
+        shim = make_shim(workdir, tests_src)
         args = [str(shim / "tiledb" / "tests" / f"{module}.py")]
         cwd = shim
         env["PYTHONPATH"] = os.pathsep.join([str(shim), str(package_src)])
@@ -128,6 +136,8 @@ def main() -> int:
     ap.add_argument("--check-floor", action="store_true")
     ap.add_argument("--json", help="write the per-test outcomes here")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per module")
+    ap.add_argument("--jobs", type=int, default=2,
+                    help="modules run at once (each in its own pytest process)")
     ap.add_argument("-k", dest="kexpr")
     a = ap.parse_args()
     modules = [m for m in a.modules.split(",") if m]
@@ -138,12 +148,18 @@ def main() -> int:
     impls = ["tiledb", "tdbfilter"] if a.impl == "both" else [a.impl]
     results: dict[str, dict[str, dict[str, str]]] = {}
     with tempfile.TemporaryDirectory(prefix="tiledb-py-suite-") as tmp:
-        for impl in impls:
-            results[impl] = {}
-            for m in modules:
-                results[impl][m] = run_module(a.python, impl, m, Path(tmp), tests_src,
-                                              Path(a.package_src), a.kexpr, a.timeout)
-                if not results[impl][m]:
+        if "tdbfilter" in impls:
+            make_shim(Path(tmp), tests_src)  # before the workers start: they share it
+        # The longest modules first, so that the last to finish is a short one.
+        order = sorted(modules, key=lambda m: m != "test_libtiledb")
+        jobs = [(impl, m) for impl in impls for m in order]
+        with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+            done = pool.map(lambda job: run_module(a.python, job[0], job[1], Path(tmp),
+                                                   tests_src, Path(a.package_src), a.kexpr,
+                                                   a.timeout), jobs)
+            for (impl, m), r in zip(jobs, done):
+                results.setdefault(impl, {})[m] = r
+                if not r:
                     print(f"run_suite: {impl} {m}: no results (collection failed?)",
                           file=sys.stderr)
 
