@@ -32,7 +32,7 @@ mod sparse;
 mod tiles;
 
 pub use aggregate::{Aggregate, AggregateOp, AggregateValue};
-pub use batch::Batches;
+pub use batch::{Batches, FieldBuffers, FieldSizes, Filled};
 pub use condition::QueryCondition;
 pub use filter::{CellFilter, FnFilter};
 pub use ranges::{MultiRange, RangeValue};
@@ -297,7 +297,10 @@ impl<'a> Query<'a> {
 
     /// Runs the query and hands its cells out in batches of at most `budget` bytes each
     /// (data, offsets and validity of every field), never splitting a cell. Dense row-major
-    /// and col-major reads are computed slab by slab as the batches are taken.
+    /// and col-major reads are computed slab by slab as the batches are taken, each slab of
+    /// at most `budget` bytes of fixed-size values (so memory stays near `budget` and a few
+    /// tiles); other reads are computed whole first. [`Batches::next_into`] writes batches
+    /// into caller buffers instead.
     pub fn submit_batches(self, budget: u64) -> Result<Batches<'a>> {
         if !self.aggregates.is_empty() {
             return Err(Error::invalid(
