@@ -13,6 +13,7 @@ use super::QueryLayout;
 use super::dense;
 use super::filter::CellFilter;
 use super::gather::{self, gather};
+use crate::array::geometry::DimGrid;
 use crate::array::schema::VAR_NUM;
 use crate::array::{Array, FieldData};
 use crate::error::{Error, Result};
@@ -28,7 +29,7 @@ pub struct Batch {
 
 /// Caller buffers for one field of [`Batches::next_into`].
 #[derive(Debug)]
-pub struct FieldBuffers<'b> {
+pub struct BatchBuffers<'b> {
     /// The cells' values.
     pub data: &'b mut [u8],
     /// Var-size fields (required for them, refused otherwise): one little-endian `u64` per
@@ -40,7 +41,7 @@ pub struct FieldBuffers<'b> {
 
 /// The bytes [`Batches::next_into`] wrote into one field's buffers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FieldSizes {
+pub struct BatchSizes {
     /// Bytes of values.
     pub data: u64,
     /// Bytes of offsets (8 per cell of a var-size field, else 0).
@@ -55,7 +56,7 @@ pub struct Filled {
     /// Cells written (the same for every field).
     pub cells: u64,
     /// Bytes written per field, in the buffers' order.
-    pub sizes: Vec<FieldSizes>,
+    pub sizes: Vec<BatchSizes>,
     /// Whether every cell has now been handed out (TileDB's "complete"; otherwise
     /// "incomplete": call again for the rest).
     pub complete: bool,
@@ -63,7 +64,7 @@ pub struct Filled {
 
 /// Checks that `b` suits field `f`: offsets exactly for var-size fields, validity exactly for
 /// nullable ones.
-fn check_buffers(f: &FieldData, b: &FieldBuffers<'_>) -> Result<()> {
+fn check_buffers(f: &FieldData, b: &BatchBuffers<'_>) -> Result<()> {
     let var = f.cell_val_num == VAR_NUM;
     match (var, b.offsets.is_some()) {
         (true, false) => {
@@ -122,6 +123,8 @@ struct DenseSlabs<'a> {
     len: u64,
     /// Positions per slab.
     step: u64,
+    /// The tile grid of `outer`, to end slabs on tile boundaries (each tile decoded once).
+    grid: Option<DimGrid>,
 }
 
 impl DenseSlabs<'_> {
@@ -140,12 +143,39 @@ impl DenseSlabs<'_> {
         out
     }
 
+    /// How many positions before `to` lie past the last tile boundary of `outer` within the
+    /// same range (0 when that would leave the slab empty or without a grid).
+    fn past_boundary(&self, to: u64) -> u64 {
+        let Some(g) = self.grid else {
+            return 0;
+        };
+        let mut pos = 0u64;
+        for &(l, h) in &self.ranges[self.outer] {
+            let w = (h - l + 1) as u64;
+            if to <= pos + w {
+                let last = l + (to - 1 - pos) as i128;
+                let past = ((last - g.lo + 1).rem_euclid(g.extent)) as u64;
+                let in_range = to - pos;
+                return if past < in_range && to - past > self.next {
+                    past
+                } else {
+                    0
+                };
+            }
+            pos += w;
+        }
+        0
+    }
+
     /// The next slab's fields (`None` when every slab was read).
     fn next_slab(&mut self) -> Result<Option<Vec<FieldData>>> {
         if self.next >= self.len {
             return Ok(None);
         }
-        let to = (self.next + self.step).min(self.len);
+        let mut to = (self.next + self.step).min(self.len);
+        if to < self.len {
+            to -= self.past_boundary(to);
+        }
         let mut ranges = self.ranges.clone();
         ranges[self.outer] = self.slab_ranges(self.next, to);
         self.next = to;
@@ -185,7 +215,8 @@ impl<'a> Batches<'a> {
     }
 
     /// Batches of a dense row-major or col-major read, computed slab by slab: as many
-    /// positions of the slowest dimension as the fixed-size part of the budget allows.
+    /// positions of the slowest dimension as half the budget allows in fixed-size bytes,
+    /// ending on tile boundaries when a slab spans tiles.
     pub(crate) fn dense(
         array: &'a Array,
         names: Vec<String>,
@@ -221,7 +252,12 @@ impl<'a> Batches<'a> {
                 },
             )
             .sum();
-        let step = (budget / inner.saturating_mul(per_cell).max(1)).max(1);
+        // Reading a slab holds its cells and, meanwhile, its tiles' bytes: half the budget
+        // each.
+        let step = (budget / 2 / inner.saturating_mul(per_cell).max(1)).max(1);
+        let grid = DimGrid::of(&schema.dimensions[outer])
+            .ok()
+            .filter(|g| step >= g.extent as u64);
         Batches {
             fields: Vec::new(),
             next: 0,
@@ -237,6 +273,7 @@ impl<'a> Batches<'a> {
                 outer,
                 next: 0,
                 step,
+                grid,
             }),
         }
     }
@@ -304,7 +341,7 @@ impl<'a> Batches<'a> {
     /// [`Error::BufferTooSmall`] naming the field and the bytes needed; nothing is consumed
     /// then, so the call may be repeated with larger buffers. After the complete batch, calls
     /// write nothing and say complete.
-    pub fn next_into(&mut self, buffers: &mut [FieldBuffers<'_>]) -> Result<Filled> {
+    pub fn next_into(&mut self, buffers: &mut [BatchBuffers<'_>]) -> Result<Filled> {
         if buffers.len() != self.field_count() {
             return Err(Error::invalid(format!(
                 "the query has {} fields, {} buffers were given",
@@ -312,7 +349,7 @@ impl<'a> Batches<'a> {
                 buffers.len()
             )));
         }
-        let mut sizes = vec![FieldSizes::default(); buffers.len()];
+        let mut sizes = vec![BatchSizes::default(); buffers.len()];
         let mut cells = 0u64;
         while !self.done {
             self.load()?;
@@ -354,8 +391,8 @@ impl<'a> Batches<'a> {
         &self,
         start: usize,
         total: usize,
-        buffers: &[FieldBuffers<'_>],
-        used: &[FieldSizes],
+        buffers: &[BatchBuffers<'_>],
+        used: &[BatchSizes],
     ) -> usize {
         let mut end = total;
         for ((f, b), u) in self.fields.iter().zip(buffers).zip(used) {
@@ -385,7 +422,7 @@ impl<'a> Batches<'a> {
     }
 
     /// The error for cell `i` fitting none of its buffers.
-    fn too_small(&self, i: usize, buffers: &[FieldBuffers<'_>]) -> Error {
+    fn too_small(&self, i: usize, buffers: &[BatchBuffers<'_>]) -> Error {
         for (f, b) in self.fields.iter().zip(buffers) {
             let data = f.cell(i).len();
             let parts = [
@@ -462,7 +499,7 @@ impl<'a> Batches<'a> {
 }
 
 /// Copies cells `s..e` of `f` after what `sz` says was written, and counts them in `sz`.
-fn copy_cells(f: &FieldData, s: usize, e: usize, b: &mut FieldBuffers<'_>, sz: &mut FieldSizes) {
+fn copy_cells(f: &FieldData, s: usize, e: usize, b: &mut BatchBuffers<'_>, sz: &mut BatchSizes) {
     let (ds, de) = data_span(f, s, e);
     let at = sz.data as usize;
     b.data[at..at + de - ds].copy_from_slice(&f.data[ds..de]);

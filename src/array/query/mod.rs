@@ -32,7 +32,7 @@ mod sparse;
 mod tiles;
 
 pub use aggregate::{Aggregate, AggregateOp, AggregateValue};
-pub use batch::{Batches, FieldBuffers, FieldSizes, Filled};
+pub use batch::{BatchBuffers, BatchSizes, Batches, Filled};
 pub use condition::QueryCondition;
 pub use filter::{CellFilter, FnFilter};
 pub use ranges::{MultiRange, RangeValue};

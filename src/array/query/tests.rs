@@ -519,10 +519,10 @@ fn drain_into(
             .iter()
             .map(|&(d, o, v)| (vec![0xAA; d], vec![0xAA; o], vec![0xAA; v]))
             .collect();
-        let mut bufs: Vec<FieldBuffers<'_>> = store
+        let mut bufs: Vec<BatchBuffers<'_>> = store
             .iter_mut()
             .zip(sizes)
-            .map(|((d, o, v), &(_, os, vs))| FieldBuffers {
+            .map(|((d, o, v), &(_, os, vs))| BatchBuffers {
                 data: d,
                 offsets: (os > 0).then_some(o.as_mut_slice()),
                 validity: (vs > 0).then_some(v.as_mut_slice()),
@@ -595,17 +595,17 @@ fn batches_into_caller_buffers_continue_where_they_stopped() {
     let mut d2 = [0u8; 16];
     let mut d3 = [0u8; 16];
     let mut bufs = [
-        FieldBuffers {
+        BatchBuffers {
             data: &mut d2,
             offsets: None,
             validity: None,
         },
-        FieldBuffers {
+        BatchBuffers {
             data: &mut d,
             offsets: Some(&mut o),
             validity: Some(&mut v),
         },
-        FieldBuffers {
+        BatchBuffers {
             data: &mut d3,
             offsets: None,
             validity: None,
