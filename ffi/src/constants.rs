@@ -241,6 +241,15 @@ pub const TDB_AGG_NULL_COUNT: tdb_aggregate_op_t = 4;
 /// The number of cells (no field).
 pub const TDB_AGG_COUNT: tdb_aggregate_op_t = 5;
 
+/// The status of a query read in batches (`tiledb_query_status_t` values).
+pub type tdb_query_status_t = u32;
+/// Every cell has been handed out.
+pub const TDB_QUERY_COMPLETED: tdb_query_status_t = 1;
+/// The last batch filled the buffers before the end: submit again for the rest.
+pub const TDB_QUERY_INCOMPLETE: tdb_query_status_t = 3;
+/// Nothing submitted yet (or the query changed since).
+pub const TDB_QUERY_UNINITIALIZED: tdb_query_status_t = 4;
+
 /// The write layout of a `tdb_layout_t` value.
 pub(crate) fn write_layout(
     layout: tdb_layout_t,
