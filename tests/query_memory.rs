@@ -70,7 +70,7 @@ const BUDGET: usize = ROWS * N * 13;
 const TILE: usize = 32 * N * 8;
 
 fn b_of(i: usize) -> (f32, u8) {
-    (i as f32 * 0.5, u8::from(i % 7 != 0))
+    (i as f32 * 0.5, u8::from(!i.is_multiple_of(7)))
 }
 
 /// Writes the array at `path`.

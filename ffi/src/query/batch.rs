@@ -63,7 +63,7 @@ pub(super) struct Running {
 
 /// The buffers entry of `field` in `q` (added, and any batch read restarted, when `field`
 /// is new), after checking it names an attribute or dimension.
-fn entry<'q>(q: &'q mut tdb_query_t, field: *const c_char) -> Result<&'q mut FieldBuffer> {
+fn entry(q: &mut tdb_query_t, field: *const c_char) -> Result<&mut FieldBuffer> {
     let name = guard::c_str(field, "field")?;
     let schema = q.array()?.inner.schema();
     if schema.attribute_index(name).is_none() && schema.dimension_index(name).is_none() {

@@ -506,12 +506,12 @@ fn dense_conditions_fill_failing_cells_and_prune_aggregate_tiles() {
     std::fs::remove_dir_all(root).unwrap();
 }
 
+/// Per field, each cell's bytes and validity byte.
+type CellsOf = Vec<Vec<(Vec<u8>, u8)>>;
+
 /// Reads every batch of `batches` through buffers of the given sizes (data, offsets,
 /// validity per field; 0: no buffer) and returns the cells per field as (bytes, valid).
-fn drain_into(
-    batches: &mut Batches<'_>,
-    sizes: &[(usize, usize, usize)],
-) -> (Vec<Vec<(Vec<u8>, u8)>>, usize) {
+fn drain_into(batches: &mut Batches<'_>, sizes: &[(usize, usize, usize)]) -> (CellsOf, usize) {
     let mut out = vec![Vec::new(); sizes.len()];
     let mut rounds = 0;
     loop {
@@ -563,7 +563,7 @@ fn drain_into(
 }
 
 /// The cells of a whole result per field, as [`drain_into`] returns them.
-fn cells_of(fields: &[FieldData]) -> Vec<Vec<(Vec<u8>, u8)>> {
+fn cells_of(fields: &[FieldData]) -> CellsOf {
     fields
         .iter()
         .map(|f| {
