@@ -437,6 +437,14 @@ mod tests {
         ]
     }
 
+    fn query_statuses() -> Vec<(&'static str, u64)> {
+        named![
+            TDB_QUERY_COMPLETED,
+            TDB_QUERY_INCOMPLETE,
+            TDB_QUERY_UNINITIALIZED
+        ]
+    }
+
     fn object_types() -> Vec<(&'static str, u64)> {
         named![TDB_OBJECT_INVALID, TDB_OBJECT_GROUP, TDB_OBJECT_ARRAY]
     }
@@ -495,6 +503,7 @@ mod tests {
             pipeline_kinds(),
             layouts(),
             aggregate_ops(),
+            query_statuses(),
             object_types(),
             sizes(),
         ];
@@ -506,7 +515,7 @@ mod tests {
             );
         }
         let header = header_constants();
-        assert_eq!(rust.len(), 107);
+        assert_eq!(rust.len(), 110);
         assert_eq!(header, rust, "include/tdbfilter.h against ffi/src");
         // Each enum's values are distinct.
         for group in &groups[..groups.len() - 1] {
