@@ -341,6 +341,9 @@ static void test_sparse_batches(const char *path) {
   CHECK(st == TDB_QUERY_UNINITIALIZED);
   CHECK_OK(tdb_query_submit_batch(q, E));
   CHECK(x[0] == 6 && x[1] == 7);
+  uint64_t decoded = 0, pruned = 0;
+  CHECK_OK(tdb_query_stats(q, NULL, &decoded, &pruned, NULL, E));
+  CHECK(pruned == 2 && decoded == 2); /* x 1-4 pruned, 5-8 decoded */
   CHECK_OK(tdb_query_submit_batch(q, E));
   CHECK_OK(tdb_query_result_size(q, "x", &cells, NULL, NULL, NULL, E));
   CHECK_OK(tdb_query_status(q, &st, E));

@@ -1809,7 +1809,8 @@ tdb_status_t tdb_query_aggregate(const tdb_query_t *query,
 /**
  * What the last submit did: tiles answered from fragment metadata, tiles decoded, tiles the
  * condition pruned undecoded, and the bytes of decoded tiles (in the query's tile paths).
- * Any output may be NULL.
+ * A batch read reports what its first `tdb_query_submit_batch` computed (reads other than
+ * dense row- and col-major ones are computed whole then). Any output may be NULL.
  */
 tdb_status_t tdb_query_stats(const tdb_query_t *query,
                              uint64_t *tiles_from_metadata,

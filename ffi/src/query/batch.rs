@@ -222,7 +222,9 @@ pub unsafe extern "C" fn tdb_query_submit_batch(
         }
         if q.running.is_none() || q.status == TDB_QUERY_COMPLETED {
             q.running = None;
-            q.running = Some(start(q)?);
+            let r = start(q)?;
+            q.stats = r.batches.stats();
+            q.running = Some(r);
         }
         let mut bufs: Vec<BatchBuffers<'_>> = Vec::with_capacity(q.buffers.len());
         for b in &q.buffers {

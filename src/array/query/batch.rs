@@ -9,10 +9,10 @@
 //! buffer of every field holds, across slabs, the next call continuing where this one
 //! stopped.
 
-use super::QueryLayout;
 use super::dense;
 use super::filter::CellFilter;
 use super::gather::{self, gather};
+use super::{QueryLayout, QueryStats};
 use crate::array::geometry::DimGrid;
 use crate::array::schema::VAR_NUM;
 use crate::array::{Array, FieldData};
@@ -190,6 +190,7 @@ pub struct Batches<'a> {
     budget: u64,
     done: bool,
     slabs: Option<DenseSlabs<'a>>,
+    stats: QueryStats,
 }
 
 impl std::fmt::Debug for Batches<'_> {
@@ -204,14 +205,20 @@ impl std::fmt::Debug for Batches<'_> {
 
 impl<'a> Batches<'a> {
     /// Batches of an already computed result.
-    pub(crate) fn new(fields: Vec<FieldData>, budget: u64) -> Batches<'a> {
+    pub(crate) fn new(fields: Vec<FieldData>, budget: u64, stats: QueryStats) -> Batches<'a> {
         Batches {
             fields,
             next: 0,
             budget,
             done: false,
             slabs: None,
+            stats,
         }
+    }
+
+    /// What computing the result did (reads computed whole; dense slabs report nothing).
+    pub fn stats(&self) -> QueryStats {
+        self.stats
     }
 
     /// Batches of a dense row-major or col-major read, computed slab by slab: as many
@@ -275,6 +282,7 @@ impl<'a> Batches<'a> {
                 step,
                 grid,
             }),
+            stats: QueryStats::default(),
         }
     }
 

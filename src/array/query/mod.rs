@@ -332,7 +332,8 @@ impl<'a> Query<'a> {
                 budget,
             ));
         }
-        Ok(Batches::new(self.submit()?.fields, budget))
+        let r = self.submit()?;
+        Ok(Batches::new(r.fields, budget, r.stats))
     }
 }
 
