@@ -1809,8 +1809,8 @@ tdb_status_t tdb_query_aggregate(const tdb_query_t *query,
 /**
  * What the last submit did: tiles answered from fragment metadata, tiles decoded, tiles the
  * condition pruned undecoded, and the bytes of decoded tiles (in the query's tile paths).
- * A batch read reports what its first `tdb_query_submit_batch` computed (reads other than
- * dense row- and col-major ones are computed whole then). Any output may be NULL.
+ * A batch read reports what its slabs computed so far (sparse slabs decode the tiles they
+ * cross, some more than once; dense slabs report nothing). Any output may be NULL.
  */
 tdb_status_t tdb_query_stats(const tdb_query_t *query,
                              uint64_t *tiles_from_metadata,
@@ -1863,13 +1863,15 @@ tdb_status_t tdb_query_set_validity_buffer(tdb_query_t *query,
  * var-size cell is never split), continuing after the previous batch; then
  * `tdb_query_status` says `TDB_QUERY_INCOMPLETE` (submit again, with the same or fresh
  * buffers) or `TDB_QUERY_COMPLETED`, and `tdb_query_result_size` what each field received.
- * Submitting a completed read starts it again. Dense row- and col-major reads are computed
- * slab by slab, each slab within the buffers' total size; other reads are computed whole at
- * the first submit. A next cell larger than its buffer is `TDB_ERR_BUFFER_TOO_SMALL` naming
+ * Submitting a completed read starts it again. Row- and col-major reads (sparse ones over an
+ * integer slowest dimension) are computed slab by slab, each within about half the buffers'
+ * total size, so the library holds about that and a few tiles; other reads (global order,
+ * unordered) are computed whole at the first submit. A next cell larger than its buffer is `TDB_ERR_BUFFER_TOO_SMALL` naming
  * the field and the bytes needed, with nothing consumed: retry with larger buffers. Changing
  * the layout, ranges or condition restarts the read. Aggregates are refused.
  */
-tdb_status_t tdb_query_submit_batch(tdb_query_t *query, tdb_error_t **error);
+tdb_status_t tdb_query_submit_batch(tdb_query_t *query,
+                                    tdb_error_t **error);
 
 /**
  * The status of the query's batch read: `TDB_QUERY_UNINITIALIZED` before the first

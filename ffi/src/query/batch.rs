@@ -195,9 +195,10 @@ fn start(q: &tdb_query_t) -> Result<Running> {
 /// var-size cell is never split), continuing after the previous batch; then
 /// `tdb_query_status` says `TDB_QUERY_INCOMPLETE` (submit again, with the same or fresh
 /// buffers) or `TDB_QUERY_COMPLETED`, and `tdb_query_result_size` what each field received.
-/// Submitting a completed read starts it again. Dense row- and col-major reads are computed
-/// slab by slab, each slab within the buffers' total size; other reads are computed whole at
-/// the first submit. A next cell larger than its buffer is `TDB_ERR_BUFFER_TOO_SMALL` naming
+/// Submitting a completed read starts it again. Row- and col-major reads (sparse ones over an
+/// integer slowest dimension) are computed slab by slab, each within about half the buffers'
+/// total size, so the library holds about that and a few tiles; other reads (global order,
+/// unordered) are computed whole at the first submit. A next cell larger than its buffer is `TDB_ERR_BUFFER_TOO_SMALL` naming
 /// the field and the bytes needed, with nothing consumed: retry with larger buffers. Changing
 /// the layout, ranges or condition restarts the read. Aggregates are refused.
 #[unsafe(no_mangle)]
@@ -240,7 +241,9 @@ pub unsafe extern "C" fn tdb_query_submit_batch(
             bufs.push(buffer);
         }
         let running = q.running.as_mut().expect("started above");
-        let filled = running.batches.next_into(&mut bufs)?;
+        let filled = running.batches.next_into(&mut bufs);
+        q.stats = running.batches.stats();
+        let filled = filled?;
         q.status = if filled.complete {
             TDB_QUERY_COMPLETED
         } else {

@@ -375,8 +375,8 @@ pub unsafe extern "C" fn tdb_query_aggregate(
 
 /// What the last submit did: tiles answered from fragment metadata, tiles decoded, tiles the
 /// condition pruned undecoded, and the bytes of decoded tiles (in the query's tile paths).
-/// A batch read reports what its first `tdb_query_submit_batch` computed (reads other than
-/// dense row- and col-major ones are computed whole then). Any output may be NULL.
+/// A batch read reports what its slabs computed so far (sparse slabs decode the tiles they
+/// cross, some more than once; dense slabs report nothing). Any output may be NULL.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_query_stats(
     query: *const tdb_query_t,

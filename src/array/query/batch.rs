@@ -1,8 +1,11 @@
 //! Results in bounded batches: a query's cells handed out in pieces of at most a byte budget
 //! (data, offsets and validity of every field), never splitting a cell, as TileDB hands out
-//! an incomplete query's results buffer by buffer. Dense row-major and col-major reads are
-//! computed slab by slab (a run of positions of the slowest dimension at a time), so memory
-//! stays near one slab; other reads are computed whole and handed out in pieces.
+//! an incomplete query's results buffer by buffer. Row-major and col-major reads are
+//! computed slab by slab (dense: a run of positions of the slowest dimension at a time;
+//! sparse: an interval of the slowest dimension when it is an integer one, see
+//! sparse_slabs.rs), so memory stays near one slab; other reads (global order, unordered,
+//! sparse over a string or float slowest dimension) are computed whole and handed out in
+//! pieces.
 //!
 //! Batches come either as owned [`Batch`]es of at most the budget ([`Batches::next_batch`])
 //! or written into caller buffers ([`Batches::next_into`]): as many whole cells as every
@@ -12,6 +15,7 @@
 use super::dense;
 use super::filter::CellFilter;
 use super::gather::{self, gather};
+use super::sparse_slabs::SparseSlabs;
 use super::{QueryLayout, QueryStats};
 use crate::array::geometry::DimGrid;
 use crate::array::schema::VAR_NUM;
@@ -189,8 +193,32 @@ pub struct Batches<'a> {
     next: u64,
     budget: u64,
     done: bool,
-    slabs: Option<DenseSlabs<'a>>,
+    slabs: Option<Slabs<'a>>,
+    /// The number of fields of each batch.
+    field_count: usize,
     stats: QueryStats,
+}
+
+/// A read computed slab by slab.
+enum Slabs<'a> {
+    Dense(DenseSlabs<'a>),
+    Sparse(SparseSlabs<'a>),
+}
+
+impl Slabs<'_> {
+    fn next_slab(&mut self) -> Result<Option<Vec<FieldData>>> {
+        match self {
+            Slabs::Dense(d) => d.next_slab(),
+            Slabs::Sparse(s) => s.next_slab(),
+        }
+    }
+
+    fn more(&self) -> bool {
+        match self {
+            Slabs::Dense(d) => d.next < d.len,
+            Slabs::Sparse(s) => s.more(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Batches<'_> {
@@ -207,6 +235,7 @@ impl<'a> Batches<'a> {
     /// Batches of an already computed result.
     pub(crate) fn new(fields: Vec<FieldData>, budget: u64, stats: QueryStats) -> Batches<'a> {
         Batches {
+            field_count: fields.len(),
             fields,
             next: 0,
             budget,
@@ -216,9 +245,26 @@ impl<'a> Batches<'a> {
         }
     }
 
-    /// What computing the result did (reads computed whole; dense slabs report nothing).
+    /// Batches of a sparse row-major or col-major read computed slab by slab (see
+    /// [`SparseSlabs`]).
+    pub(crate) fn sparse(slabs: SparseSlabs<'a>, budget: u64) -> Batches<'a> {
+        Batches {
+            field_count: slabs.names.len(),
+            fields: Vec::new(),
+            next: 0,
+            budget,
+            done: false,
+            slabs: Some(Slabs::Sparse(slabs)),
+            stats: QueryStats::default(),
+        }
+    }
+
+    /// What computing the result did so far (dense slabs report nothing).
     pub fn stats(&self) -> QueryStats {
-        self.stats
+        match &self.slabs {
+            Some(Slabs::Sparse(s)) => s.stats,
+            _ => self.stats,
+        }
     }
 
     /// Batches of a dense row-major or col-major read, computed slab by slab: as many
@@ -266,11 +312,12 @@ impl<'a> Batches<'a> {
             .ok()
             .filter(|g| step >= g.extent as u64);
         Batches {
+            field_count: names.len(),
             fields: Vec::new(),
             next: 0,
             budget,
             done: false,
-            slabs: Some(DenseSlabs {
+            slabs: Some(Slabs::Dense(DenseSlabs {
                 array,
                 names,
                 len: width(&ranges[outer]),
@@ -281,7 +328,7 @@ impl<'a> Batches<'a> {
                 next: 0,
                 step,
                 grid,
-            }),
+            })),
             stats: QueryStats::default(),
         }
     }
@@ -316,6 +363,9 @@ impl<'a> Batches<'a> {
                     self.next = 0;
                 }
                 None => {
+                    if let Some(Slabs::Sparse(s)) = &self.slabs {
+                        self.stats = s.stats;
+                    }
                     self.slabs = None;
                     break;
                 }
@@ -326,16 +376,13 @@ impl<'a> Batches<'a> {
 
     /// Whether cells remain after the current slab's.
     fn more_slabs(&self) -> bool {
-        self.slabs.as_ref().is_some_and(|s| s.next < s.len)
+        self.slabs.as_ref().is_some_and(Slabs::more)
     }
 
     /// The number of fields a batch has (what [`next_into`](Self::next_into) takes buffers
     /// for).
     pub fn field_count(&self) -> usize {
-        match &self.slabs {
-            Some(s) => s.names.len(),
-            None => self.fields.len(),
-        }
+        self.field_count
     }
 
     /// Whether every cell has been handed out.
