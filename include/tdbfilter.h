@@ -1825,7 +1825,7 @@ tdb_status_t tdb_query_stats(const tdb_query_t *query,
  * `tdb_query_submit_batch`. Batches read the fields given buffers, in the order first set
  * (`tdb_query_add_field` is for `tdb_query_submit`); a field new to a batch read in
  * progress restarts it. The buffer is written by the submits (not copied): keep it alive
- * and unused by anything else until then. Setting it again (another pointer or size) is
+ * and unused by anything else until then; no two buffers of a query may overlap. Setting it again (another pointer or size) is
  * how a read continues into fresh buffers.
  */
 tdb_status_t tdb_query_set_data_buffer(tdb_query_t *query,

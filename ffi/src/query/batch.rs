@@ -92,7 +92,7 @@ fn entry(q: &mut tdb_query_t, field: *const c_char) -> Result<&mut FieldBuffer> 
 /// `tdb_query_submit_batch`. Batches read the fields given buffers, in the order first set
 /// (`tdb_query_add_field` is for `tdb_query_submit`); a field new to a batch read in
 /// progress restarts it. The buffer is written by the submits (not copied): keep it alive
-/// and unused by anything else until then. Setting it again (another pointer or size) is
+/// and unused by anything else until then; no two buffers of a query may overlap. Setting it again (another pointer or size) is
 /// how a read continues into fresh buffers.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_query_set_data_buffer(
