@@ -244,6 +244,11 @@ typedef uint32_t tdb_layout_t;
 typedef uint32_t tdb_aggregate_op_t;
 
 /**
+ * The status of a query read in batches (`tiledb_query_status_t` values).
+ */
+typedef uint32_t tdb_query_status_t;
+
+/**
  * The field's own filters (attributes; dimensions with their effective filters).
  */
 #define TDB_ARRAY_PIPELINE_FIELD 0
@@ -687,6 +692,21 @@ typedef uint32_t tdb_aggregate_op_t;
  * The number of cells (no field).
  */
 #define TDB_AGG_COUNT 5
+
+/**
+ * Every cell has been handed out.
+ */
+#define TDB_QUERY_COMPLETED 1
+
+/**
+ * The last batch filled the buffers before the end: submit again for the rest.
+ */
+#define TDB_QUERY_INCOMPLETE 3
+
+/**
+ * Nothing submitted yet (or the query changed since).
+ */
+#define TDB_QUERY_UNINITIALIZED 4
 
 /**
  * Neither an array nor a group (TileDB stores it for members that did not exist).
@@ -1789,7 +1809,8 @@ tdb_status_t tdb_query_aggregate(const tdb_query_t *query,
 /**
  * What the last submit did: tiles answered from fragment metadata, tiles decoded, tiles the
  * condition pruned undecoded, and the bytes of decoded tiles (in the query's tile paths).
- * Any output may be NULL.
+ * A batch read reports what its slabs computed so far (sparse slabs decode the tiles they
+ * cross, some more than once; dense slabs report nothing). Any output may be NULL.
  */
 tdb_status_t tdb_query_stats(const tdb_query_t *query,
                              uint64_t *tiles_from_metadata,
@@ -1797,6 +1818,83 @@ tdb_status_t tdb_query_stats(const tdb_query_t *query,
                              uint64_t *tiles_pruned,
                              uint64_t *bytes_decoded,
                              tdb_error_t **error);
+
+/**
+ * Sets the buffer receiving the values of `field` (an attribute or dimension; fixed-size
+ * cells, or the concatenated values of var-size cells), `data_size` bytes, for the next
+ * `tdb_query_submit_batch`. Batches read the fields given buffers, in the order first set
+ * (`tdb_query_add_field` is for `tdb_query_submit`); a field new to a batch read in
+ * progress restarts it. The buffer is written by the submits (not copied): keep it alive
+ * and unused by anything else until then; no two buffers of a query may overlap. Setting it again (another pointer or size) is
+ * how a read continues into fresh buffers.
+ */
+tdb_status_t tdb_query_set_data_buffer(tdb_query_t *query,
+                                       const char *field,
+                                       void *data,
+                                       size_t data_size,
+                                       tdb_error_t **error);
+
+/**
+ * Sets the buffer receiving the start of each var-size cell of `field` in its data buffer
+ * (`offset_count` slots; one offset per cell, the first cell of each batch at 0, no extra
+ * element), for the next `tdb_query_submit_batch`; required for var-size fields, refused at
+ * submit for others. Written by the submits, not copied.
+ */
+tdb_status_t tdb_query_set_offsets_buffer(tdb_query_t *query,
+                                          const char *field,
+                                          uint64_t *offsets,
+                                          size_t offset_count,
+                                          tdb_error_t **error);
+
+/**
+ * Sets the buffer receiving the validity of nullable `field` (one byte per cell, 0 null;
+ * `validity_size` bytes), for the next `tdb_query_submit_batch`; required for nullable
+ * fields, refused at submit for others. Written by the submits, not copied.
+ */
+tdb_status_t tdb_query_set_validity_buffer(tdb_query_t *query,
+                                           const char *field,
+                                           uint8_t *validity,
+                                           size_t validity_size,
+                                           tdb_error_t **error);
+
+/**
+ * Reads the next batch into the buffers set with `tdb_query_set_*_buffer` (every field
+ * given any buffer needs a data buffer): as many whole cells as every buffer holds (a
+ * var-size cell is never split), continuing after the previous batch; then
+ * `tdb_query_status` says `TDB_QUERY_INCOMPLETE` (submit again, with the same or fresh
+ * buffers) or `TDB_QUERY_COMPLETED`, and `tdb_query_result_size` what each field received.
+ * Submitting a completed read starts it again. Row- and col-major reads (sparse ones over an
+ * integer slowest dimension) are computed slab by slab, each within about half the buffers'
+ * total size, so the library holds about that and a few tiles; other reads (global order,
+ * unordered) are computed whole at the first submit. A next cell larger than its buffer is `TDB_ERR_BUFFER_TOO_SMALL` naming
+ * the field and the bytes needed, with nothing consumed: retry with larger buffers. Changing
+ * the layout, ranges or condition restarts the read. Aggregates are refused.
+ */
+tdb_status_t tdb_query_submit_batch(tdb_query_t *query,
+                                    tdb_error_t **error);
+
+/**
+ * The status of the query's batch read: `TDB_QUERY_UNINITIALIZED` before the first
+ * `tdb_query_submit_batch` (and after a change restarted it), `TDB_QUERY_INCOMPLETE` while
+ * cells remain, `TDB_QUERY_COMPLETED` once every cell was handed out.
+ */
+tdb_status_t tdb_query_status(const tdb_query_t *query,
+                              tdb_query_status_t *status,
+                              tdb_error_t **error);
+
+/**
+ * What the last `tdb_query_submit_batch` wrote for `field`: its cells (the same for every
+ * field), bytes of data, offsets (one per cell of a var-size field, else 0) and validity
+ * bytes (one per cell of a nullable field, else 0). Any output may be NULL. Before a batch
+ * or for a field without buffers: `TDB_ERR_INVALID_ARGUMENT`.
+ */
+tdb_status_t tdb_query_result_size(const tdb_query_t *query,
+                                   const char *field,
+                                   uint64_t *cell_count,
+                                   size_t *data_size,
+                                   size_t *offset_count,
+                                   size_t *validity_size,
+                                   tdb_error_t **error);
 
 /**
  * The cell values of a result, concatenated (valid until the result is freed).

@@ -241,6 +241,15 @@ pub const TDB_AGG_NULL_COUNT: tdb_aggregate_op_t = 4;
 /// The number of cells (no field).
 pub const TDB_AGG_COUNT: tdb_aggregate_op_t = 5;
 
+/// The status of a query read in batches (`tiledb_query_status_t` values).
+pub type tdb_query_status_t = u32;
+/// Every cell has been handed out.
+pub const TDB_QUERY_COMPLETED: tdb_query_status_t = 1;
+/// The last batch filled the buffers before the end: submit again for the rest.
+pub const TDB_QUERY_INCOMPLETE: tdb_query_status_t = 3;
+/// Nothing submitted yet (or the query changed since).
+pub const TDB_QUERY_UNINITIALIZED: tdb_query_status_t = 4;
+
 /// The write layout of a `tdb_layout_t` value.
 pub(crate) fn write_layout(
     layout: tdb_layout_t,
@@ -428,6 +437,14 @@ mod tests {
         ]
     }
 
+    fn query_statuses() -> Vec<(&'static str, u64)> {
+        named![
+            TDB_QUERY_COMPLETED,
+            TDB_QUERY_INCOMPLETE,
+            TDB_QUERY_UNINITIALIZED
+        ]
+    }
+
     fn object_types() -> Vec<(&'static str, u64)> {
         named![TDB_OBJECT_INVALID, TDB_OBJECT_GROUP, TDB_OBJECT_ARRAY]
     }
@@ -486,6 +503,7 @@ mod tests {
             pipeline_kinds(),
             layouts(),
             aggregate_ops(),
+            query_statuses(),
             object_types(),
             sizes(),
         ];
@@ -497,7 +515,7 @@ mod tests {
             );
         }
         let header = header_constants();
-        assert_eq!(rust.len(), 107);
+        assert_eq!(rust.len(), 110);
         assert_eq!(header, rust, "include/tdbfilter.h against ffi/src");
         // Each enum's values are distinct.
         for group in &groups[..groups.len() - 1] {

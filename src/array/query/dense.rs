@@ -185,10 +185,14 @@ pub(crate) fn read(
         };
         array.check_result_size(f, total.saturating_mul(per_cell))?;
     }
-    let parts: Vec<BoxResult> = bs
+    let mut parts: Vec<BoxResult> = bs
         .iter()
         .map(|b| read_filtered_box(array, fields, b, filter))
         .collect::<Result<_>>()?;
+    // One box read row-major is already in its order: no copy.
+    if layout == QueryLayout::RowMajor && parts.len() == 1 {
+        return Ok(parts.pop().expect("one part").fields);
+    }
     let picks = match layout {
         QueryLayout::RowMajor => product_order(ranges, false),
         QueryLayout::ColMajor => product_order(ranges, true),

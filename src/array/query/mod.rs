@@ -29,10 +29,11 @@ pub mod filter;
 mod gather;
 pub mod ranges;
 mod sparse;
+mod sparse_slabs;
 mod tiles;
 
 pub use aggregate::{Aggregate, AggregateOp, AggregateValue};
-pub use batch::Batches;
+pub use batch::{BatchBuffers, BatchSizes, Batches, Filled};
 pub use condition::QueryCondition;
 pub use filter::{CellFilter, FnFilter};
 pub use ranges::{MultiRange, RangeValue};
@@ -296,8 +297,13 @@ impl<'a> Query<'a> {
     }
 
     /// Runs the query and hands its cells out in batches of at most `budget` bytes each
-    /// (data, offsets and validity of every field), never splitting a cell. Dense row-major
-    /// and col-major reads are computed slab by slab as the batches are taken.
+    /// (data, offsets and validity of every field), never splitting a cell. Row-major and
+    /// col-major reads are computed slab by slab as the batches are taken, each slab of about
+    /// half the budget (dense: in fixed-size bytes, ending on tile boundaries; sparse: an
+    /// interval of an integer slowest dimension sized from the fragments' cell counts and
+    /// adapted to what each slab held), so memory stays near the budget and a few tiles;
+    /// other reads are computed whole first. [`Batches::next_into`] writes batches into
+    /// caller buffers instead.
     pub fn submit_batches(self, budget: u64) -> Result<Batches<'a>> {
         if !self.aggregates.is_empty() {
             return Err(Error::invalid(
@@ -329,7 +335,28 @@ impl<'a> Query<'a> {
                 budget,
             ));
         }
-        Ok(Batches::new(self.submit()?.fields, budget))
+        if !schema.is_dense()
+            && let Some(slabs) = sparse_slabs::SparseSlabs::new(
+                self.array,
+                self.field_names(),
+                self.ranges.clone(),
+                self.layout,
+                self.condition,
+                budget,
+            )
+        {
+            let names = self.field_names();
+            for n in &names {
+                if schema.attribute_index(n).is_none() && schema.dimension_index(n).is_none() {
+                    return Err(Error::invalid(format!(
+                        "'{n}' is not an attribute or dimension of the array"
+                    )));
+                }
+            }
+            return Ok(Batches::sparse(slabs, budget));
+        }
+        let r = self.submit()?;
+        Ok(Batches::new(r.fields, budget, r.stats))
     }
 }
 

@@ -150,6 +150,11 @@ impl MultiRange {
         &self.ranges[j]
     }
 
+    /// Replaces the ranges of dimension `j` (already checked against the schema).
+    pub(crate) fn set(&mut self, j: usize, ranges: Vec<Range>) {
+        self.ranges[j] = ranges;
+    }
+
     /// Whether no dimension has a range.
     pub fn is_empty(&self) -> bool {
         self.ranges.iter().all(Vec::is_empty)

@@ -505,3 +505,240 @@ fn dense_conditions_fill_failing_cells_and_prune_aggregate_tiles() {
     assert_eq!(r.stats.tiles_decoded, 0);
     std::fs::remove_dir_all(root).unwrap();
 }
+
+/// Per field, each cell's bytes and validity byte.
+type CellsOf = Vec<Vec<(Vec<u8>, u8)>>;
+
+/// Reads every batch of `batches` through buffers of the given sizes (data, offsets,
+/// validity per field; 0: no buffer) and returns the cells per field as (bytes, valid).
+fn drain_into(batches: &mut Batches<'_>, sizes: &[(usize, usize, usize)]) -> (CellsOf, usize) {
+    let mut out = vec![Vec::new(); sizes.len()];
+    let mut rounds = 0;
+    loop {
+        let mut store: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = sizes
+            .iter()
+            .map(|&(d, o, v)| (vec![0xAA; d], vec![0xAA; o], vec![0xAA; v]))
+            .collect();
+        let mut bufs: Vec<BatchBuffers<'_>> = store
+            .iter_mut()
+            .zip(sizes)
+            .map(|((d, o, v), &(_, os, vs))| BatchBuffers {
+                data: d,
+                offsets: (os > 0).then_some(o.as_mut_slice()),
+                validity: (vs > 0).then_some(v.as_mut_slice()),
+            })
+            .collect();
+        let filled = batches.next_into(&mut bufs).unwrap();
+        rounds += 1;
+        assert_eq!(filled.complete, batches.is_complete());
+        for (k, ((d, o, v), sz)) in store.iter().zip(&filled.sizes).enumerate() {
+            let n = filled.cells as usize;
+            assert!(sz.data as usize <= d.len());
+            let offs: Vec<u64> = o[..sz.offsets as usize]
+                .chunks(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+                .collect();
+            let cs = if offs.is_empty() {
+                sz.data as usize / n.max(1)
+            } else {
+                0
+            };
+            for i in 0..n {
+                let bytes = if offs.is_empty() {
+                    d[i * cs..(i + 1) * cs].to_vec()
+                } else {
+                    let end = offs.get(i + 1).map_or(sz.data as usize, |e| *e as usize);
+                    d[offs[i] as usize..end].to_vec()
+                };
+                let valid = if sz.validity > 0 { v[i] } else { 1 };
+                out[k].push((bytes, valid));
+            }
+        }
+        if filled.complete {
+            break;
+        }
+        assert!(filled.cells > 0, "an incomplete batch without cells");
+    }
+    (out, rounds)
+}
+
+/// The cells of a whole result per field, as [`drain_into`] returns them.
+fn cells_of(fields: &[FieldData]) -> CellsOf {
+    fields
+        .iter()
+        .map(|f| {
+            (0..f.cell_count as usize)
+                .map(|i| (f.cell(i).to_vec(), f.validity.as_ref().map_or(1, |v| v[i])))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn batches_into_caller_buffers_continue_where_they_stopped() {
+    let root = sparse_tiles_array();
+    let array = open(&root);
+    let q = || Query::new(&array).fields(&["x", "s", "a"]);
+    let whole = cells_of(&q().submit().unwrap().fields);
+    // Room for 3 x, 2 s offsets, 5 bytes of s text ("s2" "s4"... 2 bytes each), 3 validity.
+    let sizes = [(12, 0, 0), (5, 16, 3), (400, 0, 0)];
+    let mut b = q().submit_batches(1 << 20).unwrap();
+    assert_eq!(b.field_count(), 3);
+    let (got, rounds) = drain_into(&mut b, &sizes);
+    assert_eq!(got, whole);
+    assert_eq!(rounds, 4, "8 cells, 2 a batch");
+    // Complete: further calls write nothing.
+    let mut d = [0u8; 16];
+    let mut tiny = [0u8; 1];
+    let mut o = [0u8; 16];
+    let mut v = [0u8; 4];
+    let mut d2 = [0u8; 16];
+    let mut d3 = [0u8; 16];
+    let mut bufs = [
+        BatchBuffers {
+            data: &mut d2,
+            offsets: None,
+            validity: None,
+        },
+        BatchBuffers {
+            data: &mut d,
+            offsets: Some(&mut o),
+            validity: Some(&mut v),
+        },
+        BatchBuffers {
+            data: &mut d3,
+            offsets: None,
+            validity: None,
+        },
+    ];
+    let f = b.next_into(&mut bufs).unwrap();
+    assert!(f.complete && f.cells == 0);
+    // A cell over its buffer: BufferTooSmall, nothing consumed, a retry with room works.
+    let mut b = q().submit_batches(1 << 20).unwrap();
+    let full = std::mem::replace(&mut bufs[1].data, &mut tiny);
+    let e = b.next_into(&mut bufs).unwrap_err();
+    assert!(matches!(e, Error::BufferTooSmall { needed: 2, .. }), "{e}");
+    assert!(e.message().contains("'s'"), "{e}");
+    bufs[1].data = full;
+    let f = b.next_into(&mut bufs).unwrap();
+    assert_eq!((f.cells, f.complete), (2, false));
+    assert_eq!(f.sizes[1].offsets, 16);
+    assert_eq!(f.sizes[1].validity, 2);
+    // Missing or extra buffers are refused.
+    bufs[1].offsets = None;
+    let e = b.next_into(&mut bufs).unwrap_err();
+    assert!(e.message().contains("offsets"), "{e}");
+    let e = b.next_into(&mut bufs[..2]).unwrap_err();
+    assert!(e.message().contains("3 fields"), "{e}");
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+#[test]
+fn dense_batches_into_buffers_span_slabs() {
+    let root = dense_array();
+    let array = open(&root);
+    for layout in [QueryLayout::RowMajor, QueryLayout::ColMajor] {
+        let q = || {
+            Query::new(&array)
+                .fields(&["a", "x"])
+                .add_range("x", 5, 6)
+                .add_range("x", 1, 3)
+                .add_range("y", 2, 4)
+                .layout(layout)
+        };
+        let whole = cells_of(&q().submit().unwrap().fields);
+        // Slabs of one row or column (budget 24 bytes); buffers of 4 cells span them.
+        let mut b = q().submit_batches(24).unwrap();
+        let (got, rounds) = drain_into(&mut b, &[(16, 0, 0), (16, 0, 0)]);
+        assert_eq!(got, whole, "{layout:?}");
+        assert_eq!(rounds, 4, "{layout:?}: 15 cells, 4 a batch");
+    }
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+/// A sparse 2-D array (x, y in 1..=40, tiles 10x10, capacity 8) written in two fragments
+/// that overlap (the second overwrites some cells), a = 1000 * fragment + 40 * x + y.
+fn sparse_grid_array() -> PathBuf {
+    let root = scratch("sparse_grid");
+    let schema = ArraySchema::from_json(
+        r#"{"sparse":true,"capacity":8,
+            "dimensions":[{"name":"x","type":"INT32","domain":[1,40],"tile":10},
+                          {"name":"y","type":"INT32","domain":[1,40],"tile":10}],
+            "attributes":[{"name":"a","type":"INT64"}]}"#,
+    )
+    .unwrap();
+    create(root.to_str().unwrap(), &schema, None, &StorageConfig::new()).unwrap();
+    for (frag, step) in [(1i64, 3i32), (2, 5)] {
+        let mut w = Writer::open(
+            root.to_str().unwrap(),
+            None,
+            Some(frag as u64),
+            &StorageConfig::new(),
+        )
+        .unwrap();
+        w.set_layout(WriteLayout::Unordered).unwrap();
+        let (mut xs, mut ys, mut a) = (Vec::new(), Vec::new(), Vec::new());
+        for x in 1..=40 {
+            for y in (1 + x % step..=40).step_by(step as usize) {
+                xs.push(x);
+                ys.push(y);
+                a.extend_from_slice(&(1000 * frag + 40 * x as i64 + y as i64).to_le_bytes());
+            }
+        }
+        w.set_data("x", &i32s(&xs)).unwrap();
+        w.set_data("y", &i32s(&ys)).unwrap();
+        w.set_data("a", &a).unwrap();
+        w.submit().unwrap();
+        w.finalize().unwrap();
+    }
+    root
+}
+
+#[test]
+fn sparse_batches_come_slab_by_slab_in_order() {
+    let root = sparse_grid_array();
+    let array = open(&root);
+    let odd = FnFilter::new(&["a"], |c: &[FieldData]| {
+        Ok(c[0]
+            .data
+            .chunks(8)
+            .map(|v| i64::from_le_bytes(v.try_into().unwrap()) % 2 == 1)
+            .collect())
+    });
+    for layout in [QueryLayout::RowMajor, QueryLayout::ColMajor] {
+        for cond in [false, true] {
+            let q = || {
+                Query::new(&array)
+                    .fields(&["x", "y", "a"])
+                    .add_range("x", 30, 38)
+                    .add_range("x", 3, 12)
+                    .add_range("x", 10, 14)
+                    .add_range("y", 5, 33)
+                    .layout(layout)
+                    .condition(cond.then_some(&odd as &dyn CellFilter))
+            };
+            let whole = q().submit().unwrap();
+            let want = cells_of(&whole.fields);
+            assert!(want[0].len() > 100, "{} cells", want[0].len());
+            // A budget of 200 bytes: slabs of a few values of the slowest dimension.
+            let mut b = q().submit_batches(200).unwrap();
+            let (got, rounds) = drain_into(&mut b, &[(40, 0, 0), (40, 0, 0), (80, 0, 0)]);
+            assert_eq!(got, want, "{layout:?} condition {cond}");
+            assert!(rounds >= want[0].len() / 10, "{rounds} batches");
+            if cond {
+                // Slabs decode the tiles they cross, some more than once.
+                assert!(b.stats().tiles_decoded >= whole.stats.tiles_decoded);
+            }
+            // Owned batches agree too.
+            let mut b = q().submit_batches(64).unwrap();
+            let mut owned = vec![Vec::new(); 3];
+            while let Some(batch) = b.next_batch().unwrap() {
+                for (o, c) in owned.iter_mut().zip(cells_of(&batch.fields)) {
+                    o.extend(c);
+                }
+            }
+            assert_eq!(owned, want, "{layout:?} condition {cond}: owned batches");
+        }
+    }
+    std::fs::remove_dir_all(root).unwrap();
+}

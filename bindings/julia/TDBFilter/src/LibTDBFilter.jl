@@ -547,5 +547,28 @@ tdb_query_stats(query, tiles_from_metadata, tiles_decoded, tiles_pruned, bytes_d
     ccall((:tdb_query_stats, libtdbfilter), Cint,
           (Ptr{QueryHandle}, Ref{UInt64}, Ref{UInt64}, Ref{UInt64}, Ref{UInt64}, Ref{Ptr{Error}}),
           query, tiles_from_metadata, tiles_decoded, tiles_pruned, bytes_decoded, error)
+tdb_query_set_data_buffer(query, field, data, data_size, error) =
+    ccall((:tdb_query_set_data_buffer, libtdbfilter), Cint,
+          (Ptr{QueryHandle}, Cstring, Ptr{Cvoid}, Csize_t, Ref{Ptr{Error}}),
+          query, field, data, data_size, error)
+tdb_query_set_offsets_buffer(query, field, offsets, offset_count, error) =
+    ccall((:tdb_query_set_offsets_buffer, libtdbfilter), Cint,
+          (Ptr{QueryHandle}, Cstring, Ptr{UInt64}, Csize_t, Ref{Ptr{Error}}),
+          query, field, offsets, offset_count, error)
+tdb_query_set_validity_buffer(query, field, validity, validity_size, error) =
+    ccall((:tdb_query_set_validity_buffer, libtdbfilter), Cint,
+          (Ptr{QueryHandle}, Cstring, Ptr{UInt8}, Csize_t, Ref{Ptr{Error}}),
+          query, field, validity, validity_size, error)
+tdb_query_submit_batch(query, error) =
+    ccall((:tdb_query_submit_batch, libtdbfilter), Cint,
+          (Ptr{QueryHandle}, Ref{Ptr{Error}}), query, error)
+tdb_query_status(query, status, error) =
+    ccall((:tdb_query_status, libtdbfilter), Cint,
+          (Ptr{QueryHandle}, Ref{UInt32}, Ref{Ptr{Error}}), query, status, error)
+tdb_query_result_size(query, field, cell_count, data_size, offset_count, validity_size, error) =
+    ccall((:tdb_query_result_size, libtdbfilter), Cint,
+          (Ptr{QueryHandle}, Cstring, Ref{UInt64}, Ref{Csize_t}, Ref{Csize_t}, Ref{Csize_t},
+           Ref{Ptr{Error}}),
+          query, field, cell_count, data_size, offset_count, validity_size, error)
 
 end # module

@@ -208,6 +208,12 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_query_aggregate": (
         c_int, [P, c_size_t, STRP, U32P, PP, SIZEP, POINTER(c_uint8), PP]),
     "tdb_query_stats": (c_int, [P, U64P, U64P, U64P, U64P, PP]),
+    "tdb_query_set_data_buffer": (c_int, [P, c_char_p, c_void_p, c_size_t, PP]),
+    "tdb_query_set_offsets_buffer": (c_int, [P, c_char_p, U64P, c_size_t, PP]),
+    "tdb_query_set_validity_buffer": (c_int, [P, c_char_p, POINTER(c_uint8), c_size_t, PP]),
+    "tdb_query_submit_batch": (c_int, [P, PP]),
+    "tdb_query_status": (c_int, [P, U32P, PP]),
+    "tdb_query_result_size": (c_int, [P, c_char_p, U64P, SIZEP, SIZEP, SIZEP, PP]),
     # object-store options
     "tdb_config_alloc": (c_int, [PP, PP]),
     "tdb_config_set": (c_int, [P, c_char_p, c_char_p, PP]),

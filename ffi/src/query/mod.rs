@@ -1,12 +1,16 @@
 //! `tdb_query_t`: a query over an opened array (several ranges per dimension, TileDB's
 //! result layouts, a condition in TileDB-Py's syntax, aggregates), built step by step and
-//! submitted for its fields' cells (`tdb_result_t`, one per field) or its aggregates.
+//! submitted for its fields' cells (`tdb_result_t`, one per field) or its aggregates, or
+//! read in bounded batches into caller buffers (batch.rs).
+
+mod batch;
+pub use batch::*;
 
 use super::array::tdb_array_t;
 use super::constants::{
     TDB_AGG_COUNT, TDB_AGG_MAX, TDB_AGG_MEAN, TDB_AGG_MIN, TDB_AGG_NULL_COUNT, TDB_AGG_SUM,
-    TDB_COL_MAJOR, TDB_GLOBAL_ORDER, TDB_ROW_MAJOR, TDB_UNORDERED, tdb_aggregate_op_t,
-    tdb_datatype_t, tdb_layout_t, tdb_status_t,
+    TDB_COL_MAJOR, TDB_GLOBAL_ORDER, TDB_QUERY_UNINITIALIZED, TDB_ROW_MAJOR, TDB_UNORDERED,
+    tdb_aggregate_op_t, tdb_datatype_t, tdb_layout_t, tdb_query_status_t, tdb_status_t,
 };
 use super::error::tdb_error_t;
 use super::guard::{self, OptOut, Out, guard};
@@ -46,11 +50,19 @@ impl AggregateOut {
 
 /// A query being built over an array. The array must outlive the query.
 pub struct tdb_query_t {
+    /// The batch read in progress. Declared first so that it is dropped before the
+    /// condition it borrows.
+    running: Option<batch::Running>,
+    /// The status of the batch read.
+    status: tdb_query_status_t,
+    /// The caller buffers of the next batch, one per field in the order first set.
+    buffers: Vec<batch::FieldBuffer>,
     array: *const tdb_array_t,
     fields: Vec<String>,
     ranges: MultiRange,
     layout: QueryLayout,
-    condition: Option<QueryCondition>,
+    /// Boxed: a running batch read borrows it at a stable address.
+    condition: Option<Box<QueryCondition>>,
     aggregates: Vec<Aggregate>,
     /// The aggregates of the last submit.
     results: Vec<AggregateOut>,
@@ -60,6 +72,12 @@ pub struct tdb_query_t {
 impl tdb_query_t {
     fn array(&self) -> Result<&tdb_array_t> {
         guard::arg(self.array, "the query's array")
+    }
+
+    /// Drops the batch read in progress: the query changed.
+    fn restart(&mut self) {
+        self.running = None;
+        self.status = TDB_QUERY_UNINITIALIZED;
     }
 }
 
@@ -75,6 +93,9 @@ pub unsafe extern "C" fn tdb_query_create(
         let out = Out::new(query, "query")?;
         let a = guard::arg(array, "array")?;
         out.set(guard::new_handle(tdb_query_t {
+            running: None,
+            status: TDB_QUERY_UNINITIALIZED,
+            buffers: Vec::new(),
             array,
             fields: Vec::new(),
             ranges: MultiRange::new(a.inner.schema()),
@@ -106,6 +127,7 @@ pub unsafe extern "C" fn tdb_query_set_layout(
 ) -> tdb_status_t {
     guard(error, || {
         let q = guard::arg_mut(query, "query")?;
+        q.restart();
         q.layout = match layout {
             TDB_ROW_MAJOR => QueryLayout::RowMajor,
             TDB_COL_MAJOR => QueryLayout::ColMajor,
@@ -150,6 +172,7 @@ pub unsafe extern "C" fn tdb_query_add_range(
         })?;
         let mut ranges = q.ranges.clone();
         ranges.add(schema, &d.name, lo.to_vec(), hi.to_vec())?;
+        q.restart();
         q.ranges = ranges;
         Ok(())
     })
@@ -169,12 +192,14 @@ pub unsafe extern "C" fn tdb_query_set_condition(
     guard(error, || {
         let q = guard::arg_mut(query, "query")?;
         if text.is_null() {
+            q.restart();
             q.condition = None;
             return Ok(());
         }
         let text = guard::c_str(text, "text")?;
         let c = QueryCondition::parse(&q.array()?.inner, text)?;
-        q.condition = Some(c);
+        q.restart();
+        q.condition = Some(Box::new(c));
         Ok(())
     })
 }
@@ -279,7 +304,7 @@ pub unsafe extern "C" fn tdb_query_submit(
         let mut builder = Query::new(array)
             .ranges(q.ranges.clone())
             .layout(q.layout)
-            .condition(q.condition.as_ref().map(|c| c as &dyn CellFilter));
+            .condition(q.condition.as_deref().map(|c| c as &dyn CellFilter));
         if q.aggregates.is_empty() {
             builder = builder.fields(&refs);
         }
@@ -350,7 +375,8 @@ pub unsafe extern "C" fn tdb_query_aggregate(
 
 /// What the last submit did: tiles answered from fragment metadata, tiles decoded, tiles the
 /// condition pruned undecoded, and the bytes of decoded tiles (in the query's tile paths).
-/// Any output may be NULL.
+/// A batch read reports what its slabs computed so far (sparse slabs decode the tiles they
+/// cross, some more than once; dense slabs report nothing). Any output may be NULL.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_query_stats(
     query: *const tdb_query_t,
