@@ -1,10 +1,12 @@
-"""TileDB-Py's array lifecycle over tdbfilter: ``tiledb.vacuum``, ``Array.delete_fragments``,
-``Array.delete_array`` and ``tiledb.ArraySchemaEvolution`` (``tdb_array_vacuum``,
-``tdb_array_delete_fragments``, ``tdb_array_delete``, ``tdb_array_evolve``)."""
+"""TileDB-Py's array lifecycle over tdbfilter: ``tiledb.consolidate``, ``tiledb.vacuum``,
+``Array.delete_fragments``, ``Array.delete_array`` and ``tiledb.ArraySchemaEvolution``
+(``tdb_array_consolidate``, ``tdb_array_vacuum``, ``tdb_array_delete_fragments``,
+``tdb_array_delete``, ``tdb_array_evolve``)."""
 
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Optional
 
 from .. import write as _write
@@ -32,6 +34,50 @@ def _setting(key: str, config, ctx) -> Optional[str]:
         if v is not None and str(v) != "":
             return str(v)
     return None
+
+
+_CONSOLIDATION = "sm.consolidation."
+
+
+def _consolidate(uri, config, ctx, fragment_uris=None, timestamp=None) -> None:
+    """``tdb_array_consolidate`` with TileDB-Py's configuration: the ``sm.consolidation.*``
+    settings of ``config`` (a Config or dict; None: ``ctx``'s), its encryption key
+    (``sm.encryption_key``), and the object-store options of ``config`` over ``ctx``'s."""
+    from .ctx import Config, default_ctx
+
+    ctx = ctx or default_ctx()
+    cfg = config if config is not None else ctx.config()
+    cfg = cfg if isinstance(cfg, Config) else Config(cfg)
+    storage = _config(config, ctx) or {}
+    settings = {k: v for k, v in storage.items() if not k.startswith(_CONSOLIDATION)}
+    settings.update({k: v for k, v in cfg.items(_CONSOLIDATION) if str(v) != ""})
+    if timestamp is not None:
+        if not isinstance(timestamp, tuple) or len(timestamp) != 2:
+            raise TypeError("'timestamp' argument expects tuple(start: int, end: int)")
+        if timestamp[0] is not None:
+            settings["sm.consolidation.timestamp_start"] = str(int(timestamp[0]))
+        if timestamp[1] is not None:
+            settings["sm.consolidation.timestamp_end"] = str(int(timestamp[1]))
+    key = None
+    if cfg.get("sm.encryption_type", "NO_ENCRYPTION") not in ("NO_ENCRYPTION", ""):
+        key = cfg.get("sm.encryption_key") or None
+    fragments = None
+    if fragment_uris is not None:
+        fragments = [str(f) for f in fragment_uris]
+    _write.consolidate(str(uri), config=settings, key=key, fragments=fragments)
+
+
+def consolidate(uri, config=None, ctx=None, fragment_uris=None, timestamp=None) -> None:
+    """Consolidates the array at ``uri`` (TileDB-Py's ``tiledb.consolidate``): the mode and
+    the plan's settings are ``config``'s (None: ``ctx``'s) ``sm.consolidation.*``;
+    ``fragment_uris`` merges exactly those fragments (names), ``timestamp`` (start, end) only
+    the fragments inside it (ignored, with a DeprecationWarning, beside ``fragment_uris``).
+    Vacuum afterwards to remove what was merged."""
+    if fragment_uris is not None and timestamp is not None:
+        warnings.warn("The `timestamp` argument will be ignored and only fragments passed to "
+                      "`fragment_uris` will be consolidated", DeprecationWarning, stacklevel=2)
+        timestamp = None
+    _consolidate(uri, config, ctx, fragment_uris, timestamp)
 
 
 def vacuum(uri, config=None, ctx=None, timestamp=None) -> None:
