@@ -44,7 +44,7 @@ python tests/array/run_crash_tests.py --tdbf "$TDBF_BUILD/tdbf" --lib "$lib" --r
 python tests/array/run_lifecycle_tests.py --bin "$TDBF_BUILD/examples/lifecycle"
 # Consolidation (fragments dense and sparse, commits, fragment_meta, array_meta) against TileDB's on twin arrays:
 # the same plan, reads and fragment list, data files byte for byte; the 200-fragment speed ratio.
-python tests/array/run_consolidate_tests.py --bin "$TDBF_BUILD/examples/lifecycle"
+python tests/array/run_consolidate_tests.py --bin "$TDBF_BUILD/examples/lifecycle" --tdbf "$TDBF_BUILD/tdbf"
 # Deletes (.del commits) against TileDB-Py, both directions: reads at every timestamp, our .del
 # byte-identical, TileDB's consolidations (with and without purge) read, ours with purge
 # byte-identical; the read-through-a-delete ratio.
