@@ -5,7 +5,7 @@ cells, same timestamps); TileDB consolidates A, tdbfilter consolidates B with th
 configuration; the suite checks that
 
 * fragments mode (sparse with and without duplicates, var-size and nullable attributes; dense
-  1-D contiguous writes, 2-D scattered boxes under amplification 1.0 and 1.5; step settings;
+  1-D contiguous writes, a dense domain that is not a whole number of tiles, 2-D scattered boxes under amplification 1.0 and 1.5; step settings;
   timestamp ranges; an explicit fragment list) merges the same fragments: the same
   `tiledb.array_fragments` (count, timestamp ranges), TileDB-Py reads A and B the same at
   every timestamp, and the consolidated fragments' data files are byte-identical (counted);
@@ -172,6 +172,17 @@ def dense_2d(uri):
             A[r0:r1 + 1, c0:c1 + 1] = np.full((r1 - r0 + 1, c1 - c0 + 1), t, dtype=np.uint16)
 
 
+def dense_ragged(uri):
+    """A domain that is not a whole number of tiles (20 cells, tiles of 3): the merged union
+    expanded to tiles reaches past it (TileDB-Py's test_array_vacuum)."""
+    d = tiledb.Domain(tiledb.Dim("x", domain=(0, 19), tile=3, dtype=np.uint64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=d, sparse=False,
+                                                attrs=[tiledb.Attr("a", dtype=np.int64)]))
+    for t in range(1, 6):
+        with tiledb.open(uri, "w", timestamp=t) as A:
+            A[t - 1:19] = np.arange(19 - (t - 1), dtype=np.int64) + 100 * t
+
+
 def test_fragments(tmp):
     a, b = twins(tmp, "sparse", sparse_array)
     both(a, b, {}, "sparse", [1, 2, 3, 5, None])
@@ -188,6 +199,9 @@ def test_fragments(tmp):
     a, b = twins(tmp, "dense1", dense_1d)
     both(a, b, {}, "dense 1-D", [1, 5, None])
     check(len(frags(a)) == 1, "dense 1-D: contiguous writes are merged")
+    a, b = twins(tmp, "dense_ragged", dense_ragged)
+    both(a, b, {}, "dense, domain not a whole number of tiles", [1, 3, None])
+    check(len(frags(a)) == 1, "dense ragged: every fragment merged")
     a, b = twins(tmp, "dense2", dense_2d)
     both(a, b, {}, "dense 2-D amplification 1.0", [2, None])
     check(len(frags(a)) == 3, "dense 2-D: scattered boxes are not merged at amplification 1.0")
