@@ -1,7 +1,7 @@
 /* The array lifecycle and groups through the C API: tdb_array_consolidate,
- * tdb_array_delete_fragments, tdb_array_vacuum, tdb_array_evolve, tdb_array_delete, and
- * tdb_group_t (members, metadata, commits), with the refusals that change nothing. The per-run
- * folder is removed at the end. */
+ * tdb_array_consolidation_plan, tdb_array_delete_fragments, tdb_array_vacuum, tdb_array_evolve,
+ * tdb_array_delete, and tdb_group_t (members, metadata, commits), with the refusals that change
+ * nothing. The per-run folder is removed at the end. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <dirent.h>
 #include <unistd.h>
@@ -159,6 +159,32 @@ static void test_consolidate(void) {
   tdb_config_free(cfg);
   CHECK(sub_entries(path, "__fragments") == frags && sub_entries(path, "__commits") == commits);
   CHECK(fragment_count(path) == 6);
+
+  /* TileDB's consolidation plan: d = 2 is written at t = 2 and t = 5, so those two overlap;
+   * nothing else does. With a large desired size every small fragment joins them. */
+  tdb_array_t *array = NULL;
+  char plan[2048];
+  size_t need = 0;
+  CHECK_OK(tdb_array_open(path, NULL, 0, &array, E));
+  CHECK_ERR(tdb_array_consolidation_plan(array, 1, NULL, 0, &need, E), TDB_ERR_BUFFER_TOO_SMALL);
+  CHECK(need > 2 && need < sizeof plan);
+  memset(plan, 'x', sizeof plan);
+  CHECK_ERR(tdb_array_consolidation_plan(array, 1, plan, need - 1, &need, E),
+            TDB_ERR_BUFFER_TOO_SMALL);
+  CHECK(plan[0] == 'x');
+  CHECK_OK(tdb_array_consolidation_plan(array, 1, plan, sizeof plan, &need, E));
+  CHECK(strlen(plan) + 1 == need && plan[0] == '[' && plan[1] == '[');
+  char n2[128], n5[128];
+  fragment_name(path, 1, n2, sizeof n2);
+  fragment_name(path, 4, n5, sizeof n5);
+  char want[300];
+  snprintf(want, sizeof want, "[\"%s\", \"%s\"]", n2, n5);
+  CHECK_MSG(strncmp(plan + 1, want, strlen(want)) == 0, "plan %s, want %s first", plan, want);
+  CHECK_OK(tdb_array_consolidation_plan(array, UINT64_MAX / 2, plan, sizeof plan, &need, E));
+  CHECK(strncmp(plan, "[[\"", 3) == 0 && strstr(plan, "], [") == NULL);
+  CHECK_ERR(tdb_array_consolidation_plan(NULL, 1, plan, sizeof plan, &need, E),
+            TDB_ERR_INVALID_ARGUMENT);
+  tdb_array_free(array);
 
   /* Exactly two listed fragments merge into one. */
   CHECK_OK(tdb_array_consolidate(path, NULL, NULL, NULL, 0, 0, UINT64_MAX, pair, 2, E));

@@ -1308,6 +1308,23 @@ tdb_status_t tdb_array_consolidate(const char *uri,
                                    tdb_error_t **error);
 
 /**
+ * TileDB 2.30's consolidation plan (`tiledb_consolidation_plan_create_with_mbr`) for the
+ * fragments `array` sees and a desired fragment size of `fragment_size` bytes: groups of
+ * fragments to consolidate together (fragments whose non-empty domains overlap, small
+ * fragments whose union overlaps no other; then single fragments of at least 1.5 ×
+ * `fragment_size`, to be split), in TileDB's order. Written as NUL-terminated JSON, a list of
+ * nodes each a list of fragment names (`[["__1_1_<uuid>_22", ...], ...]`), into `buffer`
+ * (`capacity` bytes); `*size` receives the length including the NUL; when `buffer` is NULL
+ * or too small, `*size` is still set and the call returns `TDB_ERR_BUFFER_TOO_SMALL`.
+ */
+tdb_status_t tdb_array_consolidation_plan(const tdb_array_t *array,
+                                          uint64_t fragment_size,
+                                          char *buffer,
+                                          size_t capacity,
+                                          size_t *size,
+                                          tdb_error_t **error);
+
+/**
  * Vacuums the array at `uri` after a consolidation, removing what TileDB 2.30 removes in
  * `mode` (TileDB's `sm.vacuum.mode` names: `"fragments"`, `"commits"`, `"fragment_meta"`,
  * `"array_meta"`; NULL: `"fragments"`), in an order that keeps every reader's view whole.

@@ -7,9 +7,39 @@ package tdbfilter
 import "C"
 
 import (
+	"encoding/json"
 	"math"
 	"unsafe"
 )
+
+// ConsolidationPlan returns TileDB 2.30's consolidation plan for the fragments the array sees
+// and a desired fragment size in bytes (TileDB-Py's ConsolidationPlan): groups of fragment
+// names to consolidate together (overlapping fragments, small fragments whose union overlaps
+// no other), then single fragments of at least 1.5 × fragmentSize, to be split. Merge a group
+// with Consolidate(path, ConsolidationFragments(group...)).
+func (a *Array) ConsolidationPlan(fragmentSize uint64) ([][]string, error) {
+	var plan [][]string
+	err := a.with(func(c *C.tdb_array_t) error {
+		var size C.size_t
+		var cerr *C.tdb_error_t
+		st := C.tdb_array_consolidation_plan(c, C.uint64_t(fragmentSize), nil, 0, &size, &cerr)
+		if st != C.TDB_ERR_BUFFER_TOO_SMALL {
+			if err := takeError(st, cerr); err != nil {
+				return err
+			}
+		}
+		C.tdb_error_free(cerr)
+		cerr = nil
+		buf := make([]byte, size)
+		st = C.tdb_array_consolidation_plan(c, C.uint64_t(fragmentSize),
+			(*C.char)(unsafe.Pointer(&buf[0])), size, &size, &cerr)
+		if err := takeError(st, cerr); err != nil {
+			return err
+		}
+		return json.Unmarshal(buf[:size-1], &plan)
+	})
+	return plan, err
+}
 
 // ConsolidateOption configures Consolidate.
 type ConsolidateOption func(*consolidateOptions)

@@ -221,6 +221,18 @@ func TestConsolidate(t *testing.T) {
 	if n := entries(); n != before {
 		t.Fatalf("refused consolidations wrote fragments: %d, was %d", n, before)
 	}
+	a, err = OpenArray(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := a.ConsolidationPlan(1 << 40)
+	a.Close()
+	if err != nil || len(plan) != 1 || len(plan[0]) != 5 || plan[0][0] != frs[0].Name {
+		t.Fatalf("plan of 5 small fragments: %v %v", plan, err)
+	}
+	if _, err := a.ConsolidationPlan(1); !errors.Is(err, ErrClosed) {
+		t.Fatalf("plan after Close: %v", err)
+	}
 	if err := Consolidate(path, ConsolidationFragments(frs[0].Name, frs[1].Name)); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@
 //! `tiledb_array_consolidate`, `tiledb_array_vacuum`, `tiledb_array_delete_fragments_v2`,
 //! `tiledb_array_delete` and `tiledb_array_evolve` do them.
 
+use super::array::tdb_array_t;
 use super::config::{config_of, consolidate_options_of, tdb_config_t};
 use super::constants::tdb_status_t;
 use super::error::tdb_error_t;
@@ -80,6 +81,63 @@ pub unsafe extern "C" fn tdb_array_consolidate(
         }
         lifecycle::consolidate(uri, &options)?;
         Ok(())
+    })
+}
+
+/// A JSON string literal of `s`.
+fn json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// The plan's nodes as a JSON list of lists of names.
+fn plan_json(plan: &[Vec<String>]) -> String {
+    let mut out = String::from("[");
+    for (i, node) in plan.iter().enumerate() {
+        out.push_str(if i == 0 { "[" } else { ", [" });
+        for (j, name) in node.iter().enumerate() {
+            if j > 0 {
+                out.push_str(", ");
+            }
+            json_string(name, &mut out);
+        }
+        out.push(']');
+    }
+    out.push(']');
+    out
+}
+
+/// TileDB 2.30's consolidation plan (`tiledb_consolidation_plan_create_with_mbr`) for the
+/// fragments `array` sees and a desired fragment size of `fragment_size` bytes: groups of
+/// fragments to consolidate together (fragments whose non-empty domains overlap, small
+/// fragments whose union overlaps no other; then single fragments of at least 1.5 ×
+/// `fragment_size`, to be split), in TileDB's order. Written as NUL-terminated JSON, a list of
+/// nodes each a list of fragment names (`[["__1_1_<uuid>_22", ...], ...]`), into `buffer`
+/// (`capacity` bytes); `*size` receives the length including the NUL; when `buffer` is NULL
+/// or too small, `*size` is still set and the call returns `TDB_ERR_BUFFER_TOO_SMALL`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_consolidation_plan(
+    array: *const tdb_array_t,
+    fragment_size: u64,
+    buffer: *mut c_char,
+    capacity: usize,
+    size: *mut usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = &guard::arg(array, "array")?.inner;
+        let size = guard::Out::new(size, "size")?;
+        let plan = lifecycle::consolidation_plan(a, fragment_size)?;
+        let text = plan_json(&plan);
+        guard::copy_c_string_out(&text, buffer, capacity, size, "the consolidation plan")
     })
 }
 
