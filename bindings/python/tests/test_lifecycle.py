@@ -3,6 +3,7 @@
 on twins of arrays TileDB-Py 0.36.1 wrote: one twin consolidated by tdbfilter, the other by
 TileDB-Py, both read equal through TileDB-Py with the same fragment timestamps."""
 
+import json
 import os
 import shutil
 import warnings
@@ -80,6 +81,13 @@ def test_compat_consolidate_modes_fragment_list_and_key(tmp_path):
         compat.consolidate(ours, fragment_uris=names[1:4], timestamp=(1, 2))
     tiledb.consolidate(theirs, fragment_uris=names[1:4])
     assert state(ours) == state(theirs)
+    # A listed consolidation merges fragments whatever the configured mode (as TileDB).
+    names = [os.path.basename(u) for u in tiledb.array_fragments(ours).uri]
+    compat.consolidate(ours, config={"sm.consolidation.mode": "commits"},
+                       fragment_uris=names[-2:])
+    tiledb.consolidate(theirs, config=tiledb.Config({"sm.consolidation.mode": "commits"}),
+                       fragment_uris=names[-2:])
+    assert state(ours) == state(theirs)
     with compat.open(ours, "w") as A:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -120,3 +128,33 @@ def test_low_level_refusals_write_nothing(tmp_path):
     assert sorted(os.listdir(os.path.join(uri, "__fragments"))) == listing
     tw.consolidate(uri, timestamp=(2, None))
     assert sorted(tiledb.array_fragments(uri).timestamp_range) == [(1, 1), (2, 3)]
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_consolidation_plan_matches_tiledb(tmp_path, sparse):
+    """tiledb.ConsolidationPlan over fragments that overlap in chains, touch and stand apart,
+    at desired sizes from below one fragment to above all: the same nodes in the same order."""
+    uri = str(tmp_path / "plan")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 99), tile=10, dtype=np.int32),
+                        tiledb.Dim("y", domain=(0, 9), tile=5, dtype=np.int32))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=sparse,
+                                                attrs=[tiledb.Attr("a", dtype=np.int64)]))
+    boxes = [(0, 0), (5, 2), (50, 1), (70, 3), (72, 3), (20, 5), (90, 9), (30, 6), (74, 3),
+             (2, 0), (60, 8)]
+    for t, (lo, y) in enumerate(boxes, 1):
+        with tiledb.open(uri, "w", timestamp=t) as A:
+            if sparse:
+                A[np.arange(lo, lo + 4, dtype=np.int32), np.full(4, y, np.int32)] = np.arange(4)
+            else:
+                A[lo:lo + 4, y:y + 1] = np.arange(4).reshape(4, 1)
+    with tiledb.open(uri) as T, compat.open(uri) as O:
+        for size in (1, 1000, 2500, 4000, 6000, 9000, 15000, 40000, 10**9):
+            theirs = tiledb.ConsolidationPlan(tiledb.default_ctx(), T, size)
+            ours = compat.ConsolidationPlan(None, O, size)
+            assert [ours[i] for i in range(len(ours))] == \
+                [theirs[i] for i in range(len(theirs))], size
+            assert json.loads(ours.dump()) == json.loads(theirs.dump())
+        with pytest.raises(compat.TileDBError, match="node that doesn't exist"):
+            ours.num_fragments(len(ours))
+        with pytest.raises(ValueError):
+            compat.ConsolidationPlan(None, O, 1.5)
