@@ -92,7 +92,9 @@ typedef struct tdb_array_t tdb_array_t;
  * `vfs.s3.aws_access_key_id`, `vfs.s3.aws_secret_access_key`,
  * `vfs.azure.storage_account_name`, `vfs.azure.storage_account_key`,
  * `vfs.azure.blob_endpoint`, `vfs.min_batch_gap`, …). Unset options come from the standard
- * environment variables (`AWS_*`, `AZURE_STORAGE_*`, `GOOGLE_*`).
+ * environment variables (`AWS_*`, `AZURE_STORAGE_*`, `GOOGLE_*`). TileDB's
+ * `sm.consolidation.*` settings are kept too, for `tdb_array_consolidate` (the other
+ * functions ignore them).
  */
 typedef struct tdb_config_t tdb_config_t;
 
@@ -1085,7 +1087,10 @@ tdb_status_t tdb_config_alloc(tdb_config_t **config, tdb_error_t **error);
 /**
  * Sets option `key` to `value` (NUL-terminated UTF-8). An unknown key or a malformed value
  * (booleans `true`/`false`, counts as decimal numbers) is `TDB_ERR_INVALID_ARGUMENT` naming
- * it, and leaves the configuration unchanged.
+ * it, and leaves the configuration unchanged. Keys `sm.consolidation.*` are TileDB's
+ * consolidation settings (`mode`, `amplification`, `steps`, `step_min_frags`,
+ * `step_max_frags`, `step_size_ratio`, `buffer_size`, `timestamp_start`, `timestamp_end`,
+ * `purge_deleted_cells`, `max_fragment_size`), checked as TileDB reads them.
  */
 tdb_status_t tdb_config_set(tdb_config_t *config,
                             const char *key,
@@ -1290,6 +1295,54 @@ tdb_status_t tdb_group_metadata_get(const tdb_group_t *group,
                                     uint32_t *value_count,
                                     const void **value,
                                     tdb_error_t **error);
+
+/**
+ * Consolidates the array at `uri` as TileDB 2.30's `tiledb_array_consolidate` (or, with a
+ * fragment list, `tiledb_array_consolidate_fragments`), in `mode` (TileDB's
+ * `sm.consolidation.mode` names: `"fragments"`, `"commits"`, `"fragment_meta"`,
+ * `"array_meta"`; NULL: `config`'s `sm.consolidation.mode`, else `"fragments"`).
+ *
+ * `config` (may be NULL) holds the object-store options and TileDB's `sm.consolidation.*`
+ * settings (steps, amplification, step sizes, buffer size, timestamps; see
+ * `tdb_config_set`). `key`/`key_len`: the array's AES-256-GCM key, or NULL and 0.
+ * [`timestamp_start`, `timestamp_end`] (milliseconds, inclusive; 0 and `UINT64_MAX` for all)
+ * narrows the config's `sm.consolidation.timestamp_start`/`_end`: fragments mode merges only
+ * fragments inside it, array_meta mode only metadata files inside it. A reversed range is
+ * `TDB_ERR_INVALID_ARGUMENT`.
+ *
+ * `fragment_names` (`fragment_count` NUL-terminated names, or `__fragments/` URIs; NULL and
+ * 0 for none): fragments mode merges exactly these instead of following the plan (the
+ * timestamps are then ignored, as TileDB does); with another mode the list is
+ * `TDB_ERR_INVALID_ARGUMENT`. The merged fragment is committed last, so a failure leaves the
+ * array reading as before; run `tdb_array_vacuum` afterwards to remove what was merged.
+ */
+tdb_status_t tdb_array_consolidate(const char *uri,
+                                   const char *mode,
+                                   const tdb_config_t *config,
+                                   const void *key,
+                                   size_t key_len,
+                                   uint64_t timestamp_start,
+                                   uint64_t timestamp_end,
+                                   const char *const *fragment_names,
+                                   size_t fragment_count,
+                                   tdb_error_t **error);
+
+/**
+ * TileDB 2.30's consolidation plan (`tiledb_consolidation_plan_create_with_mbr`) for the
+ * fragments `array` sees and a desired fragment size of `fragment_size` bytes: groups of
+ * fragments to consolidate together (fragments whose non-empty domains overlap, small
+ * fragments whose union overlaps no other; then single fragments of at least 1.5 ×
+ * `fragment_size`, to be split), in TileDB's order. Written as NUL-terminated JSON, a list of
+ * nodes each a list of fragment names (`[["__1_1_<uuid>_22", ...], ...]`), into `buffer`
+ * (`capacity` bytes); `*size` receives the length including the NUL; when `buffer` is NULL
+ * or too small, `*size` is still set and the call returns `TDB_ERR_BUFFER_TOO_SMALL`.
+ */
+tdb_status_t tdb_array_consolidation_plan(const tdb_array_t *array,
+                                          uint64_t fragment_size,
+                                          char *buffer,
+                                          size_t capacity,
+                                          size_t *size,
+                                          tdb_error_t **error);
 
 /**
  * Vacuums the array at `uri` after a consolidation, removing what TileDB 2.30 removes in

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -161,5 +162,111 @@ func TestGroup(t *testing.T) {
 	must(err)
 	if len(members) != 1 {
 		t.Fatalf("members after removing one: %+v", members)
+	}
+}
+
+func readA(t *testing.T, path string) []uint32 {
+	t.Helper()
+	a, err := OpenArray(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	cols, err := a.Read([]string{"a"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Values[uint32](&cols[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestConsolidate(t *testing.T) {
+	path := lifecycleArray(t, 5)
+	want := readA(t, path)
+	a, err := OpenArray(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frs, err := a.Fragments()
+	a.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := func() int {
+		t.Helper()
+		e, err := os.ReadDir(filepath.Join(path, "__fragments"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(e)
+	}
+	before := entries()
+	for name, err := range map[string]error{
+		"bad mode":       Consolidate(path, ConsolidationMode("everything")),
+		"bad setting":    Consolidate(path, ConsolidationSetting("sm.consolidation.steps", "many")),
+		"unknown key":    Consolidate(path, ConsolidationSetting("sm.consolidation.nope", "1")),
+		"reversed range": Consolidate(path, ConsolidationTimestamps(4, 2)),
+		"short key":      Consolidate(path, ConsolidationKey([]byte("short"))),
+		"list in commits mode": Consolidate(path, ConsolidationMode("commits"),
+			ConsolidationFragments(frs[0].Name, frs[1].Name)),
+		"missing fragment": Consolidate(path, ConsolidationFragments(frs[0].Name, "__1_1_x_22")),
+	} {
+		if !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if n := entries(); n != before {
+		t.Fatalf("refused consolidations wrote fragments: %d, was %d", n, before)
+	}
+	a, err = OpenArray(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := a.ConsolidationPlan(1 << 40)
+	a.Close()
+	if err != nil || len(plan) != 1 || len(plan[0]) != 5 || plan[0][0] != frs[0].Name {
+		t.Fatalf("plan of 5 small fragments: %v %v", plan, err)
+	}
+	if _, err := a.ConsolidationPlan(1); !errors.Is(err, ErrClosed) {
+		t.Fatalf("plan after Close: %v", err)
+	}
+	if err := Consolidate(path, ConsolidationFragments(frs[0].Name, frs[1].Name)); err != nil {
+		t.Fatal(err)
+	}
+	if n := fragmentCount(t, path); n != 4 {
+		t.Fatalf("%d fragments after merging two of 5", n)
+	}
+	if err := Consolidate(path, ConsolidationTimestamps(3, 4)); err != nil {
+		t.Fatal(err)
+	}
+	if n := fragmentCount(t, path); n != 3 {
+		t.Fatalf("%d fragments after merging [3, 4]", n)
+	}
+	if err := Consolidate(path, ConsolidationSetting("sm.consolidation.steps", "1")); err != nil {
+		t.Fatal(err)
+	}
+	if n := fragmentCount(t, path); n != 1 {
+		t.Fatalf("%d fragments after merging everything", n)
+	}
+	if err := Consolidate(path, ConsolidationSetting("sm.consolidation.mode", "commits")); err != nil {
+		t.Fatal(err)
+	}
+	cons, _ := filepath.Glob(filepath.Join(path, "__commits", "*.con"))
+	if len(cons) != 1 {
+		t.Fatalf("commits consolidation: %v", cons)
+	}
+	for _, mode := range []string{"fragments", "commits"} {
+		if err := Vacuum(path, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := entries(); n != 1 {
+		t.Fatalf("%d fragment folders after vacuuming", n)
+	}
+	if got := readA(t, path); !slices.Equal(got, want) {
+		t.Fatalf("cells after consolidating: %v, want %v", got, want)
 	}
 }

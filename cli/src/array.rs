@@ -43,6 +43,10 @@ pub enum ArrayCommand {
     /// Put or delete an array metadata entry (one new `__meta` file, as TileDB writes it) and
     /// print the file's name.
     Metadata(crate::array_metadata::MetadataArgs),
+    /// Consolidate fragments, commits, fragment metadata or array metadata exactly as TileDB
+    /// 2.30 does (one mode per call; TileDB's sm.consolidation.* settings), and print what
+    /// was merged and written. `vacuum` removes what it made redundant.
+    Consolidate(crate::array_lifecycle::ConsolidateArgs),
     /// Remove what a consolidation made redundant, exactly as TileDB 2.30 vacuums (one mode
     /// per call), and the fragment folders of killed writers after a grace period.
     Vacuum(crate::array_lifecycle::VacuumArgs),
@@ -211,6 +215,7 @@ pub fn run(args: &ArrayArgs) -> CliResult<()> {
         ArrayCommand::Create(a) => create(a)?,
         ArrayCommand::Write(a) => crate::array_write::run(a, &mut out)?,
         ArrayCommand::Metadata(a) => crate::array_metadata::run(a, &mut out)?,
+        ArrayCommand::Consolidate(a) => crate::array_lifecycle::consolidate(a, &mut out)?,
         ArrayCommand::Vacuum(a) => crate::array_lifecycle::vacuum(a, &mut out)?,
         ArrayCommand::DeleteFragments(a) => crate::array_lifecycle::delete_fragments(a, &mut out)?,
         ArrayCommand::Remove(a) => crate::array_lifecycle::remove(a, &mut out)?,

@@ -1,5 +1,5 @@
-//! `tdbf array vacuum|delete-fragments|remove|evolve`: the array lifecycle
-//! (src/array/lifecycle/) as TileDB 2.30 does it: vacuuming after consolidation, deleting
+//! `tdbf array consolidate|vacuum|delete-fragments|remove|evolve`: the array lifecycle
+//! (src/array/lifecycle/) as TileDB 2.30 does it: consolidation, vacuuming after it, deleting
 //! fragments by timestamp range, removing arrays and schema evolution.
 
 use crate::common::{CliResult, Failure, parse_key, print_json};
@@ -8,7 +8,10 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::time::Duration;
-use tdbfilter::array::lifecycle::{self, EvolveOptions, VacuumMode, VacuumOptions};
+use tdbfilter::array::lifecycle::{
+    self, ConsolidateMode, ConsolidateOptions, EvolveOptions, VacuumMode, VacuumOptions,
+};
+use tdbfilter::storage::StorageConfig;
 
 /// Where the array is and how to reach it.
 #[derive(Debug, Clone, Args)]
@@ -24,6 +27,30 @@ pub struct LifecycleTarget {
     /// Print JSON instead of one line per file.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `tdbf array consolidate`. `--config` takes TileDB's `sm.consolidation.*` settings
+/// (amplification, steps, step_min_frags, step_max_frags, step_size_ratio, buffer_size,
+/// timestamp_start, timestamp_end, purge_deleted_cells, mode) beside the object-store options.
+#[derive(Debug, Args)]
+pub struct ConsolidateArgs {
+    #[command(flatten)]
+    pub target: LifecycleTarget,
+    /// What to consolidate (TileDB's sm.consolidation.mode): fragments, commits,
+    /// fragment_meta or array_meta. Default: --config's sm.consolidation.mode, else fragments.
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<String>,
+    /// Only the fragments (or, in array_meta mode, metadata files) inside T1:T2 (ms,
+    /// inclusive); narrows sm.consolidation.timestamp_start/end.
+    #[arg(long, value_name = "T1:T2")]
+    pub timestamp: Option<String>,
+    /// Fragments mode: merge exactly these fragments (names or __fragments/ paths;
+    /// repeatable) instead of following TileDB's plan.
+    #[arg(long = "fragment", value_name = "NAME")]
+    pub fragments: Vec<String>,
+    /// AES-256-GCM key of an encrypted array: 32 characters, or hex:<64 hex digits>.
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
 }
 
 /// `tdbf array vacuum`.
@@ -113,6 +140,95 @@ fn print_report(target: &LifecycleTarget, r: &Report, out: &mut impl Write) -> C
     Ok(())
 }
 
+/// What a consolidation merged and wrote, relative to the array folder.
+#[derive(Serialize)]
+struct ConsolidateReport<'a> {
+    /// Fragments mode: per step, the merged fragments' names.
+    merged: &'a [Vec<String>],
+    written: &'a [String],
+}
+
+/// `T1:T2` in milliseconds.
+fn parse_range(option: &str, text: &str) -> CliResult<(u64, u64)> {
+    let num = |s: &str| {
+        s.trim()
+            .parse::<u64>()
+            .map_err(|_| Failure::new(format!("{option}: '{s}' is not a number")))
+    };
+    let (t1, t2) = text
+        .split_once(':')
+        .ok_or_else(|| Failure::new(format!("{option}: expected T1:T2 (ms)")))?;
+    Ok((num(t1)?, num(t2)?))
+}
+
+/// The consolidation options of `args`: `--config`'s `sm.consolidation.*` settings and
+/// object-store options, then `--mode`, `--timestamp`, `--fragment` and `--key`.
+fn consolidate_options(args: &ConsolidateArgs) -> CliResult<ConsolidateOptions> {
+    let mut options = ConsolidateOptions::new(ConsolidateMode::Fragments);
+    let mut storage = StorageConfig::new();
+    for pair in &args.target.config {
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| Failure::new(format!("--config: '{pair}' is not KEY=VALUE")))?;
+        let (k, v) = (k.trim(), v.trim());
+        let set = if k.starts_with("sm.consolidation.") {
+            options.set(k, v)
+        } else {
+            storage.set(k, v)
+        };
+        set.map_err(|e| Failure::from(e).context("--config"))?;
+    }
+    options.config = storage;
+    if let Some(m) = &args.mode {
+        options.mode = ConsolidateMode::parse(m).map_err(|e| Failure::from(e).context("--mode"))?;
+    }
+    if let Some(t) = &args.timestamp {
+        let (t1, t2) = parse_range("--timestamp", t)?;
+        if t1 > t2 {
+            return Err(Failure::new(format!(
+                "--timestamp: the start {t1} is after the end {t2}"
+            )));
+        }
+        options.timestamp_start = options.timestamp_start.max(t1);
+        options.timestamp_end = options.timestamp_end.min(t2);
+    }
+    if !args.fragments.is_empty() {
+        if options.mode != ConsolidateMode::Fragments {
+            return Err(Failure::new(
+                "--fragment: a fragment list is only taken in the fragments mode",
+            ));
+        }
+        options.fragment_list = Some(args.fragments.clone());
+    }
+    let key = args.key.as_deref().map(parse_key).transpose()?;
+    options.key = key.map(|k| k.to_vec());
+    Ok(options)
+}
+
+/// Runs `tdbf array consolidate`: prints what was merged and written.
+pub fn consolidate(args: &ConsolidateArgs, out: &mut impl Write) -> CliResult<()> {
+    let t = &args.target;
+    let options = consolidate_options(args)?;
+    let r =
+        lifecycle::consolidate(&t.path, &options).map_err(|e| Failure::from(e).context(&t.path))?;
+    if t.json {
+        return print_json(
+            out,
+            &ConsolidateReport {
+                merged: &r.merged,
+                written: &r.written,
+            },
+        );
+    }
+    for step in &r.merged {
+        outln!(out, "merged {}", step.join(" "));
+    }
+    for f in &r.written {
+        outln!(out, "wrote {f}");
+    }
+    Ok(())
+}
+
 /// Runs `tdbf array vacuum`: prints what was removed and written.
 pub fn vacuum(args: &VacuumArgs, out: &mut impl Write) -> CliResult<()> {
     let t = &args.target;
@@ -131,22 +247,9 @@ pub fn vacuum(args: &VacuumArgs, out: &mut impl Write) -> CliResult<()> {
 /// Runs `tdbf array delete-fragments`.
 pub fn delete_fragments(args: &DeleteFragmentsArgs, out: &mut impl Write) -> CliResult<()> {
     let t = &args.target;
-    let num = |s: &str| {
-        s.trim()
-            .parse::<u64>()
-            .map_err(|_| Failure::new(format!("--timestamp: '{s}' is not a number")))
-    };
-    let (t1, t2) = args
-        .timestamp
-        .split_once(':')
-        .ok_or_else(|| Failure::new("--timestamp: expected T1:T2 (ms)"))?;
-    let r = lifecycle::delete_fragments(
-        &t.path,
-        num(t1)?,
-        num(t2)?,
-        &crate::array::storage_config(&t.config)?,
-    )
-    .map_err(|e| Failure::from(e).context(&t.path))?;
+    let (t1, t2) = parse_range("--timestamp", &args.timestamp)?;
+    let r = lifecycle::delete_fragments(&t.path, t1, t2, &crate::array::storage_config(&t.config)?)
+        .map_err(|e| Failure::from(e).context(&t.path))?;
     let report = Report {
         fragments: Some(&r.fragments),
         removed: &r.removed,

@@ -5,8 +5,8 @@
 //! * `tdbf inspect FILE` walks a TileDB data file tile by tile (docs/FORMAT.md §4.1).
 //! * `tdbf filter` / `tdbf unfilter` convert between raw cells and filtered tiles.
 //! * `tdbf array info|cat|verify` reads TileDB array folders (schema, fragments, cells) and
-//!   checks every tile of them; `tdbf array write` writes a fragment; `tdbf array vacuum|
-//!   delete-fragments|remove|evolve` are the array lifecycle.
+//!   checks every tile of them; `tdbf array write` writes a fragment; `tdbf array
+//!   consolidate|vacuum|delete-fragments|remove|evolve` are the array lifecycle.
 //! * `tdbf group create|add|remove|info|metadata` works on TileDB groups.
 //! * `tdbf bench` measures a pipeline's filter and unfilter throughput on the tiles of a file
 //!   (or memcpy of the same tiles, as a baseline).

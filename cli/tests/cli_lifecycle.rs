@@ -1,4 +1,4 @@
-//! `tdbf array vacuum|delete-fragments|remove|evolve` and `tdbf group …`: they run the built
+//! `tdbf array consolidate|vacuum|delete-fragments|remove|evolve` and `tdbf group …`: they run the built
 //! binary on arrays and groups it makes.
 
 use serde_json::Value;
@@ -115,6 +115,154 @@ fn delete_fragments_and_remove() {
     assert!(text.contains("removed __schema/"), "{text}");
     assert!(uri.join("notes.txt").exists() && !uri.join("__schema").exists());
     fails(&["array", "info", s(&uri)], "");
+}
+
+/// The visible fragments' names.
+fn fragment_names(uri: &Path) -> Vec<String> {
+    let v = json(&["array", "info", s(uri), "--json"]);
+    v["fragments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn consolidate_modes() {
+    let dir = scratch("consolidate");
+    let uri = array(&dir, 5);
+    let a = cells(&uri, "a");
+    let names = fragment_names(&uri);
+    assert_eq!(names.len(), 5);
+    let before = std::fs::read_dir(uri.join("__fragments")).unwrap().count();
+    fails(
+        &["array", "consolidate", s(&uri), "--mode", "everything"],
+        "unknown consolidation mode 'everything'",
+    );
+    fails(
+        &[
+            "array",
+            "consolidate",
+            s(&uri),
+            "--config",
+            "sm.consolidation.steps=many",
+        ],
+        "sm.consolidation.steps",
+    );
+    fails(
+        &["array", "consolidate", s(&uri), "--timestamp", "4:2"],
+        "after the end",
+    );
+    fails(
+        &[
+            "array",
+            "consolidate",
+            s(&uri),
+            "--mode",
+            "commits",
+            "--fragment",
+            &names[0],
+        ],
+        "only taken in the fragments mode",
+    );
+    fails(
+        &[
+            "array",
+            "consolidate",
+            s(&uri),
+            "--fragment",
+            &names[0],
+            "--fragment",
+            "__1_1_x_22",
+        ],
+        "Found 1 of 2",
+    );
+    assert_eq!(
+        std::fs::read_dir(uri.join("__fragments")).unwrap().count(),
+        before
+    );
+
+    // Two listed fragments, then the plan inside [3, 4], then one step of everything.
+    let r = json(&[
+        "array",
+        "consolidate",
+        s(&uri),
+        "--fragment",
+        &names[0],
+        "--fragment",
+        &names[1],
+        "--json",
+    ]);
+    assert_eq!(
+        r["merged"],
+        serde_json::json!([[names[0], names[1]]]),
+        "{r}"
+    );
+    let written = r["written"].as_array().unwrap();
+    assert!(
+        written
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("__fragments/__1_2_")),
+        "{r}"
+    );
+    assert_eq!(fragment_names(&uri).len(), 4);
+    let r = json(&[
+        "array",
+        "consolidate",
+        s(&uri),
+        "--timestamp",
+        "3:4",
+        "--json",
+    ]);
+    assert_eq!(
+        r["merged"],
+        serde_json::json!([[names[2], names[3]]]),
+        "{r}"
+    );
+    let text = ok(&[
+        "array",
+        "consolidate",
+        s(&uri),
+        "--config",
+        "sm.consolidation.steps=1",
+        "--config",
+        "sm.consolidation.mode=fragments",
+    ]);
+    assert!(
+        text.starts_with("merged ") && text.contains("wrote __commits/"),
+        "{text}"
+    );
+    assert_eq!(fragment_names(&uri).len(), 1);
+    assert_eq!(cells(&uri, "a"), a);
+
+    // The other modes, from --mode or the configuration.
+    let r = json(&[
+        "array",
+        "consolidate",
+        s(&uri),
+        "--mode",
+        "commits",
+        "--json",
+    ]);
+    assert!(r["written"][0].as_str().unwrap().ends_with(".con"), "{r}");
+    let r = json(&[
+        "array",
+        "consolidate",
+        s(&uri),
+        "--config",
+        "sm.consolidation.mode=array_meta",
+        "--json",
+    ]);
+    assert_eq!(r["merged"], Value::Array(vec![]), "{r}");
+    for mode in ["fragments", "commits"] {
+        json(&["array", "vacuum", s(&uri), "--mode", mode, "--json"]);
+    }
+    assert_eq!(
+        std::fs::read_dir(uri.join("__fragments")).unwrap().count(),
+        1
+    );
+    assert_eq!(cells(&uri, "a"), a);
 }
 
 #[test]

@@ -1,9 +1,11 @@
-//! `tdb_config_t`: object-store options (key/value pairs) for the `_with_config` entry points.
+//! `tdb_config_t`: object-store options (key/value pairs) for the `_with_config` entry points,
+//! and TileDB's `sm.consolidation.*` settings for `tdb_array_consolidate`.
 
 use super::constants::tdb_status_t;
 use super::error::tdb_error_t;
 use super::guard::{self, Out, guard};
 use std::ffi::c_char;
+use tdbfilter::array::lifecycle::{ConsolidateMode, ConsolidateOptions};
 use tdbfilter::storage::StorageConfig;
 
 /// Object-store options: endpoint, region, credentials, path-style addressing, plain HTTP,
@@ -13,10 +15,17 @@ use tdbfilter::storage::StorageConfig;
 /// `vfs.s3.aws_access_key_id`, `vfs.s3.aws_secret_access_key`,
 /// `vfs.azure.storage_account_name`, `vfs.azure.storage_account_key`,
 /// `vfs.azure.blob_endpoint`, `vfs.min_batch_gap`, …). Unset options come from the standard
-/// environment variables (`AWS_*`, `AZURE_STORAGE_*`, `GOOGLE_*`).
+/// environment variables (`AWS_*`, `AZURE_STORAGE_*`, `GOOGLE_*`). TileDB's
+/// `sm.consolidation.*` settings are kept too, for `tdb_array_consolidate` (the other
+/// functions ignore them).
 pub struct tdb_config_t {
     pub(crate) inner: StorageConfig,
+    /// The `sm.consolidation.*` settings, in the order set (each key once).
+    pub(crate) consolidation: Vec<(String, String)>,
 }
+
+/// The prefix of TileDB's consolidation settings.
+const CONSOLIDATION: &str = "sm.consolidation.";
 
 /// The configuration behind `config`, or an empty one for NULL.
 pub(crate) fn config_of(config: *const tdb_config_t) -> tdbfilter::Result<StorageConfig> {
@@ -24,6 +33,23 @@ pub(crate) fn config_of(config: *const tdb_config_t) -> tdbfilter::Result<Storag
         return Ok(StorageConfig::new());
     }
     Ok(guard::arg(config, "config")?.inner.clone())
+}
+
+/// The consolidation options of `config` (NULL: TileDB's defaults): its object-store options
+/// and its `sm.consolidation.*` settings.
+pub(crate) fn consolidate_options_of(
+    config: *const tdb_config_t,
+) -> tdbfilter::Result<ConsolidateOptions> {
+    let mut options = ConsolidateOptions::new(ConsolidateMode::Fragments);
+    if config.is_null() {
+        return Ok(options);
+    }
+    let c = guard::arg(config, "config")?;
+    options.config = c.inner.clone();
+    for (k, v) in &c.consolidation {
+        options.set(k, v)?;
+    }
+    Ok(options)
 }
 
 /// Creates an empty configuration.
@@ -36,6 +62,7 @@ pub unsafe extern "C" fn tdb_config_alloc(
         let out = Out::new(config, "config")?;
         out.set(guard::new_handle(tdb_config_t {
             inner: StorageConfig::new(),
+            consolidation: Vec::new(),
         }));
         Ok(())
     })
@@ -43,7 +70,10 @@ pub unsafe extern "C" fn tdb_config_alloc(
 
 /// Sets option `key` to `value` (NUL-terminated UTF-8). An unknown key or a malformed value
 /// (booleans `true`/`false`, counts as decimal numbers) is `TDB_ERR_INVALID_ARGUMENT` naming
-/// it, and leaves the configuration unchanged.
+/// it, and leaves the configuration unchanged. Keys `sm.consolidation.*` are TileDB's
+/// consolidation settings (`mode`, `amplification`, `steps`, `step_min_frags`,
+/// `step_max_frags`, `step_size_ratio`, `buffer_size`, `timestamp_start`, `timestamp_end`,
+/// `purge_deleted_cells`, `max_fragment_size`), checked as TileDB reads them.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_config_set(
     config: *mut tdb_config_t,
@@ -55,6 +85,12 @@ pub unsafe extern "C" fn tdb_config_set(
         let c = guard::arg_mut(config, "config")?;
         let key = guard::c_str(key, "key")?;
         let value = guard::c_str(value, "value")?;
+        if key.starts_with(CONSOLIDATION) {
+            ConsolidateOptions::new(ConsolidateMode::Fragments).set(key, value)?;
+            c.consolidation.retain(|(k, _)| k != key);
+            c.consolidation.push((key.to_string(), value.to_string()));
+            return Ok(());
+        }
         c.inner.set(key, value)
     })
 }

@@ -1,13 +1,145 @@
-//! The array lifecycle without a handle (src/array/lifecycle/): vacuuming, deleting fragments,
-//! removing arrays and schema evolution, as TileDB 2.30's `tiledb_array_vacuum`,
-//! `tiledb_array_delete_fragments_v2`, `tiledb_array_delete` and `tiledb_array_evolve` do them.
+//! The array lifecycle without a handle (src/array/lifecycle/): consolidating, vacuuming,
+//! deleting fragments, removing arrays and schema evolution, as TileDB 2.30's
+//! `tiledb_array_consolidate`, `tiledb_array_vacuum`, `tiledb_array_delete_fragments_v2`,
+//! `tiledb_array_delete` and `tiledb_array_evolve` do them.
 
-use super::config::{config_of, tdb_config_t};
+use super::array::tdb_array_t;
+use super::config::{config_of, consolidate_options_of, tdb_config_t};
 use super::constants::tdb_status_t;
 use super::error::tdb_error_t;
 use super::guard::{self, guard};
-use std::ffi::c_char;
-use tdbfilter::array::lifecycle::{self, EvolveOptions, VacuumMode, VacuumOptions};
+use std::ffi::{c_char, c_void};
+use tdbfilter::Error;
+use tdbfilter::array::lifecycle::{
+    self, ConsolidateMode, ConsolidateOptions, EvolveOptions, VacuumMode, VacuumOptions,
+};
+
+/// Consolidates the array at `uri` as TileDB 2.30's `tiledb_array_consolidate` (or, with a
+/// fragment list, `tiledb_array_consolidate_fragments`), in `mode` (TileDB's
+/// `sm.consolidation.mode` names: `"fragments"`, `"commits"`, `"fragment_meta"`,
+/// `"array_meta"`; NULL: `config`'s `sm.consolidation.mode`, else `"fragments"`).
+///
+/// `config` (may be NULL) holds the object-store options and TileDB's `sm.consolidation.*`
+/// settings (steps, amplification, step sizes, buffer size, timestamps; see
+/// `tdb_config_set`). `key`/`key_len`: the array's AES-256-GCM key, or NULL and 0.
+/// [`timestamp_start`, `timestamp_end`] (milliseconds, inclusive; 0 and `UINT64_MAX` for all)
+/// narrows the config's `sm.consolidation.timestamp_start`/`_end`: fragments mode merges only
+/// fragments inside it, array_meta mode only metadata files inside it. A reversed range is
+/// `TDB_ERR_INVALID_ARGUMENT`.
+///
+/// `fragment_names` (`fragment_count` NUL-terminated names, or `__fragments/` URIs; NULL and
+/// 0 for none): fragments mode merges exactly these instead of following the plan (the
+/// timestamps are then ignored, as TileDB does); with another mode the list is
+/// `TDB_ERR_INVALID_ARGUMENT`. The merged fragment is committed last, so a failure leaves the
+/// array reading as before; run `tdb_array_vacuum` afterwards to remove what was merged.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_consolidate(
+    uri: *const c_char,
+    mode: *const c_char,
+    config: *const tdb_config_t,
+    key: *const c_void,
+    key_len: usize,
+    timestamp_start: u64,
+    timestamp_end: u64,
+    fragment_names: *const *const c_char,
+    fragment_count: usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let uri = guard::c_str(uri, "uri")?;
+        let mut options: ConsolidateOptions = consolidate_options_of(config)?;
+        if !mode.is_null() {
+            options.mode = ConsolidateMode::parse(guard::c_str(mode, "mode")?)?;
+        }
+        let key = guard::bytes(key.cast(), key_len, "key")?;
+        if !key.is_empty() && key.len() != 32 {
+            return Err(Error::invalid(format!(
+                "an AES-256-GCM key has 32 bytes, not {}",
+                key.len()
+            )));
+        }
+        options.key = (!key.is_empty()).then(|| key.to_vec());
+        if timestamp_start > timestamp_end {
+            return Err(Error::invalid(format!(
+                "timestamp start {timestamp_start} is after the end {timestamp_end}"
+            )));
+        }
+        options.timestamp_start = options.timestamp_start.max(timestamp_start);
+        options.timestamp_end = options.timestamp_end.min(timestamp_end);
+        let names = guard::slice(fragment_names, fragment_count, "fragment_names")?;
+        if !names.is_empty() {
+            if options.mode != ConsolidateMode::Fragments {
+                return Err(Error::invalid(
+                    "a fragment list is only taken in the fragments consolidation mode",
+                ));
+            }
+            let list = names
+                .iter()
+                .map(|p| guard::c_str(*p, "fragment name").map(str::to_string))
+                .collect::<tdbfilter::Result<Vec<_>>>()?;
+            options.fragment_list = Some(list);
+        }
+        lifecycle::consolidate(uri, &options)?;
+        Ok(())
+    })
+}
+
+/// A JSON string literal of `s`.
+fn json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// The plan's nodes as a JSON list of lists of names.
+fn plan_json(plan: &[Vec<String>]) -> String {
+    let mut out = String::from("[");
+    for (i, node) in plan.iter().enumerate() {
+        out.push_str(if i == 0 { "[" } else { ", [" });
+        for (j, name) in node.iter().enumerate() {
+            if j > 0 {
+                out.push_str(", ");
+            }
+            json_string(name, &mut out);
+        }
+        out.push(']');
+    }
+    out.push(']');
+    out
+}
+
+/// TileDB 2.30's consolidation plan (`tiledb_consolidation_plan_create_with_mbr`) for the
+/// fragments `array` sees and a desired fragment size of `fragment_size` bytes: groups of
+/// fragments to consolidate together (fragments whose non-empty domains overlap, small
+/// fragments whose union overlaps no other; then single fragments of at least 1.5 ×
+/// `fragment_size`, to be split), in TileDB's order. Written as NUL-terminated JSON, a list of
+/// nodes each a list of fragment names (`[["__1_1_<uuid>_22", ...], ...]`), into `buffer`
+/// (`capacity` bytes); `*size` receives the length including the NUL; when `buffer` is NULL
+/// or too small, `*size` is still set and the call returns `TDB_ERR_BUFFER_TOO_SMALL`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_consolidation_plan(
+    array: *const tdb_array_t,
+    fragment_size: u64,
+    buffer: *mut c_char,
+    capacity: usize,
+    size: *mut usize,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = &guard::arg(array, "array")?.inner;
+        let size = guard::Out::new(size, "size")?;
+        let plan = lifecycle::consolidation_plan(a, fragment_size)?;
+        let text = plan_json(&plan);
+        guard::copy_c_string_out(&text, buffer, capacity, size, "the consolidation plan")
+    })
+}
 
 /// Vacuums the array at `uri` after a consolidation, removing what TileDB 2.30 removes in
 /// `mode` (TileDB's `sm.vacuum.mode` names: `"fragments"`, `"commits"`, `"fragment_meta"`,

@@ -52,7 +52,7 @@ tdbf_lanes \
   writer "python tests/array/run_writer_tests.py --tdbf '$TDBF_BUILD/tdbf'" \
   queries "python tests/array/run_query_tests.py --tdbf '$TDBF_BUILD/tdbf' --arrays 40" \
   crash "python tests/array/run_crash_tests.py --tdbf '$TDBF_BUILD/tdbf' --lib '$lib' --runs 60" \
-  consolidate "python tests/array/run_consolidate_tests.py --bin '$TDBF_BUILD/examples/lifecycle'" \
+  consolidate "python tests/array/run_consolidate_tests.py --bin '$TDBF_BUILD/examples/lifecycle' --tdbf '$TDBF_BUILD/tdbf'" \
   deletes "python tests/array/run_delete_tests.py --bin '$TDBF_BUILD/examples/lifecycle' --tdbf '$TDBF_BUILD/tdbf'" \
   lifecycle "python tests/array/run_lifecycle_tests.py --bin '$TDBF_BUILD/examples/lifecycle'" \
   create "python tests/array/run_create_tests.py --tdbf '$TDBF_BUILD/tdbf'" \

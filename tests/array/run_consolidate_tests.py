@@ -5,16 +5,19 @@ cells, same timestamps); TileDB consolidates A, tdbfilter consolidates B with th
 configuration; the suite checks that
 
 * fragments mode (sparse with and without duplicates, var-size and nullable attributes; dense
-  1-D contiguous writes, 2-D scattered boxes under amplification 1.0 and 1.5; step settings;
+  1-D contiguous writes, a dense domain that is not a whole number of tiles, 2-D scattered boxes under amplification 1.0 and 1.5; step settings;
   timestamp ranges; an explicit fragment list) merges the same fragments: the same
   `tiledb.array_fragments` (count, timestamp ranges), TileDB-Py reads A and B the same at
   every timestamp, and the consolidated fragments' data files are byte-identical (counted);
 * commits, fragment_meta and array_meta modes write the same kinds of files and the arrays
   read the same (metadata included); after vacuum both arrays read the same;
 * commits with timestamps of different digit counts: TileDB fails, tdbfilter consolidates;
-* speed: 200 small fragments, tdbfilter against tiledb.consolidate (1 MiB buffer), printed.
+* speed: 200 small fragments, tdbfilter against tiledb.consolidate (1 MiB buffer), printed;
+* the command line (`tdbf array consolidate`, --mode, --timestamp, --fragment, --config
+  sm.consolidation.*) on B against `tiledb.consolidate` on A: the same fragments, and TileDB-Py
+  reads A and B the same before and after vacuum.
 
-Usage: run_consolidate_tests.py --bin target/debug/examples/lifecycle
+Usage: run_consolidate_tests.py --bin target/debug/examples/lifecycle --tdbf target/debug/tdbf
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import numpy as np
 import tiledb
 
 BIN = None
+TDBF = None
 CFG = {"sm.consolidation.buffer_size": str(1 << 20)}
 checks = 0
 identical = {}
@@ -168,6 +172,17 @@ def dense_2d(uri):
             A[r0:r1 + 1, c0:c1 + 1] = np.full((r1 - r0 + 1, c1 - c0 + 1), t, dtype=np.uint16)
 
 
+def dense_ragged(uri):
+    """A domain that is not a whole number of tiles (20 cells, tiles of 3): the merged union
+    expanded to tiles reaches past it (TileDB-Py's test_array_vacuum)."""
+    d = tiledb.Domain(tiledb.Dim("x", domain=(0, 19), tile=3, dtype=np.uint64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=d, sparse=False,
+                                                attrs=[tiledb.Attr("a", dtype=np.int64)]))
+    for t in range(1, 6):
+        with tiledb.open(uri, "w", timestamp=t) as A:
+            A[t - 1:19] = np.arange(19 - (t - 1), dtype=np.int64) + 100 * t
+
+
 def test_fragments(tmp):
     a, b = twins(tmp, "sparse", sparse_array)
     both(a, b, {}, "sparse", [1, 2, 3, 5, None])
@@ -184,6 +199,9 @@ def test_fragments(tmp):
     a, b = twins(tmp, "dense1", dense_1d)
     both(a, b, {}, "dense 1-D", [1, 5, None])
     check(len(frags(a)) == 1, "dense 1-D: contiguous writes are merged")
+    a, b = twins(tmp, "dense_ragged", dense_ragged)
+    both(a, b, {}, "dense, domain not a whole number of tiles", [1, 3, None])
+    check(len(frags(a)) == 1, "dense ragged: every fragment merged")
     a, b = twins(tmp, "dense2", dense_2d)
     both(a, b, {}, "dense 2-D amplification 1.0", [2, None])
     check(len(frags(a)) == 3, "dense 2-D: scattered boxes are not merged at amplification 1.0")
@@ -272,17 +290,90 @@ def test_speed(tmp):
           f"(process start included), ratio tdbfilter/TileDB {tb / ta:.2f}")
 
 
+def tdbf_consolidate(uri, *args):
+    """`tdbf array consolidate URI ARGS --json`: its report."""
+    cmd = [TDBF, "array", "consolidate", uri, *map(str, args), "--json"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed: {r.stderr.strip()}")
+    return json.loads(r.stdout)
+
+
+def test_cli(tmp):
+    """tdbf array consolidate on B, tiledb.consolidate on A, with the same settings."""
+    buf = f"sm.consolidation.buffer_size={CFG['sm.consolidation.buffer_size']}"
+
+    def case(name, make, cfg, args, times, fragment_uris=None):
+        a, b = twins(tmp, "cli_" + name, make)
+        full = {**CFG, **cfg}
+        if fragment_uris is None:
+            tiledb.consolidate(a, config=tiledb.Config(full))
+        else:
+            tiledb.consolidate(a, config=tiledb.Config(full), fragment_uris=fragment_uris)
+        r = tdbf_consolidate(b, "--config", buf, *args)
+        check(isinstance(r["merged"], list) and isinstance(r["written"], list),
+              f"cli {name}: report {r}")
+        check(frags(a) == frags(b), f"cli {name}: fragments {frags(a)} vs {frags(b)}")
+        same_reads(a, b, times, "cli " + name)
+        mode = cfg.get("sm.consolidation.mode", "fragments")
+        for uri in (a, b):
+            tiledb.vacuum(uri, config=tiledb.Config({"sm.vacuum.mode": mode}))
+        check(frags(a) == frags(b), f"cli {name} vacuumed: {frags(a)} vs {frags(b)}")
+        same_reads(a, b, times, f"cli {name} vacuumed")
+        return a, b
+
+    a, b = case("plan", sparse_array, {}, [], [1, 3, None])
+    check(len(frags(b)) == 1, "cli plan: every fragment merged")
+    case("steps", sparse_array,
+         {"sm.consolidation.step_min_frags": "2", "sm.consolidation.step_max_frags": "3",
+          "sm.consolidation.steps": "1"},
+         ["--config", "sm.consolidation.step_min_frags=2", "--config",
+          "sm.consolidation.step_max_frags=3", "--config", "sm.consolidation.steps=1"], [2, None])
+    case("timestamp", sparse_array,
+         {"sm.consolidation.timestamp_start": "2", "sm.consolidation.timestamp_end": "4"},
+         ["--timestamp", "2:4"], [1, 2, 4, None])
+    case("dense amplification", dense_2d, {"sm.consolidation.amplification": "1.5"},
+         ["--config", "sm.consolidation.amplification=1.5"], [2, None])
+    a, b = twins(tmp, "cli_list", sparse_array)
+    names = frag_names(a)[1:4]
+    tiledb.consolidate(a, config=tiledb.Config(CFG), fragment_uris=names)
+    r = tdbf_consolidate(b, *[x for n in names for x in ("--fragment", n)])
+    check(r["merged"] == [names], f"cli list: merged {r['merged']}, listed {names}")
+    check(frags(a) == frags(b), f"cli list: fragments {frags(a)} vs {frags(b)}")
+    same_reads(a, b, [1, 2, 4, None], "cli list")
+    a, b = case("commits", sparse_array, {"sm.consolidation.mode": "commits"},
+                ["--mode", "commits"], [1, None])
+    ka = sorted(f for f in os.listdir(os.path.join(a, "__commits")) if f.endswith(".con"))
+    kb = sorted(f for f in os.listdir(os.path.join(b, "__commits")) if f.endswith(".con"))
+    check(len(ka) == len(kb) == 1, f"cli commits: {ka} vs {kb}")
+    a, b = twins(tmp, "cli_fragment_meta", sparse_array)
+    tiledb.consolidate(a, config=tiledb.Config({"sm.consolidation.mode": "fragment_meta"}))
+    tdbf_consolidate(b, "--config", "sm.consolidation.mode=fragment_meta")
+    ua = tiledb.array_fragments(a).unconsolidated_metadata_num
+    ub = tiledb.array_fragments(b).unconsolidated_metadata_num
+    check(ua == ub == 0, f"cli fragment_meta: unconsolidated footers {ua} vs {ub}")
+    same_reads(a, b, [None], "cli fragment_meta")
+    r = subprocess.run([TDBF, "array", "consolidate", b, "--mode", "everything"],
+                       capture_output=True, text=True)
+    check(r.returncode == 1 and "unknown consolidation mode" in r.stderr,
+          f"cli bad mode: {r.returncode} {r.stderr}")
+
+
 def main():
-    global BIN
+    global BIN, TDBF
     p = argparse.ArgumentParser()
     p.add_argument("--bin", required=True)
-    BIN = os.path.abspath(p.parse_args().bin)
-    if not os.path.exists(BIN):
-        sys.exit(f"missing {BIN}: build the example first")
+    p.add_argument("--tdbf", required=True)
+    args = p.parse_args()
+    BIN, TDBF = os.path.abspath(args.bin), os.path.abspath(args.tdbf)
+    for f in (BIN, TDBF):
+        if not os.path.exists(f):
+            sys.exit(f"missing {f}: build it first")
     tmp = tempfile.mkdtemp(prefix="consolidate_")
     try:
         test_fragments(tmp)
         test_other_modes(tmp)
+        test_cli(tmp)
         test_speed(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

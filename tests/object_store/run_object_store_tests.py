@@ -9,6 +9,9 @@ servers: moto (S3) and azurite (Azure Blob).
   variables only).
 * We create and write arrays into each store (`tdbf array create/write`); TileDB-Py reads them
   and must see exactly the cells written.
+* We consolidate (fragments, then commits) and vacuum arrays TileDB-Py wrote into each store
+  (`tdbf array consolidate/vacuum`); TileDB-Py reads the same cells as before, from one
+  fragment, and the merged fragments' objects are gone.
 
 Prints a table of cases per store. Needs TDBF_S3_ENDPOINT and TDBF_AZURE_ENDPOINT (see
 scripts/object-store-servers.sh) and the package installed (pip install ./bindings/python).
@@ -378,6 +381,58 @@ def ours_metadata(store, name, workdir):
         raise Mismatch(f"TileDB-Py reads the metadata {meta}")
 
 
+def ours_consolidate(store, name, workdir):
+    """TileDB-Py writes a sparse and a dense array of three fragments each; we consolidate and
+    vacuum them in the store; TileDB-Py reads what it read before, from one fragment."""
+    ctx = store.ctx()
+    for sparse in (True, False):
+        uri = store.uri(f"{name}-{'sparse' if sparse else 'dense'}")
+        dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 99), tile=10, dtype=np.int32, ctx=ctx),
+                            ctx=ctx)
+        tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=sparse, ctx=ctx, attrs=[
+            tiledb.Attr("a", dtype=np.int64, ctx=ctx),
+            tiledb.Attr("s", dtype=str, var=True, ctx=ctx)]), ctx=ctx)
+        for t in (1, 2, 3):
+            lo = 10 * t - 5
+            cells = np.arange(lo, lo + 12, dtype=np.int32)
+            data = {"a": cells.astype(np.int64) * 10 + t,
+                    "s": np.array([f"t{t}c{c}" for c in cells], dtype=object)}
+            with tiledb.open(uri, "w", ctx=ctx, timestamp=t) as A:
+                if sparse:
+                    A[cells] = data
+                else:
+                    A[lo:lo + 12] = data
+
+        def cells_now():
+            with tiledb.open(uri, ctx=ctx) as A:
+                r = A[:] if sparse else A[5:41]
+            return {k: v.tolist() for k, v in r.items()}
+
+        before = cells_now()
+        old = [os.path.basename(u) for u in tiledb.array_fragments(uri, ctx=ctx).uri]
+        r = json.loads(tdbf(store, "consolidate", uri, "--json"))
+        CHECKS[0] += 1
+        if r["merged"] != [old]:
+            raise Mismatch(f"consolidate merged {r['merged']}, expected {[old]}")
+        tdbf(store, "consolidate", uri, "--mode", "commits")
+        CHECKS[0] += 1
+        if cells_now() != before:
+            raise Mismatch("TileDB-Py reads other cells after the consolidation")
+        for mode in ("fragments", "commits"):
+            tdbf(store, "vacuum", uri, "--mode", mode)
+        frags = tiledb.array_fragments(uri, ctx=ctx)
+        CHECKS[0] += 2
+        if len(frags) != 1 or frags.timestamp_range[0] != (1, 3):
+            raise Mismatch(f"fragments after vacuum: {frags.timestamp_range}")
+        if cells_now() != before:
+            raise Mismatch("TileDB-Py reads other cells after the vacuum")
+        prefix = uri[len(store.base) + 1:]
+        left = {k.split("/")[2] for k in store.keys(prefix + "/__fragments")}
+        CHECKS[0] += 1
+        if left != {os.path.basename(frags.uri[0])}:
+            raise Mismatch(f"fragment objects left after vacuum: {sorted(left)}")
+
+
 CASES = [
     ("TileDB-Py writes, we read", "dense, 2 fragments, info/verify/cat, env-only cat", tiledb_dense),
     ("TileDB-Py writes, we read", "var-size + nullable, 2 fragments, metadata", tiledb_var_nullable),
@@ -388,6 +443,7 @@ CASES = [
     ("we write, TileDB-Py reads", "encrypted dense", ours_encrypted),
     ("we write, TileDB-Py reads", "32 MiB data file (multipart upload)", ours_large),
     ("we write, TileDB-Py reads", "array metadata put/delete (C API, config)", ours_metadata),
+    ("we consolidate, Py reads", "sparse + dense from TileDB-Py: consolidate, vacuum", ours_consolidate),
 ]
 
 

@@ -366,3 +366,19 @@ def test_c_contiguous_cells_are_not_copied(tmp_path):
         assert peak < data.nbytes // 16, (order, peak)
     with tdbfilter.Array(uri) as A:
         assert A.read_view("a")[n - 1] == n - 1
+
+
+def test_sparse_integer_coordinates_of_another_type(tmp_path):
+    """A list of Python ints (int64) writes a uint64 dimension when every value fits, as
+    TileDB-Py takes it; a negative coordinate is refused by name."""
+    uri = str(tmp_path / "u64")
+    dom = tiledb.Domain(tiledb.Dim(name="d", domain=(1, 3), tile=3, dtype=np.uint64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True,
+                                                attrs=[tiledb.Attr(name="a", dtype=np.int64)]))
+    with tdbfilter.Array(uri, mode="w", timestamp=1) as A:
+        A[[1, 2, 3]] = np.array([10, 20, 30], dtype=np.int64)
+        with pytest.raises(tdbfilter.InvalidArgument, match="dimension 'd'"):
+            A[[-1]] = np.array([5], dtype=np.int64)
+    with tiledb.open(uri) as T:
+        r = T[:]
+    assert r["d"].tolist() == [1, 2, 3] and r["a"].tolist() == [10, 20, 30]

@@ -13,6 +13,7 @@ mod listing;
 pub mod uncommitted;
 pub mod vacuum;
 
+pub use consolidate::consolidation_plan::consolidation_plan;
 pub use consolidate::{ConsolidateMode, ConsolidateOptions, ConsolidateReport, consolidate};
 pub use delete::{DeleteReport, delete_array, delete_fragments};
 pub use delete_cells::{DeleteCellsOptions, delete_cells};

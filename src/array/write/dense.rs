@@ -57,6 +57,24 @@ pub(crate) struct DenseTiler {
 
 /// A dense box's bounds as integers, checked against the domain (and the current domain).
 pub(crate) fn box_bounds(schema: &ArraySchema, subarray: &[Range]) -> Result<Vec<(i128, i128)>> {
+    bounds_within(schema, subarray, false)
+}
+
+/// A consolidation's dense box (TileDB's write with `disable_checks_consolidation`): whole
+/// tiles, so its last tile may reach past a domain that is not a whole number of tiles; it is
+/// checked against the domain expanded to whole tiles only.
+pub(crate) fn consolidation_box_bounds(
+    schema: &ArraySchema,
+    subarray: &[Range],
+) -> Result<Vec<(i128, i128)>> {
+    bounds_within(schema, subarray, true)
+}
+
+fn bounds_within(
+    schema: &ArraySchema,
+    subarray: &[Range],
+    whole_tiles: bool,
+) -> Result<Vec<(i128, i128)>> {
     if subarray.len() != schema.dimensions.len() {
         return Err(Error::invalid(format!(
             "the subarray has {} ranges, the array {} dimensions",
@@ -78,7 +96,12 @@ pub(crate) fn box_bounds(schema: &ArraySchema, subarray: &[Range]) -> Result<Vec
                 d.name
             )));
         }
-        if lo < v(dlo)? || hi > v(dhi)? {
+        let mut top = v(dhi)?;
+        if whole_tiles {
+            let g = DimGrid::of(d)?;
+            top = g.tile_lo(g.tile_of(top) + 1) - 1;
+        }
+        if lo < v(dlo)? || hi > top {
             return Err(Error::invalid(format!(
                 "subarray range [{lo}, {hi}] of dimension {} is outside its domain [{}, {}]",
                 d.name,
@@ -86,7 +109,7 @@ pub(crate) fn box_bounds(schema: &ArraySchema, subarray: &[Range]) -> Result<Vec
                 v(dhi)?
             )));
         }
-        if let Some(cd) = &schema.current_domain {
+        if let Some(cd) = schema.current_domain.as_ref().filter(|_| !whole_tiles) {
             let (clo, chi) = (v(cd[j].lo())?, v(cd[j].hi())?);
             if lo < clo || hi > chi {
                 return Err(Error::invalid(format!(

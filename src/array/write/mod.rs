@@ -289,7 +289,9 @@ impl Writer {
     }
 
     /// Sets the dense box: `[lo, hi]` per dimension, packed in the dimensions' types
-    /// (default: the whole domain). Refused for sparse arrays, as TileDB does.
+    /// (default: the whole domain; in a consolidation, whole tiles, which may reach past the
+    /// end of a domain that is not a whole number of tiles). Refused for sparse arrays, as
+    /// TileDB does.
     pub fn set_subarray(&mut self, subarray: &[u8]) -> Result<()> {
         self.check_usable()?;
         if !self.schema.is_dense() {
@@ -327,7 +329,11 @@ impl Writer {
                 subarray.len()
             )));
         }
-        self.subarray = Some(dense::box_bounds(&self.schema, &ranges)?);
+        self.subarray = Some(if self.consolidation.is_some() {
+            dense::consolidation_box_bounds(&self.schema, &ranges)?
+        } else {
+            dense::box_bounds(&self.schema, &ranges)?
+        });
         Ok(())
     }
 

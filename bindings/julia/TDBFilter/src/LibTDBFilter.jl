@@ -425,6 +425,17 @@ tdb_status_name(status) = ccall((:tdb_status_name, libtdbfilter), Cstring, (Int3
 tdb_version() = ccall((:tdb_version, libtdbfilter), Cstring, ())
 
 # the array lifecycle
+tdb_array_consolidation_plan(array, fragment_size, buffer, capacity, size, error) =
+    ccall((:tdb_array_consolidation_plan, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt64, Ptr{UInt8}, Csize_t, Ref{Csize_t}, Ref{Ptr{Error}}),
+          array, fragment_size, buffer, capacity, size, error)
+tdb_array_consolidate(uri, mode, config, key, key_len, timestamp_start, timestamp_end,
+                      fragment_names, fragment_count, error) =
+    ccall((:tdb_array_consolidate, libtdbfilter), Cint,
+          (Cstring, Cstring, Ptr{ConfigHandle}, Ptr{Cvoid}, Csize_t, UInt64, UInt64,
+           Ptr{Cstring}, Csize_t, Ref{Ptr{Error}}),
+          uri, mode, config, key, key_len, timestamp_start, timestamp_end, fragment_names,
+          fragment_count, error)
 tdb_array_vacuum(uri, mode, config, error) =
     ccall((:tdb_array_vacuum, libtdbfilter), Cint,
           (Cstring, Cstring, Ptr{ConfigHandle}, Ref{Ptr{Error}}), uri, mode, config, error)

@@ -275,6 +275,10 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_writer_finalize": (c_int, [P, PP]),
     "tdb_writer_fragment_name": (c_int, [P, STRP, PP]),
     # the array lifecycle
+    "tdb_array_consolidate": (
+        c_int, [c_char_p, c_char_p, P, c_void_p, c_size_t, c_uint64, c_uint64, STRP, c_size_t,
+                PP]),
+    "tdb_array_consolidation_plan": (c_int, [P, c_uint64, c_char_p, c_size_t, SIZEP, PP]),
     "tdb_array_vacuum": (c_int, [c_char_p, c_char_p, P, PP]),
     "tdb_array_delete_fragments": (c_int, [c_char_p, c_uint64, c_uint64, P, PP]),
     "tdb_array_delete": (c_int, [c_char_p, P, PP]),

@@ -564,6 +564,17 @@ class Array:
                 arr = np.asarray(c)
                 if arr.dtype.kind in "iu":
                     c = arr.astype(np.int64).view(d.cell_type.dtype)
+            elif not d.var and _numeric(d.cell_type) and d.cell_type.dtype.kind in "iu":
+                # Integer coordinates of another integer type (a list of Python ints is
+                # int64) are taken when every value fits the dimension's type, as TileDB-Py.
+                arr = np.asarray(c)
+                want = d.cell_type.dtype
+                if arr.dtype.kind in "iu" and arr.dtype != want and arr.size:
+                    info = np.iinfo(want)
+                    if int(arr.min()) < info.min or int(arr.max()) > info.max:
+                        raise InvalidArgument(f"dimension '{d.name}' ({want}): coordinates "
+                                              f"outside [{info.min}, {info.max}]")
+                    c = arr.astype(want)
             bufs[d.name] = _write.buffers(d, c, ncells)
         for name, v in values.items():
             f = self._field(name)

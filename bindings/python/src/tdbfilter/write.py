@@ -1,6 +1,7 @@
-"""Writing TileDB arrays without libtiledb: :func:`create`, :func:`from_numpy`, and the cell
-buffers behind ``Array(uri, mode="w")`` (the C API's ``tdb_array_create``, ``tdb_writer_*``
-and ``tdb_array_metadata_put``/``_delete``).
+"""Writing TileDB arrays without libtiledb: :func:`create`, :func:`from_numpy`, the cell
+buffers behind ``Array(uri, mode="w")`` and :func:`consolidate` (the C API's
+``tdb_array_create``, ``tdb_writer_*``, ``tdb_array_metadata_put``/``_delete`` and
+``tdb_array_consolidate``).
 
 Cells go to the library as they are: a C-contiguous numpy array of the field's dtype is
 passed by address (kept alive until the write's submit returns), a Fortran-ordered one is
@@ -332,3 +333,31 @@ def metadata_delete(path: str, key: Optional[bytes], timestamp: int, name: str,
     with config_handle(config) as cfg:
         _call(lib().tdb_array_metadata_delete_with_config, path.encode(), key,
               len(key) if key else 0, timestamp, name.encode(), cfg)
+
+
+_U64_MAX = 2**64 - 1
+
+
+def consolidate(uri: str, mode: Optional[str] = None,
+                config: Optional[Mapping[str, Any]] = None, key: Key = None,
+                timestamp: Optional[tuple] = None, fragments=None) -> None:
+    """Consolidates the array at ``uri`` as TileDB 2.30 does (``tdb_array_consolidate``).
+
+    ``mode``: ``"fragments"``, ``"commits"``, ``"fragment_meta"`` or ``"array_meta"`` (None:
+    ``config``'s ``sm.consolidation.mode``, else fragments). ``config``: TileDB's
+    ``sm.consolidation.*`` settings and object-store options. ``key``: an encrypted array's
+    AES-256-GCM key. ``timestamp``: ``(start, end)`` in ms (inclusive; None for open ends),
+    narrowing the config's range. ``fragments``: names (or ``__fragments/`` URIs) to merge
+    instead of TileDB's plan (fragments mode only)."""
+    key = key_bytes(key)
+    start, end = 0, _U64_MAX
+    if timestamp is not None:
+        lo, hi = timestamp
+        start = 0 if lo is None else int(lo)
+        end = _U64_MAX if hi is None else int(hi)
+    names = [str(f).encode() for f in (fragments or [])]
+    arr = (c_char_p * max(len(names), 1))(*names)
+    with config_handle(config) as cfg:
+        _call(lib().tdb_array_consolidate, str(uri).encode(),
+              None if mode is None else mode.encode(), cfg, key, len(key) if key else 0,
+              start, end, arr if names else None, len(names))

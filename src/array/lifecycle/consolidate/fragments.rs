@@ -71,14 +71,39 @@ fn expand_to_tiles(schema: &ArraySchema, ranges: &[(i128, i128)]) -> Result<Vec<
         .collect()
 }
 
-fn info(array: &Array, f: &Fragment) -> Result<Info> {
+/// A fragment's size as TileDB's `FragmentMetadata::fragment_size` counts it: its data files
+/// plus its metadata file.
+pub(crate) fn fragment_size(array: &Array, f: &Fragment) -> Result<u64> {
     let m = &f.meta;
-    let size = m.file_sizes.iter().sum::<u64>()
+    Ok(m.file_sizes.iter().sum::<u64>()
         + m.file_var_sizes.iter().sum::<u64>()
         + m.file_validity_sizes.iter().sum::<u64>()
-        + array.storage().size(&m.metadata_path())?;
+        + array.storage().size(&m.metadata_path())?)
+}
+
+/// `ranges` cut to the dimensions' domains: the last tile of a domain that is not a whole
+/// number of tiles reaches past it.
+fn within_domain(schema: &ArraySchema, ranges: &[(i128, i128)]) -> Result<Vec<(i128, i128)>> {
+    schema
+        .dimensions
+        .iter()
+        .zip(ranges)
+        .map(|(d, &(lo, hi))| {
+            let (dlo, dhi) = d.domain.as_ref().ok_or_else(|| {
+                Error::corrupt(format!("dense dimension {} has no domain", d.name))
+            })?;
+            Ok((
+                lo.max(value::as_i128(d.datatype, dlo)?),
+                hi.min(value::as_i128(d.datatype, dhi)?),
+            ))
+        })
+        .collect()
+}
+
+fn info(array: &Array, f: &Fragment) -> Result<Info> {
+    let size = fragment_size(array, f)?;
     let schema = array.schema();
-    let (ned, expanded) = if m.dense {
+    let (ned, expanded) = if f.meta.dense {
         let ned = ned_of(schema, f)?;
         let ex = expand_to_tiles(schema, &ned)?;
         (ned, ex)
@@ -361,12 +386,17 @@ fn odometer(counts: &[i128], col_major: bool) -> Vec<Vec<i128>> {
 
 /// The row-major positions (in box `bx`) of the box's cells in the global order: tiles in
 /// tile order, cells in cell order inside each tile.
-fn global_positions(schema: &ArraySchema, bx: &[(i128, i128)], ext: &[i128]) -> Vec<usize> {
+fn global_positions(
+    schema: &ArraySchema,
+    bx: &[(i128, i128)],
+    read: &[(i128, i128)],
+    ext: &[i128],
+) -> Vec<Option<usize>> {
     let n = bx.len();
     let len: Vec<i128> = bx.iter().map(|(lo, hi)| hi - lo + 1).collect();
     let mut stride = vec![1i128; n];
     for d in (0..n.saturating_sub(1)).rev() {
-        stride[d] = stride[d + 1] * len[d + 1];
+        stride[d] = stride[d + 1] * (read[d + 1].1 - read[d + 1].0 + 1);
     }
     let tiles: Vec<i128> = len.iter().zip(ext).map(|(l, e)| l / e).collect();
     let tile_idx = odometer(&tiles, schema.tile_order == Layout::ColMajor);
@@ -374,15 +404,25 @@ fn global_positions(schema: &ArraySchema, bx: &[(i128, i128)], ext: &[i128]) -> 
     let mut out = Vec::with_capacity((len.iter().product::<i128>()).max(0) as usize);
     for t in &tile_idx {
         for c in &cell_idx {
-            let p: i128 = (0..n).map(|d| (t[d] * ext[d] + c[d]) * stride[d]).sum();
-            out.push(p as usize);
+            let mut p = Some(0i128);
+            for d in 0..n {
+                let x = bx[d].0 + t[d] * ext[d] + c[d];
+                p = match p {
+                    Some(p) if read[d].0 <= x && x <= read[d].1 => {
+                        Some(p + (x - read[d].0) * stride[d])
+                    }
+                    _ => None,
+                };
+            }
+            out.push(p.map(|p| p as usize));
         }
     }
     out
 }
 
-/// Field `f`'s cells at `positions`.
-fn gather(f: &FieldData, positions: &[usize]) -> FieldData {
+/// Field `f`'s cells at `positions` (None: the attribute's fill value, a cell outside the
+/// domain).
+fn gather(f: &FieldData, positions: &[Option<usize>], fill: (&[u8], u8)) -> FieldData {
     let mut data = Vec::with_capacity(f.data.len());
     let mut offsets = f
         .offsets
@@ -392,7 +432,7 @@ fn gather(f: &FieldData, positions: &[usize]) -> FieldData {
         if let Some(o) = offsets.as_mut() {
             o.push(data.len() as u64);
         }
-        data.extend_from_slice(f.cell(p));
+        data.extend_from_slice(p.map_or(fill.0, |p| f.cell(p)));
     }
     FieldData {
         name: f.name.clone(),
@@ -400,10 +440,12 @@ fn gather(f: &FieldData, positions: &[usize]) -> FieldData {
         cell_val_num: f.cell_val_num,
         data,
         offsets,
-        validity: f
-            .validity
-            .as_ref()
-            .map(|v| positions.iter().map(|&p| v[p]).collect()),
+        validity: f.validity.as_ref().map(|v| {
+            positions
+                .iter()
+                .map(|&p| p.map_or(fill.1, |p| v[p]))
+                .collect()
+        }),
         cell_count: positions.len() as u64,
     }
 }
@@ -455,10 +497,13 @@ fn dense_copy(
             .collect()
     };
     for b in boxes {
+        // The last tile of a domain that is not a whole number of tiles reaches past it:
+        // its cells there hold fill values, as TileDB's consolidated tiles do.
+        let inside = within_domain(schema, &b)?;
         let ranges: Vec<Range> = schema
             .dimensions
             .iter()
-            .zip(&b)
+            .zip(&inside)
             .map(|(d, &(lo, hi))| {
                 Range::Fixed(
                     value::from_i128(d.datatype, lo),
@@ -467,9 +512,13 @@ fn dense_copy(
             })
             .collect();
         let fields = array.read(&names, Some(&ranges))?;
-        let positions = global_positions(schema, &b, &ext);
+        let positions = global_positions(schema, &b, &inside, &ext);
         for f in fields {
-            let g = gather(&f, &positions);
+            let a = schema
+                .attribute_index(&f.name)
+                .map(|i| &schema.attributes[i])
+                .ok_or_else(|| Error::Internal(format!("read an unknown attribute {}", f.name)))?;
+            let g = gather(&f, &positions, (&a.fill_value, a.fill_validity));
             if let Some(o) = g.offsets {
                 writer.set_offsets_owned(&g.name, o)?;
             }

@@ -9,6 +9,8 @@
 //! - [`array_meta`]: the visible array metadata into one `__meta/__t1_t2_<uuid>`, with a
 //!   `.vac` listing the merged files.
 //!
+//! [`consolidation_plan`] is TileDB's advisory plan by fragment size (`ConsolidationPlan`).
+//!
 //! Kills: the merged fragment is committed last (its `.wrt`), so a kill before that leaves
 //! an uncommitted folder every reader ignores; the `.vac` follows the commit, as in TileDB (a
 //! kill between the two leaves the merged fragments visible beside the new one, which arrays
@@ -18,6 +20,7 @@
 
 pub mod array_meta;
 pub mod commits;
+pub mod consolidation_plan;
 pub mod fragment_meta;
 pub mod fragments;
 mod merge;

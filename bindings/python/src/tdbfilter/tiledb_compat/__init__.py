@@ -17,7 +17,7 @@ from ._array import (Array, DenseArray, SparseArray, array_exists, from_numpy, o
                      open, remove)
 from ._fragment import FragmentInfo, FragmentInfoList, array_fragments
 from ._group import Group, GroupMetadata, Object, group_create, ls, move, walk
-from ._lifecycle import ArraySchemaEvolution, vacuum
+from ._lifecycle import ArraySchemaEvolution, ConsolidationPlan, consolidate, vacuum
 from ._index import EmptyRange
 from ._meta import Metadata
 from ._schema import (ArraySchema, Attr, BitShuffleFilter, BitWidthReductionFilter,
@@ -48,7 +48,6 @@ def _not_built(name: str):
     return f
 
 
-consolidate = _not_built("consolidate")
 stats_enable = _not_built("stats_enable")
 stats_disable = _not_built("stats_disable")
 stats_reset = _not_built("stats_reset")
@@ -76,7 +75,7 @@ version = _Version()
 __all__ = [
     "Array", "ArraySchema", "ArraySchemaEvolution", "Attr", "BitShuffleFilter", "BitWidthReductionFilter",
     "ByteShuffleFilter", "Bzip2Filter", "ChecksumMD5Filter", "ChecksumSHA256Filter",
-    "CompressionFilter", "Config", "Ctx", "CurrentDomain", "DeltaFilter", "DenseArray",
+    "CompressionFilter", "Config", "ConsolidationPlan", "Ctx", "CurrentDomain", "DeltaFilter", "DenseArray",
     "DenseArrayImpl", "Dim", "DictionaryFilter", "Domain", "DoubleDeltaFilter", "EmptyRange",
     "Enumeration", "FileIO", "Filter", "FilterList", "FloatScaleFilter", "FragmentInfo",
     "FragmentInfoList", "Group", "GroupMetadata", "GzipFilter", "LZ4Filter", "Metadata", "NDRectangle", "NoOpFilter", "Object",

@@ -346,9 +346,33 @@ class Array:
 
         write(self, inner, selection, value)
 
+    def consolidate(self, config=None, key=None, fragment_uris=None, timestamp=None) -> None:
+        """Consolidates this array's fragments (TileDB-Py's ``Array.consolidate``): as
+        ``tiledb.consolidate`` with ``config`` (None: the context's) and ``key``."""
+        import warnings
+
+        from ._lifecycle import _consolidate
+        from .ctx import Config
+
+        if self._mode == "r":
+            raise TileDBError("cannot consolidate array opened in readonly mode (mode='r')")
+        config = Config(config or self.ctx.config())
+        if key is not None:
+            config["sm.encryption_type"] = "AES_256_GCM"
+            config["sm.encryption_key"] = key.decode() if isinstance(key, bytes) else key
+        if fragment_uris is not None:
+            if timestamp is not None:
+                warnings.warn("The `timestamp` argument will be ignored and only fragments "
+                              "passed to `fragment_uris` will be consolidate",
+                              DeprecationWarning, stacklevel=2)
+            _consolidate(self.uri, config, self._ctx, fragment_uris=fragment_uris)
+            return
+        if timestamp is not None:
+            warnings.warn("The `timestamp` argument is deprecated; pass a list of fragment URIs "
+                          "to consolidate with `fragment_uris`", DeprecationWarning, stacklevel=2)
+        _consolidate(self.uri, config, self._ctx, timestamp=timestamp)
+
     # -- not built yet -----------------------------------------------------------------------------
-    def consolidate(self, *args, **kwargs):
-        raise TileDBError("consolidation is not supported by tdbfilter's TileDB-Py API yet")
 
     @staticmethod
     def delete_fragments(uri, timestamp_start, timestamp_end, ctx=None):

@@ -1,10 +1,13 @@
-"""TileDB-Py's array lifecycle over tdbfilter: ``tiledb.vacuum``, ``Array.delete_fragments``,
-``Array.delete_array`` and ``tiledb.ArraySchemaEvolution`` (``tdb_array_vacuum``,
-``tdb_array_delete_fragments``, ``tdb_array_delete``, ``tdb_array_evolve``)."""
+"""TileDB-Py's array lifecycle over tdbfilter: ``tiledb.consolidate``,
+``tiledb.ConsolidationPlan``, ``tiledb.vacuum``, ``Array.delete_fragments``,
+``Array.delete_array`` and ``tiledb.ArraySchemaEvolution`` (``tdb_array_consolidate``,
+``tdb_array_consolidation_plan``, ``tdb_array_vacuum``, ``tdb_array_delete_fragments``,
+``tdb_array_delete``, ``tdb_array_evolve``)."""
 
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Optional
 
 from .. import write as _write
@@ -32,6 +35,130 @@ def _setting(key: str, config, ctx) -> Optional[str]:
         if v is not None and str(v) != "":
             return str(v)
     return None
+
+
+_CONSOLIDATION = "sm.consolidation."
+
+
+def _consolidate(uri, config, ctx, fragment_uris=None, timestamp=None) -> None:
+    """``tdb_array_consolidate`` with TileDB-Py's configuration: the ``sm.consolidation.*``
+    settings of ``config`` (a Config or dict; None: ``ctx``'s), its encryption key
+    (``sm.encryption_key``), and the object-store options of ``config`` over ``ctx``'s."""
+    from .ctx import Config, default_ctx
+
+    ctx = ctx or default_ctx()
+    cfg = config if config is not None else ctx.config()
+    cfg = cfg if isinstance(cfg, Config) else Config(cfg)
+    storage = _config(config, ctx) or {}
+    settings = {k: v for k, v in storage.items() if not k.startswith(_CONSOLIDATION)}
+    settings.update({k: v for k, v in cfg.items(_CONSOLIDATION) if str(v) != ""})
+    if timestamp is not None:
+        if not isinstance(timestamp, tuple) or len(timestamp) != 2:
+            raise TypeError("'timestamp' argument expects tuple(start: int, end: int)")
+        if timestamp[0] is not None:
+            settings["sm.consolidation.timestamp_start"] = str(int(timestamp[0]))
+        if timestamp[1] is not None:
+            settings["sm.consolidation.timestamp_end"] = str(int(timestamp[1]))
+    key = None
+    if cfg.get("sm.encryption_type", "NO_ENCRYPTION") not in ("NO_ENCRYPTION", ""):
+        key = cfg.get("sm.encryption_key") or None
+    fragments, mode = None, None
+    if fragment_uris is not None:
+        # TileDB consolidates listed fragments whatever sm.consolidation.mode says.
+        fragments, mode = [str(f) for f in fragment_uris], "fragments"
+    _write.consolidate(str(uri), mode=mode, config=settings, key=key, fragments=fragments)
+
+
+def consolidate(uri, config=None, ctx=None, fragment_uris=None, timestamp=None) -> None:
+    """Consolidates the array at ``uri`` (TileDB-Py's ``tiledb.consolidate``): the mode and
+    the plan's settings are ``config``'s (None: ``ctx``'s) ``sm.consolidation.*``;
+    ``fragment_uris`` merges exactly those fragments (names), ``timestamp`` (start, end) only
+    the fragments inside it (ignored, with a DeprecationWarning, beside ``fragment_uris``).
+    Vacuum afterwards to remove what was merged."""
+    if fragment_uris is not None and timestamp is not None:
+        warnings.warn("The `timestamp` argument will be ignored and only fragments passed to "
+                      "`fragment_uris` will be consolidated", DeprecationWarning, stacklevel=2)
+        timestamp = None
+    _consolidate(uri, config, ctx, fragment_uris, timestamp)
+
+
+class ConsolidationPlan:
+    """TileDB's consolidation plan for an open array (TileDB-Py's ``tiledb.ConsolidationPlan``):
+    nodes of fragments to consolidate together towards ``fragment_size`` bytes
+    (``tdb_array_consolidation_plan``). Fragments are named as TileDB 2.30 names them here:
+    by their folder name."""
+
+    def __init__(self, ctx, array, fragment_size: int):
+        import ctypes
+
+        from ._array import Array
+
+        if not isinstance(array, Array):
+            raise ValueError("`array` argument must be of type Array")
+        if not isinstance(fragment_size, int):
+            raise ValueError("`fragment_size` argument must be of type int")
+        L, h = lib(), array._open()._handle()
+        size, err = ctypes.c_size_t(), ctypes.c_void_p()
+        L.tdb_array_consolidation_plan(h, fragment_size, None, 0, ctypes.byref(size),
+                                       ctypes.byref(err))
+        if err:
+            L.tdb_error_free(err)
+        buf = ctypes.create_string_buffer(max(size.value, 1))
+        _call(L.tdb_array_consolidation_plan, h, fragment_size, buf, size.value,
+              ctypes.byref(size))
+        self._nodes: list[list[str]] = json.loads(buf.value.decode())
+
+    def __len__(self) -> int:
+        return self.num_nodes
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self._nodes)
+
+    def _node(self, node_idx: int) -> list:
+        if not 0 <= node_idx < len(self._nodes):
+            raise TileDBError(
+                "ConsolidationPlan: Trying to access a node that doesn't exist.")
+        return self._nodes[node_idx]
+
+    def num_fragments(self, node_idx: int) -> int:
+        return len(self._node(node_idx))
+
+    def fragment_uri(self, node_idx: int, fragment_idx: int) -> str:
+        node = self._node(node_idx)
+        if not 0 <= fragment_idx < len(node):
+            raise TileDBError("ConsolidationPlan: Trying to access a fragment that doesn't "
+                              "exist.")
+        return node[fragment_idx]
+
+    def __getitem__(self, idx):
+        if idx < 0 or idx >= self.num_nodes:
+            raise IndexError("Index out of bounds")
+        return {"num_fragments": self.num_fragments(idx), "fragment_uris": list(self._nodes[idx])}
+
+    def dump(self) -> str:
+        """The plan as TileDB's JSON: ``{"nodes": [{"uris": [{"uri": NAME}, ...]}, ...]}``."""
+        return json.dumps({"nodes": [{"uris": [{"uri": u} for u in node]}
+                                     for node in self._nodes]}, indent=2) + "\n"
+
+    def __repr__(self) -> str:
+        import pprint
+
+        return pprint.PrettyPrinter().pformat({
+            "num_nodes": self.num_nodes,
+            "fragments": {f"node_{i}": {"num_fragments": len(n), "fragment_uris": list(n)}
+                          for i, n in enumerate(self._nodes)},
+        })
+
+    def _repr_html_(self) -> str:
+        import html
+
+        rows = "".join(f"<tr><td>{i}</td><td>{len(n)}</td><td>"
+                       f"{html.escape(', '.join(n))}</td></tr>\n"
+                       for i, n in enumerate(self._nodes))
+        return ("<section>\n<h3>Consolidation Plan</h3>\n<table>\n<tr><th>Node</th>"
+                "<th>Num Fragments</th><th>Fragment URIs</th></tr>\n" + rows
+                + "</table>\n</section>\n")
 
 
 def vacuum(uri, config=None, ctx=None, timestamp=None) -> None:
