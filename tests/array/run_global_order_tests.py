@@ -19,7 +19,7 @@ checks, for every case, that:
 - where TileDB refuses the write (a duplicate coordinate, a coordinate outside the domain), we
   refuse it with the same message.
 
-Usage: run_global_order_tests.py [--cases N] [--seed S] [--keep DIR] [--profile release|debug]
+Usage: run_global_order_tests.py [--cases N] [--seed S] [--keep DIR] [--profile PROFILE]
 """
 
 import argparse
@@ -308,10 +308,10 @@ def make_case(rng, folder, index):
 
 
 def oracle_command(profile, cases_dir):
-    cmd = ["cargo", "test", "--quiet", "--test", "global_order_oracle"]
-    if profile == "release":
-        cmd.insert(2, "--release")
-    return cmd + ["--", cases_dir]
+    # The test command's build profile: the oracle was built by its build step (--all-targets),
+    # so cargo only runs it.
+    return ["cargo", "test", "--quiet", "--profile", profile, "--test", "global_order_oracle",
+            "--", cases_dir]
 
 
 def main():
@@ -319,7 +319,8 @@ def main():
     ap.add_argument("--cases", type=int, default=400)
     ap.add_argument("--seed", type=int, default=22)
     ap.add_argument("--keep", default=None, help="keep the cases in this folder")
-    ap.add_argument("--profile", default="release", choices=["release", "debug"])
+    ap.add_argument("--profile", default=os.environ.get("TDBF_PROFILE", "release"),
+                    help="cargo profile of the oracle's build (default: $TDBF_PROFILE, else release)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     tmp = args.keep or tempfile.mkdtemp(prefix="tdbf_global_order_")
