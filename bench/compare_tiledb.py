@@ -351,11 +351,11 @@ def find_tdbf(path):
         return path
     if not os.path.exists(DEFAULT_TDBF):
         print(
-            f"# {DEFAULT_TDBF} missing: cargo build --release --workspace --bin tdbf", flush=True
+            f"# {DEFAULT_TDBF} missing: cargo build --release -p tdbf", flush=True
         )
         env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(REPO, "target"))
         subprocess.run(
-            ["cargo", "build", "--release", "--features", "cli", "--bin", "tdbf"],
+            ["cargo", "build", "--release", "-p", "tdbf"],
             cwd=REPO,
             env=env,
             check=True,
