@@ -389,6 +389,11 @@ impl FragmentWriter {
         }
     }
 
+    /// The fragment's folder name.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Writes the metadata and commits: writes `__fragment_metadata.tdb`, syncs it with the
     /// data files, the fragment folder and `__fragments/`, then creates `__commits/<name>.wrt`
     /// and syncs it and `__commits/`. `non_empty_domain` is the dense box (sparse fragments use the union of the MBRs).

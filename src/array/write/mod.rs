@@ -676,7 +676,17 @@ impl Writer {
 
     /// Writes what is left, the fragment metadata, and commits (see [`FragmentWriter`]).
     /// Returns the fragment's name. On error nothing is committed.
-    pub fn finalize(mut self) -> Result<String> {
+    pub fn finalize(self) -> Result<String> {
+        self.finalize_with(|_| Ok(()))
+    }
+
+    /// [`Writer::finalize`], calling `before_commit` with the fragment's name once everything
+    /// but the commit is written (the commit follows only when it succeeds): consolidation
+    /// writes what must exist before the fragment becomes visible.
+    pub(crate) fn finalize_with(
+        mut self,
+        before_commit: impl FnOnce(&str) -> Result<()>,
+    ) -> Result<String> {
         self.check_usable()?;
         if self.submits == 0 {
             return Err(Error::invalid(
@@ -745,6 +755,7 @@ impl Writer {
         if let Some(c) = self.consolidation.take() {
             frag.set_processed_conditions(c.processed_conditions);
         }
+        before_commit(frag.name())?;
         let key = self.key.as_ref().map(|k| k.as_slice());
         frag.commit(&self.schema, ned, key)
             .map_err(|e| e.context("committing the fragment"))

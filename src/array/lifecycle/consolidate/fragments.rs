@@ -13,6 +13,7 @@
 //! out ([`merge`]). Not done here (refused by name): delete metadata (`dt.tdb`, `dci.tdb`),
 //! which a consolidation without purge writes; update commits.
 
+use super::super::pending;
 use super::plan::{self, Candidate, PlanConfig};
 use super::{ConsolidateOptions, ConsolidateReport, merge};
 use crate::array::directory::names;
@@ -97,6 +98,11 @@ fn info(array: &Array, f: &Fragment) -> Result<Info> {
 
 /// Consolidates the fragments of the array at `uri`.
 pub(crate) fn consolidate(uri: &str, options: &ConsolidateOptions) -> Result<ConsolidateReport> {
+    // A consolidation killed between its commit and its vacuum file is completed first.
+    {
+        let (storage, root) = crate::storage::Storage::open(uri, &options.config)?;
+        pending::complete(&storage, &root)?;
+    }
     let array = open(uri, options)?;
     let mut report = ConsolidateReport::default();
     if let Some(list) = &options.fragment_list {
@@ -307,7 +313,43 @@ fn merge_fragments(
     } else {
         merge::run(&array, &mut writer, options.buffer_size, purge.as_deref())?;
     }
-    let name = writer.finalize()?;
+    let mut vac = String::new();
+    for c in chosen {
+        vac.push_str(&format!("/{}/{c}\n", names::FRAGMENTS_DIR));
+    }
+    // Crash safety: the vacuum file hides the merged fragments, so it may appear only after
+    // the new fragment is committed (before, a reader would see neither). Locally it is
+    // written whole as `<name>.vac.tmp` before the commit and renamed after it: a kill in
+    // between leaves the temporary file, which the next consolidation or vacuum completes
+    // ([`pending::complete`]); until then readers see the merged fragments beside the new
+    // one, which hold the same cells (arrays with duplicates read them twice meanwhile).
+    let storage = array.storage().clone();
+    let commits = array.root().join(names::COMMITS_DIR);
+    let root = array.root().clone();
+    let mut vac_tmp = None;
+    let finalized = writer.finalize_with(|name| {
+        if !storage.is_local() {
+            return Ok(());
+        }
+        if storage.create_dir(&commits)? {
+            storage.sync_dir(&root)?;
+        }
+        let tmp = commits.join(format!("{name}{}", pending::VAC_TEMP_SUFFIX));
+        storage
+            .write_new(&tmp, vac.as_bytes())
+            .map_err(|e| e.context(format!("vacuum file of {name}")))?;
+        vac_tmp = Some(tmp);
+        Ok(())
+    });
+    let name = match finalized {
+        Ok(name) => name,
+        Err(e) => {
+            if let Some(tmp) = &vac_tmp {
+                let _ = storage.remove_file(tmp);
+            }
+            return Err(e);
+        }
+    };
     report
         .written
         .push(format!("{}/{name}/", names::FRAGMENTS_DIR));
@@ -316,17 +358,14 @@ fn merge_fragments(
         names::COMMITS_DIR,
         names::commit_file_name(&name)
     ));
-    let mut vac = String::new();
-    for c in chosen {
-        vac.push_str(&format!("/{}/{c}\n", names::FRAGMENTS_DIR));
-    }
-    let commits = array.root().join(names::COMMITS_DIR);
     let vac_name = format!("{name}.vac");
-    let storage = array.storage();
-    storage
-        .write_new(&commits.join(&vac_name), vac.as_bytes())
-        .and_then(|()| storage.sync_dir(&commits))
-        .map_err(|e| e.context(format!("vacuum file {vac_name}")))?;
+    let vac_uri = commits.join(&vac_name);
+    match &vac_tmp {
+        Some(tmp) => storage.rename(tmp, &vac_uri),
+        None => storage.write_new(&vac_uri, vac.as_bytes()),
+    }
+    .and_then(|()| storage.sync_dir(&commits))
+    .map_err(|e| e.context(format!("vacuum file {vac_name}")))?;
     report
         .written
         .push(format!("{}/{vac_name}", names::COMMITS_DIR));
