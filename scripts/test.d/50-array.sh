@@ -53,8 +53,9 @@ python tests/array/run_lifecycle_tests.py --bin "$TDBF_BUILD/examples/lifecycle"
 # the same plan, reads and fragment list, data files byte for byte; the 200-fragment speed ratio.
 python tests/array/run_consolidate_tests.py --bin "$TDBF_BUILD/examples/lifecycle"
 # Deletes (.del commits) against TileDB-Py, both directions: reads at every timestamp, our .del
-# byte-identical, TileDB's consolidations (with and without purge) read, ours with purge
-# byte-identical; the read-through-a-delete ratio.
+# byte-identical, TileDB's consolidations (with and without purge) read, ours with and without
+# purge (delete metadata dt.tdb/dci.tdb) read equal and byte-identical; the
+# read-through-a-delete ratio.
 python tests/array/run_delete_tests.py --bin "$TDBF_BUILD/examples/lifecycle" --tdbf "$TDBF_BUILD/tdbf"
 python bench/compare_arrays.py --quick --workdir "$TDBF_ROOT/build/bench-arrays-quick" --lib "$lib"
 # The write benchmark in quick mode: our writer (bench/rust/write_bench.rs, built by the build

@@ -234,3 +234,32 @@ fn a_vacuum_killed_between_a_marker_and_its_folder_is_finished_later() {
     assert_eq!(visible(&dir), 1);
     fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn consolidation_without_purge_writes_delete_metadata() {
+    let dir = sparse("delete_meta", 3);
+    lifecycle::delete_cells(
+        s(&dir),
+        "a < 25",
+        Some(2),
+        &lifecycle::DeleteCellsOptions::default(),
+    )
+    .unwrap();
+    let times = [1u64, 2, 3, 100];
+    let before: Vec<_> = times.iter().map(|&t| read(&dir, t)).collect();
+    let r = lifecycle::consolidate(
+        s(&dir),
+        &ConsolidateOptions::new(ConsolidateMode::Fragments),
+    )
+    .unwrap();
+    let folder = dir.join(r.written[0].trim_end_matches('/'));
+    for f in ["t.tdb", "dt.tdb", "dci.tdb"] {
+        assert!(folder.join(f).exists(), "{f}");
+    }
+    let a = Array::open(s(&dir), &OpenOptions::default()).unwrap();
+    assert_eq!(a.fragments().len(), 1);
+    assert!(a.fragments()[0].meta.has_delete_meta);
+    let after: Vec<_> = times.iter().map(|&t| read(&dir, t)).collect();
+    assert_eq!(after, before, "reads at {times:?}");
+    fs::remove_dir_all(&dir).unwrap();
+}

@@ -10,8 +10,10 @@
 //! of every merged fragment in global order, with per-cell timestamps ([`super::merge`]).
 //!
 //! Delete commits: with `sm.consolidation.purge_deleted_cells` the deleted cells are left
-//! out ([`merge`]). Not done here (refused by name): delete metadata (`dt.tdb`, `dci.tdb`),
-//! which a consolidation without purge writes; update commits.
+//! out ([`merge`]); without it, when a delete applies to the merged fragments (or a fragment
+//! has delete metadata already), every cell stays and carries delete metadata (`dt.tdb`,
+//! `dci.tdb`, and the flag in the fragment metadata), as TileDB writes it. Not done here
+//! (refused by name): update commits.
 
 use super::super::pending;
 use super::plan::{self, Candidate, PlanConfig};
@@ -237,6 +239,7 @@ fn merge_fragments(
     report: &mut ConsolidateReport,
 ) -> Result<String> {
     let mut array = open(uri, options)?;
+    let any_delete_meta = array.fragments().iter().any(|f| f.meta.has_delete_meta);
     array.retain_fragments(|f| chosen.iter().any(|c| c == f.name()));
     if array.fragments().len() != chosen.len() {
         return Err(Error::Internal(format!(
@@ -255,27 +258,14 @@ fn merge_fragments(
             c.marker
         )));
     }
-    let applies = conditions.iter().find(|c| c.timestamp >= t1);
-    let delete_meta = frags.iter().find(|f| f.meta.has_delete_meta);
-    if !options.purge_deleted_cells {
-        if let Some(c) = applies {
-            return Err(Error::Unsupported(format!(
-                "consolidating fragments with delete commits without purging them needs delete \
-                 metadata (dt.tdb, dci.tdb), which this consolidation does not write yet: {} \
-                 applies to the merged fragments (sm.consolidation.purge_deleted_cells=true \
-                 is supported)",
-                c.marker
-            )));
-        }
-        if let Some(f) = delete_meta {
-            return Err(Error::Unsupported(format!(
-                "merging fragment {} with delete metadata (dt.tdb, dci.tdb) without purging is \
-                 not implemented",
-                f.name()
-            )));
-        }
-    }
-    let purge = if options.purge_deleted_cells && (applies.is_some() || delete_meta.is_some()) {
+    let applies = conditions.iter().any(|c| c.timestamp >= t1);
+    let merged_meta = frags.iter().any(|f| f.meta.has_delete_meta);
+    // Without purge, delete metadata is written when a delete applies to the merged
+    // fragments or any fragment of the array has delete metadata (TileDB's
+    // `with_delete_meta`); dense arrays have no deletes.
+    let delete_meta =
+        !options.purge_deleted_cells && !array.schema().is_dense() && (applies || any_delete_meta);
+    let deletes = if (options.purge_deleted_cells && (applies || merged_meta)) || delete_meta {
         Some(crate::array::read::deletes::load(&array)?)
     } else {
         None
@@ -301,6 +291,7 @@ fn merge_fragments(
         with_timestamps: !dense,
         non_empty_domain: dense.then(|| ranges(union)),
         processed_conditions: conditions.iter().map(|c| c.marker.clone()).collect(),
+        delete_meta,
     })?;
     if dense {
         let bx = expand_to_tiles(&schema, union)?;
@@ -311,7 +302,12 @@ fn merge_fragments(
         writer.set_subarray(&bytes)?;
         dense_copy(&array, &mut writer, &bx, options.buffer_size)?;
     } else {
-        merge::run(&array, &mut writer, options.buffer_size, purge.as_deref())?;
+        let mode = match deletes.as_deref() {
+            None => merge::Deletes::Ignore,
+            Some(d) if delete_meta => merge::Deletes::Meta(d),
+            Some(d) => merge::Deletes::Purge(d),
+        };
+        merge::run(&array, &mut writer, options.buffer_size, mode)?;
     }
     let mut vac = String::new();
     for c in chosen {
