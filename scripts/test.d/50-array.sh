@@ -1,4 +1,4 @@
-# step: array reader and writer (src/array, ffi/src/array/, tdbf array): TileDB-Py differential suites (reads through the tdbfilter Python package; tdbf array create against TileDB-Py's schemas; the sparse-write order and R-tree; tdbf array write against TileDB-Py: fragment files byte for byte, reads, aggregates, consolidation; SIGKILL crash consistency; the lifecycle: vacuum, delete, evolution, groups), tdbf array info/cat/verify, and the array read and write benchmarks in quick mode (check that our reads equal TileDB-Py's and that both writers' arrays read equal)
+# step: array reader and writer (src/array, ffi/src/array/, tdbf array): TileDB-Py differential suites (reads through the tdbfilter Python package; tdbf array create against TileDB-Py's schemas; the sparse-write order and R-tree; tdbf array write against TileDB-Py: fragment files byte for byte, reads, aggregates, consolidation; SIGKILL crash consistency of writes, consolidation and vacuum; the lifecycle: vacuum, delete, evolution, groups), tdbf array info/cat/verify, and the array read and write benchmarks in quick mode (check that our reads equal TileDB-Py's and that both writers' arrays read equal)
 set -euo pipefail
 cd "$TDBF_ROOT"
 # The suites need TileDB-Py 0.36.1 (libtiledb 2.30), numpy and cryptography (encrypted schema
@@ -32,14 +32,20 @@ fi
 # Crash consistency: the writer killed (SIGKILL) at random and at observed points of dense and
 # sparse, streamed and var-size writes; the array reads exactly as before or as after the write
 # through TileDB-Py and the tdbfilter package, and verify names only the uncommitted leftover.
+# Crash safety of consolidation (fragments dense and sparse, commits) and vacuum (fragments,
+# commits): examples/lifecycle.rs killed (SIGKILL) before each of its file-changing calls (the
+# commit and vacuum-file calls first) and at random times; both readers see exactly the cells,
+# the fragment list the files say, verify finds no damage, and a rerun completes the operation.
+# --runs 0 runs every kill point (about 280 runs).
 # The array lifecycle and groups (examples/lifecycle.rs, built by the build step) against TileDB-Py: vacuum of every
 # mode, uncommitted leftovers, delete_fragments, delete_array, schema evolution, groups, both
 # directions.
 # Consolidation (fragments dense and sparse, commits, fragment_meta, array_meta) against TileDB's on twin arrays:
 # the same plan, reads and fragment list, data files byte for byte; the 200-fragment speed ratio.
 # Deletes (.del commits) against TileDB-Py, both directions: reads at every timestamp, our .del
-# byte-identical, TileDB's consolidations (with and without purge) read, ours with purge
-# byte-identical; the read-through-a-delete ratio.
+# byte-identical, TileDB's consolidations (with and without purge) read, ours with and without
+# purge (delete metadata dt.tdb/dci.tdb) read equal and byte-identical; the
+# read-through-a-delete ratio.
 # The write benchmark in quick mode: our writer (bench/rust/write_bench.rs, built by the build
 # step as an example of the tdbf crate) and TileDB-Py write the same cells of every benchmark
 # array and of the small writes; both arrays must read equal.
@@ -52,6 +58,7 @@ tdbf_lanes \
   writer "python tests/array/run_writer_tests.py --tdbf '$TDBF_BUILD/tdbf'" \
   queries "python tests/array/run_query_tests.py --tdbf '$TDBF_BUILD/tdbf' --arrays 40" \
   crash "python tests/array/run_crash_tests.py --tdbf '$TDBF_BUILD/tdbf' --lib '$lib' --runs 60" \
+  lifecycle-crash "python tests/array/run_lifecycle_crash_tests.py --bin '$TDBF_BUILD/examples/lifecycle' --tdbf '$TDBF_BUILD/tdbf' --lib '$lib' --runs 72" \
   consolidate "python tests/array/run_consolidate_tests.py --bin '$TDBF_BUILD/examples/lifecycle' --tdbf '$TDBF_BUILD/tdbf'" \
   deletes "python tests/array/run_delete_tests.py --bin '$TDBF_BUILD/examples/lifecycle' --tdbf '$TDBF_BUILD/tdbf'" \
   lifecycle "python tests/array/run_lifecycle_tests.py --bin '$TDBF_BUILD/examples/lifecycle'" \

@@ -43,17 +43,26 @@ impl FieldData {
     }
 }
 
-/// A field of a schema: attribute `i` or dimension `j`; or the per-cell timestamps of a
-/// consolidated sparse fragment (`t.tdb`, written by consolidation, not a schema field).
+/// A field of a schema: attribute `i` or dimension `j`; or one of the per-cell fields a
+/// consolidation writes into sparse fragments (not schema fields): timestamps (`t.tdb`),
+/// delete timestamps (`dt.tdb`) and delete-condition indices (`dci.tdb`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum FieldRef {
     Attribute(usize),
     Dimension(usize),
     Timestamps,
+    DeleteTimestamps,
+    DeleteConditionIndex,
 }
 
 /// The name of the per-cell timestamps field of consolidated sparse fragments (`t.tdb`).
 pub(crate) const TIMESTAMPS: &str = "__timestamps";
+/// The per-cell delete timestamps of a consolidation without purge (`dt.tdb`): the
+/// timestamp of the first delete that deletes the cell, `u64::MAX` for none.
+pub(crate) const DELETE_TIMESTAMPS: &str = "__delete_timestamps";
+/// The per-cell index of that delete in the fragment's processed conditions (`dci.tdb`),
+/// `u64::MAX` for none.
+pub(crate) const DELETE_CONDITION_INDEX: &str = "__delete_condition_index";
 
 /// The description of one field of a schema, as readers and writers use it.
 #[derive(Clone, Debug)]
@@ -128,26 +137,36 @@ impl FieldRef {
             }
             // uint64, filtered with the coordinates' pipeline, as TileDB's consolidation
             // writes them.
-            FieldRef::Timestamps => FieldInfo {
-                field: *self,
-                name: TIMESTAMPS.into(),
-                datatype: crate::Datatype::Uint64,
-                cell_val_num: 1,
-                cell_size: Some(8),
-                nullable: false,
-                filters: schema.coords_filters.clone(),
-            },
+            FieldRef::Timestamps | FieldRef::DeleteTimestamps | FieldRef::DeleteConditionIndex => {
+                FieldInfo {
+                    field: *self,
+                    name: match *self {
+                        FieldRef::Timestamps => TIMESTAMPS,
+                        FieldRef::DeleteTimestamps => DELETE_TIMESTAMPS,
+                        _ => DELETE_CONDITION_INDEX,
+                    }
+                    .into(),
+                    datatype: crate::Datatype::Uint64,
+                    cell_val_num: 1,
+                    cell_size: Some(8),
+                    nullable: false,
+                    filters: schema.coords_filters.clone(),
+                }
+            }
         }
     }
 
     /// The field's slot in the fragment metadata of a schema with `attribute_num` attributes
     /// and `dimension_num` dimensions (docs/ARRAY.md §4.1: the attributes, the zipped
-    /// coordinates, the dimensions, then the timestamps).
+    /// coordinates, the dimensions, then the timestamps and the delete metadata, which is
+    /// only written beside timestamps).
     pub(crate) fn slot(&self, attribute_num: usize, dimension_num: usize) -> usize {
         match *self {
             FieldRef::Attribute(i) => i,
             FieldRef::Dimension(j) => attribute_num + 1 + j,
             FieldRef::Timestamps => attribute_num + 1 + dimension_num,
+            FieldRef::DeleteTimestamps => attribute_num + 2 + dimension_num,
+            FieldRef::DeleteConditionIndex => attribute_num + 3 + dimension_num,
         }
     }
 
@@ -157,6 +176,8 @@ impl FieldRef {
             FieldRef::Attribute(i) => format!("a{i}"),
             FieldRef::Dimension(j) => format!("d{j}"),
             FieldRef::Timestamps => "t".into(),
+            FieldRef::DeleteTimestamps => "dt".into(),
+            FieldRef::DeleteConditionIndex => "dci".into(),
         }
     }
 }

@@ -37,6 +37,13 @@ pub(super) trait Backend: Send + Sync + fmt::Debug {
     fn remove_file(&self, uri: &Uri) -> Result<()>;
     /// Writes a new file whole.
     fn write_new(&self, uri: &Uri, bytes: &[u8]) -> Result<()>;
+    /// Renames a file, replacing `to` (by default a copy and a delete; local files override
+    /// it with one atomic rename).
+    fn rename(&self, from: &Uri, to: &Uri) -> Result<()> {
+        let bytes = self.read(from)?;
+        self.write_new(to, &bytes)?;
+        self.remove_file(from)
+    }
     /// A file written front to back.
     fn create_file(&self, uri: &Uri) -> Result<Box<dyn WriteFile>>;
     /// Makes a folder's entries durable.

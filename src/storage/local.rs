@@ -127,6 +127,10 @@ fn write_new(uri: &Uri, bytes: &[u8]) -> Result<()> {
     f.sync_all().map_err(|e| io_error(uri, "cannot sync", e))
 }
 
+fn rename(from: &Uri, to: &Uri) -> Result<()> {
+    std::fs::rename(path(from), path(to)).map_err(|e| io_error(from, "cannot rename", e))
+}
+
 /// A file being written.
 pub(super) struct LocalWriter {
     file: File,
@@ -222,6 +226,10 @@ impl Backend for LocalBackend {
 
     fn write_new(&self, uri: &Uri, bytes: &[u8]) -> Result<()> {
         write_new(uri, bytes)
+    }
+
+    fn rename(&self, from: &Uri, to: &Uri) -> Result<()> {
+        rename(from, to)
     }
 
     fn create_file(&self, uri: &Uri) -> Result<Box<dyn WriteFile>> {

@@ -32,6 +32,10 @@ pub(crate) mod test_store;
 
 pub use config::StorageConfig;
 
+/// The suffix of the temporary file [`Storage::write_new_atomic`] renames into place (a kill
+/// can leave one behind; readers never look at it).
+pub const TEMP_SUFFIX: &str = ".tmp";
+
 use backend::{Backend, ReadFile, WriteFile};
 
 use crate::error::{Error, Result};
@@ -243,6 +247,29 @@ impl Storage {
     /// in an object store it is one upload (multipart when large).
     pub fn write_new(&self, uri: &Uri, bytes: &[u8]) -> Result<()> {
         self.backend.write_new(uri, bytes)
+    }
+
+    /// Renames file `from` to `to`, replacing `to`: locally one atomic `rename` (not synced:
+    /// see [`Storage::sync_dir`]); in object stores a copy and a delete.
+    pub fn rename(&self, from: &Uri, to: &Uri) -> Result<()> {
+        self.backend.rename(from, to)
+    }
+
+    /// Writes a new file `uri` (inside folder `dir`) that readers see whole or not at all:
+    /// locally written and synced as `<uri>`[`TEMP_SUFFIX`], renamed into place and `dir`
+    /// synced (a kill leaves at most the temporary file, which no reader looks at); in an
+    /// object store one upload, which is atomic already.
+    pub fn write_new_atomic(&self, dir: &Uri, uri: &Uri, bytes: &[u8]) -> Result<()> {
+        if !self.is_local() {
+            return self.write_new(uri, bytes);
+        }
+        let tmp = Uri::new(format!("{uri}{TEMP_SUFFIX}"));
+        if self.is_file(&tmp)? {
+            self.remove_file(&tmp)?;
+        }
+        self.write_new(&tmp, bytes)?;
+        self.rename(&tmp, uri)?;
+        self.sync_dir(dir)
     }
 
     /// A file written front to back: created (truncated) now, whole and durable after

@@ -13,8 +13,11 @@ B; the suite checks that
   string dimensions, nullable var-size attributes (a null cell fails the stored negated
   condition: it is deleted), `s == None`, `in`, several deletes at one timestamp;
 * TileDB consolidates A with and without `sm.consolidation.purge_deleted_cells` (fragments,
-  then commits: `.del` embedded in the `.con`): tdbfilter reads A as TileDB does; tdbfilter
-  consolidates B likewise: TileDB reads B as it reads A;
+  then commits: `.del` embedded in the `.con`, then fragments again over a fragment with delete
+  metadata): tdbfilter reads A as TileDB does; tdbfilter consolidates B likewise: TileDB and
+  tdbfilter read B as TileDB reads A, at every timestamp, and the consolidated fragments' data
+  files are byte-identical (without purge including the delete metadata `dt.tdb`, `dci.tdb`;
+  counted per file);
 * refusals: dense arrays with TileDB's reason; a bad condition names the column;
 * speed: a read through a pending delete against the same read without it (printed).
 
@@ -129,18 +132,27 @@ def delete_both(a, b, cond, t):
     check(mine in cands, f"delete {cond!r} at {t}: our .del differs from TileDB's")
 
 
-def same_data_files(a, b, what):
-    """The newest fragment of each array: the same files, data files byte-identical."""
+COMPARED = {}  # data file name -> byte-identical comparisons with TileDB's
+
+
+def same_data_files(a, b, what, expect_delete_meta=None):
+    """The newest fragment of each array: the same files, data files byte-identical (counted
+    per file name); `expect_delete_meta`: whether dt.tdb and dci.tdb must be there."""
     def newest(u):
         return max(tiledb.array_fragments(u), key=lambda f: f.timestamp_range).uri.replace(
             "file://", "")
     da, db = newest(a), newest(b)
     fa, fb = sorted(os.listdir(da)), sorted(os.listdir(db))
     check(fa == fb, f"{what}: files {fa} vs {fb}")
+    if expect_delete_meta is not None:
+        check(("dt.tdb" in fa and "dci.tdb" in fa) == expect_delete_meta,
+              f"{what}: delete metadata files {'missing' if expect_delete_meta else 'written'} "
+              f"in TileDB's fragment: {fa}")
     for f in fa:
         if f != "__fragment_metadata.tdb":
             check(open(os.path.join(da, f), "rb").read() == open(os.path.join(db, f), "rb").read(),
                   f"{what}: {f} differs from TileDB's")
+            COMPARED[f] = COMPARED.get(f, 0) + 1
 
 
 def twins(tmp, name, make):
@@ -204,31 +216,48 @@ def test_reads(tmp):
     same_reads(a, [1, 2, 3, 4, 5, None], "string dimension", b)
 
 
+def write_both(a, b, t, lo):
+    """The same cells written by TileDB-Py into both twins at timestamp t."""
+    xs = np.arange(lo, lo + 12, dtype=np.int64)
+    sv = np.array([None if i % 5 == 0 else f"k{(i + t) % 7}" for i in range(12)], dtype=object)
+    for u in (a, b):
+        with tiledb.open(u, "w", timestamp=t) as A:
+            A[xs] = {"a": np.arange(12, dtype=np.int32) + 100 * t, "s": sv,
+                     "f": np.linspace(0, 1, 12) + t}
+
+
 def test_consolidation(tmp):
-    for purge, dups in ((False, False), (True, False), (True, True)):
+    """Twins: TileDB consolidates A, we consolidate B with the same settings; reads equal at
+    every timestamp, the consolidated fragments' data files (t.tdb, and without purge the
+    delete metadata dt.tdb and dci.tdb) byte-identical. Then a new fragment and a delete in
+    both, the commits consolidated (.del inside the .con), and a second consolidation merging
+    the first one's fragment (with delete metadata) with the new one."""
+    for purge, dups in ((False, False), (False, True), (True, False), (True, True)):
         what = ("purge" if purge else "no purge") + (", dups" if dups else "")
         cfg = {"sm.consolidation.purge_deleted_cells": "true" if purge else "false"}
-        a, b = twins(tmp, "cons_" + what.replace(" ", "_").replace(",", ""),
-                     lambda u: sparse_int(u, dups))
-        for t, c in INT_DELETES[:4]:
-            delete_both(a, b, c, t)
+        # The twins share TileDB's .del files (ours are checked byte for byte above): two
+        # deletes share timestamp 4 and their order (by name) numbers them in dci.tdb.
+        def make(u):
+            sparse_int(u, dups)
+            for t, c in INT_DELETES[:4]:
+                with tiledb.open(u, "d", timestamp=t) as A:
+                    A.query(cond=c).submit()
+        a, b = twins(tmp, "cons_" + what.replace(" ", "_").replace(",", ""), make)
         tiledb.consolidate(a, config=tiledb.Config(cfg))
         same_reads(a, INT_TIMES, f"TileDB consolidated, {what}")
-        r = run("consolidate", b, json.dumps(cfg), ok=False)
-        if purge:
-            check(r.returncode == 0, f"our consolidation with purge: {r.stderr}")
-            same_reads(a, INT_TIMES, f"both consolidated, {what}", b)
-            same_data_files(a, b, what)
-        else:
-            # Not implemented yet: refused with the reason (delete metadata not written).
-            check(r.returncode != 0 and "dt.tdb" in r.stderr, f"no purge: {r.stderr}")
-        # Deletes after the consolidation, then the commits consolidated (.del inside .con).
-        with tiledb.open(a, "d", timestamp=8) as A:
-            A.query(cond="a < 310").submit()
+        run("consolidate", b, json.dumps(cfg))
+        same_reads(a, INT_TIMES, f"both consolidated, {what}", b)
+        same_data_files(a, b, f"{what}, first consolidation", expect_delete_meta=not purge)
+        # A new fragment and a delete after the consolidation, then the commits consolidated.
+        write_both(a, b, 7, 12)
+        delete_both(a, b, "a < 310 or a == 707", 8)
         tiledb.consolidate(a, config=tiledb.Config({"sm.consolidation.mode": "commits"}))
-        same_reads(a, INT_TIMES + [8], f"commits consolidated, {what}")
+        run("consolidate", b, json.dumps({"sm.consolidation.mode": "commits"}))
+        same_reads(a, INT_TIMES + [8], f"commits consolidated, {what}", b)
         tiledb.consolidate(a, config=tiledb.Config(cfg))
-        same_reads(a, INT_TIMES + [8], f"consolidated again, {what}")
+        run("consolidate", b, json.dumps(cfg))
+        same_reads(a, INT_TIMES + [8], f"consolidated again, {what}", b)
+        same_data_files(a, b, f"{what}, second consolidation", expect_delete_meta=not purge)
 
 
 def test_refusals(tmp):
@@ -298,6 +327,8 @@ def main():
         test_speed(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    print("consolidated data files byte-identical to TileDB's: " +
+          ", ".join(f"{f} {n}" for f, n in sorted(COMPARED.items())))
     print(f"deletes: {checks} checks passed")
 
 

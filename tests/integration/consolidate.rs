@@ -218,3 +218,111 @@ fn consolidation_plan_groups_overlaps_then_small_fragments() {
     }
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The files of `__commits/` ending with `suffix`.
+fn commit_files(dir: &Path, suffix: &str) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir.join("__commits"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(suffix))
+        .collect();
+    v.sort();
+    v
+}
+
+fn visible(dir: &Path) -> usize {
+    Array::open(s(dir), &OpenOptions::default())
+        .unwrap()
+        .fragments()
+        .len()
+}
+
+#[test]
+fn a_consolidation_killed_before_its_vacuum_file_is_completed_later() {
+    let dir = sparse("pending", 3);
+    let before: Vec<_> = (1..=4).map(|t| read(&dir, t)).collect();
+    let r = lifecycle::consolidate(
+        s(&dir),
+        &ConsolidateOptions::new(ConsolidateMode::Fragments),
+    )
+    .unwrap();
+    assert_eq!(r.merged.len(), 1);
+    // As if killed between the commit and the rename of the vacuum file.
+    let vac = commit_files(&dir, ".vac");
+    assert_eq!(vac.len(), 1);
+    let commits = dir.join("__commits");
+    fs::rename(
+        commits.join(&vac[0]),
+        commits.join(format!("{}.tmp", vac[0])),
+    )
+    .unwrap();
+    assert_eq!(visible(&dir), 4, "the merged fragments beside the new one");
+    let after: Vec<_> = (1..=4).map(|t| read(&dir, t)).collect();
+    assert_eq!(after, before, "the same cells at every timestamp");
+    // A vacuum completes the vacuum file first, then removes what it lists.
+    let v = lifecycle::vacuum(s(&dir), &VacuumOptions::new(VacuumMode::Fragments)).unwrap();
+    assert_eq!(v.removed.len(), 3 * 2 + 1, "{:?}", v.removed);
+    assert_eq!(visible(&dir), 1);
+    assert!(commit_files(&dir, ".tmp").is_empty());
+    assert!(commit_files(&dir, ".vac").is_empty());
+    assert_eq!(read(&dir, 100), before[3]);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_vacuum_killed_between_a_marker_and_its_folder_is_finished_later() {
+    let dir = sparse("orphan", 3);
+    let r = lifecycle::consolidate(
+        s(&dir),
+        &ConsolidateOptions::new(ConsolidateMode::Fragments),
+    )
+    .unwrap();
+    let merged = &r.merged[0];
+    // As if killed after removing the first merged fragment's marker.
+    fs::remove_file(dir.join("__commits").join(format!("{}.wrt", merged[0]))).unwrap();
+    // And a leftover temporary file of a killed commits consolidation.
+    fs::write(dir.join("__commits").join("__1_3_x_22.con.tmp"), b"partial").unwrap();
+    let mut o = VacuumOptions::new(VacuumMode::Fragments);
+    o.uncommitted_grace = Some(std::time::Duration::ZERO);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let v = lifecycle::vacuum(s(&dir), &o).unwrap();
+    for m in merged {
+        assert!(!dir.join("__fragments").join(m).exists(), "{m} removed");
+    }
+    assert!(v.removed.contains(&format!("__fragments/{}/", merged[0])));
+    assert!(
+        v.removed
+            .contains(&"__commits/__1_3_x_22.con.tmp".to_string())
+    );
+    assert_eq!(visible(&dir), 1);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn consolidation_without_purge_writes_delete_metadata() {
+    let dir = sparse("delete_meta", 3);
+    lifecycle::delete_cells(
+        s(&dir),
+        "a < 25",
+        Some(2),
+        &lifecycle::DeleteCellsOptions::default(),
+    )
+    .unwrap();
+    let times = [1u64, 2, 3, 100];
+    let before: Vec<_> = times.iter().map(|&t| read(&dir, t)).collect();
+    let r = lifecycle::consolidate(
+        s(&dir),
+        &ConsolidateOptions::new(ConsolidateMode::Fragments),
+    )
+    .unwrap();
+    let folder = dir.join(r.written[0].trim_end_matches('/'));
+    for f in ["t.tdb", "dt.tdb", "dci.tdb"] {
+        assert!(folder.join(f).exists(), "{f}");
+    }
+    let a = Array::open(s(&dir), &OpenOptions::default()).unwrap();
+    assert_eq!(a.fragments().len(), 1);
+    assert!(a.fragments()[0].meta.has_delete_meta);
+    let after: Vec<_> = times.iter().map(|&t| read(&dir, t)).collect();
+    assert_eq!(after, before, "reads at {times:?}");
+    fs::remove_dir_all(&dir).unwrap();
+}

@@ -668,6 +668,9 @@ pub struct NewFragmentMetadata {
     /// Whether the fragment has per-cell timestamps (`t.tdb`, the slot after the
     /// dimensions; consolidated sparse fragments).
     pub has_timestamps: bool,
+    /// Whether the fragment has delete metadata (`dt.tdb`, `dci.tdb`, the two slots after
+    /// the timestamps; sparse fragments consolidated without purging deletes).
+    pub has_delete_meta: bool,
 }
 
 fn u64_list_payload(v: &[u64]) -> Vec<u8> {
@@ -703,6 +706,7 @@ impl NewFragmentMetadata {
                 levels: Vec::new(),
             },
             has_timestamps: false,
+            has_delete_meta: false,
         }
     }
 
@@ -815,7 +819,7 @@ impl NewFragmentMetadata {
         out.extend_from_slice(&self.sparse_tile_num.to_le_bytes());
         out.extend_from_slice(&self.last_tile_cell_num.to_le_bytes());
         out.push(u8::from(self.has_timestamps));
-        out.push(0); // has_delete_meta
+        out.push(u8::from(self.has_delete_meta));
         u64s(out, &self.file_sizes);
         u64s(out, &self.file_var_sizes);
         u64s(out, &self.file_validity_sizes);

@@ -224,8 +224,7 @@ impl Listing {
         let dir = self.root.join(names::COMMITS_DIR);
         self.storage.create_dir(&dir)?;
         self.storage
-            .write_new(&dir.join(&name), text.as_bytes())
-            .and_then(|()| self.storage.sync_dir(&dir))
+            .write_new_atomic(&dir, &dir.join(&name), text.as_bytes())
             .map_err(|e| e.context(format!("ignore file {name}")))?;
         Ok(format!("{}/{name}", names::COMMITS_DIR))
     }

@@ -10,6 +10,7 @@ pub mod delete;
 pub mod delete_cells;
 pub mod evolve;
 mod listing;
+mod pending;
 pub mod uncommitted;
 pub mod vacuum;
 

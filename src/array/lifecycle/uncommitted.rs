@@ -64,8 +64,9 @@ fn newest(storage: &Storage, folder: &Uri) -> Result<SystemTime> {
 }
 
 /// Removes the uncommitted fragment folders of the array at `root` unchanged for longer than
-/// `grace`; returns them as `__fragments/<name>/`. A folder whose commit marker appears
-/// meanwhile is kept.
+/// `grace`, and the temporary files killed consolidations and vacuums left in `__commits/`
+/// ([`super::pending`]) older than that; returns them as `__fragments/<name>/` and
+/// `__commits/<name>`. A folder whose commit marker appears meanwhile is kept.
 pub fn remove(storage: &Storage, root: &Uri, grace: Duration) -> Result<Vec<String>> {
     let now = SystemTime::now();
     let mut removed = Vec::new();
@@ -85,6 +86,21 @@ pub fn remove(storage: &Storage, root: &Uri, grace: Duration) -> Result<Vec<Stri
             .remove_dir_all(&root.join(&rel))
             .map_err(|e| e.context(format!("removing uncommitted fragment {}", u.name)))?;
         removed.push(format!("{rel}/"));
+    }
+    // The temporary files of killed consolidations and vacuums, with the same grace.
+    let listing = Listing::load(storage, root)?;
+    let commits = root.join(names::COMMITS_DIR);
+    for name in super::pending::stale(&listing) {
+        let file = commits.join(&name);
+        let age = now
+            .duration_since(storage.modified(&file)?)
+            .unwrap_or(Duration::ZERO);
+        if age > grace {
+            storage
+                .remove_file(&file)
+                .map_err(|e| e.context(format!("removing the leftover {name}")))?;
+            removed.push(format!("{}/{name}", names::COMMITS_DIR));
+        }
     }
     Ok(removed)
 }

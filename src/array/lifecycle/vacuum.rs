@@ -13,9 +13,13 @@
 //! - array metadata: the `__meta` files a `.vac` file lists, then the `.vac` files.
 //!
 //! Beyond TileDB, fragments mode also removes the leftovers of killed writers
-//! ([`super::uncommitted`]); TileDB never removes them.
+//! ([`super::uncommitted`]); TileDB never removes them. Kills: it first completes a
+//! consolidation killed between its commit and its `.vac` ([`super::pending`]); the folders a
+//! `.vac` lists whose marker is gone (a vacuum killed between a marker and its folder) are
+//! removed on the next run; `.ign` files appear whole (renamed into place).
 
 use super::listing::{Listing, lines, vacuum_entry};
+use super::pending;
 use super::uncommitted;
 use crate::array::directory::{TimestampedName, names};
 use crate::error::{Error, Result};
@@ -97,6 +101,13 @@ pub fn vacuum(uri: &str, options: &VacuumOptions) -> Result<VacuumReport> {
     let mut report = VacuumReport::default();
     match options.mode {
         VacuumMode::Fragments => {
+            // A consolidation killed between its commit and its vacuum file is completed
+            // first, so that what it merged is removed too.
+            let listing = if pending::complete(&storage, &root)?.is_empty() {
+                listing
+            } else {
+                Listing::load(&storage, &root)?
+            };
             fragments(&listing, &mut report)?;
             if let Some(grace) = options.uncommitted_grace {
                 report
@@ -111,9 +122,10 @@ pub fn vacuum(uri: &str, options: &VacuumOptions) -> Result<VacuumReport> {
     Ok(report)
 }
 
-/// The merged fragments the `.vac` files list (only committed ones), in listing order, and
-/// the `.vac` files.
-fn merged(listing: &Listing) -> Result<(Vec<String>, Vec<String>)> {
+/// The merged fragments the `.vac` files list (only committed ones), in listing order, the
+/// `.vac` files, and the folders they list whose commit marker is gone already (a vacuum
+/// killed between removing a marker and its folder).
+fn merged(listing: &Listing) -> Result<(Vec<String>, Vec<String>, Vec<String>)> {
     let vac_files: Vec<String> = listing
         .candidates
         .iter()
@@ -127,11 +139,14 @@ fn merged(listing: &Listing) -> Result<(Vec<String>, Vec<String>)> {
         .map(String::as_str)
         .collect();
     let mut listed = HashSet::new();
+    let mut orphans = Vec::new();
     for v in &vac_files {
         for line in lines(&listing.storage.read(&listing.root.join(v))?) {
             let entry = vacuum_entry(&line, names::FRAGMENTS_DIR);
             if live.contains(entry.as_str()) {
                 listed.insert(entry);
+            } else if listing.has_dir(&entry) && !orphans.contains(&entry) {
+                orphans.push(entry);
             }
         }
     }
@@ -142,11 +157,11 @@ fn merged(listing: &Listing) -> Result<(Vec<String>, Vec<String>)> {
         .filter(|c| listed.contains(*c) && seen.insert(c.as_str()))
         .cloned()
         .collect();
-    Ok((merged, vac_files))
+    Ok((merged, vac_files, orphans))
 }
 
 fn fragments(listing: &Listing, report: &mut VacuumReport) -> Result<()> {
-    let (merged, vac_files) = merged(listing)?;
+    let (merged, vac_files, orphans) = merged(listing)?;
     let commits: Vec<String> = merged
         .iter()
         .map(|f| Listing::commit_of(f))
@@ -170,6 +185,13 @@ fn fragments(listing: &Listing, report: &mut VacuumReport) -> Result<()> {
             listing.remove_dir(f)?;
             report.removed.push(format!("{f}/"));
         }
+    }
+    // Beyond TileDB (which leaves them forever): the folders of merged fragments whose
+    // marker an interrupted vacuum removed already; the consolidated fragment holds their
+    // cells and no reader sees them.
+    for f in orphans {
+        listing.remove_dir(&f)?;
+        report.removed.push(format!("{f}/"));
     }
     for v in vac_files {
         listing.remove_file(&v)?;

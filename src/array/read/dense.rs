@@ -320,9 +320,11 @@ pub(crate) fn read(
         .map(|r| match r {
             FieldRef::Dimension(j) => Ok(coordinates(schema, *j, &q.cube, n)),
             FieldRef::Attribute(i) => read_attribute(array, *i, &plans, &unwritten, &q),
-            FieldRef::Timestamps => Err(Error::invalid(
-                "dense fragments have no per-cell timestamps",
-            )),
+            FieldRef::Timestamps | FieldRef::DeleteTimestamps | FieldRef::DeleteConditionIndex => {
+                Err(Error::invalid(
+                    "dense fragments have no per-cell timestamps or delete metadata",
+                ))
+            }
         })
         .collect()
 }

@@ -39,6 +39,8 @@ impl Array {
                 self::tiles::TileField::Dimension(j)
             }
             FieldRef::Timestamps => self::tiles::TileField::Timestamps,
+            FieldRef::DeleteTimestamps => self::tiles::TileField::DeleteTimestamps,
+            FieldRef::DeleteConditionIndex => self::tiles::TileField::DeleteConditionIndex,
         };
         self::tiles::TileReader::new(self, frag, f)
     }

@@ -525,6 +525,8 @@ fn tile_field(r: &FieldRef) -> TileField {
         FieldRef::Attribute(i) => TileField::Attribute(*i),
         FieldRef::Dimension(j) => TileField::Dimension(*j),
         FieldRef::Timestamps => TileField::Timestamps,
+        FieldRef::DeleteTimestamps => TileField::DeleteTimestamps,
+        FieldRef::DeleteConditionIndex => TileField::DeleteConditionIndex,
     }
 }
 
@@ -634,7 +636,10 @@ fn gather(array: &Array, r: &FieldRef, tiles: &[CoordTile], cells: &[Cell]) -> R
     let decoded: Vec<Option<DecodedTile>>;
     let sources: Vec<Option<&DecodedTile>> = match r {
         FieldRef::Dimension(j) => tiles.iter().map(|t| Some(&t.dims[*j])).collect(),
-        FieldRef::Attribute(_) | FieldRef::Timestamps => {
+        FieldRef::Attribute(_)
+        | FieldRef::Timestamps
+        | FieldRef::DeleteTimestamps
+        | FieldRef::DeleteConditionIndex => {
             let mut used = vec![false; tiles.len()];
             for c in cells {
                 used[c.ct as usize] = true;
@@ -668,7 +673,7 @@ fn gather(array: &Array, r: &FieldRef, tiles: &[CoordTile], cells: &[Cell]) -> R
     };
     let fill = match r {
         FieldRef::Attribute(i) => Some(&schema.attributes[*i]),
-        FieldRef::Dimension(_) | FieldRef::Timestamps => None,
+        _ => None,
     };
     let cs = cell_size.unwrap_or(0);
     info.check_result(array, n as u64)?;

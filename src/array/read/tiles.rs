@@ -31,6 +31,8 @@ pub enum TileField {
     Timestamps,
     /// Per-cell delete timestamps.
     DeleteTimestamps,
+    /// Per-cell delete-condition indices.
+    DeleteConditionIndex,
 }
 
 /// Which file of a field.
@@ -165,16 +167,15 @@ impl<'a> TileReader<'a> {
                     FieldSlot::Dimension(fj),
                 )
             }
-            TileField::Timestamps | TileField::DeleteTimestamps => {
-                let slot = if field == TileField::Timestamps {
-                    FieldSlot::Timestamps
-                } else {
-                    FieldSlot::DeleteTimestamps
-                };
-                let name = if field == TileField::Timestamps {
-                    "__timestamps"
-                } else {
-                    "__delete_timestamps"
+            TileField::Timestamps
+            | TileField::DeleteTimestamps
+            | TileField::DeleteConditionIndex => {
+                let (slot, name) = match field {
+                    TileField::Timestamps => (FieldSlot::Timestamps, "__timestamps"),
+                    TileField::DeleteTimestamps => {
+                        (FieldSlot::DeleteTimestamps, "__delete_timestamps")
+                    }
+                    _ => (FieldSlot::DeleteConditionIndex, "__delete_condition_index"),
                 };
                 (
                     name.to_string(),

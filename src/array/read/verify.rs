@@ -116,6 +116,7 @@ fn verify_fragment(array: &Array, frag: &Fragment, report: &mut Report) {
         fields.extend((0..schema.dimensions.len()).map(TileField::Dimension));
         fields.push(TileField::Timestamps);
         fields.push(TileField::DeleteTimestamps);
+        fields.push(TileField::DeleteConditionIndex);
     }
     for field in fields {
         let reader = match TileReader::new(array, frag, field) {
@@ -188,6 +189,7 @@ fn field_name(array: &Array, field: TileField) -> String {
         TileField::Dimension(j) => s.dimensions[j].name.clone(),
         TileField::Timestamps => "__timestamps".into(),
         TileField::DeleteTimestamps => "__delete_timestamps".into(),
+        TileField::DeleteConditionIndex => "__delete_condition_index".into(),
     }
 }
 

@@ -52,16 +52,18 @@ pub(crate) struct SharedPipelines {
     pub validity: Pipeline,
 }
 
-pub(crate) use crate::array::field::TIMESTAMPS;
+pub(crate) use crate::array::field::{DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, TIMESTAMPS};
 
 /// The fields a fragment of `schema` writes: every attribute, for sparse fragments every
-/// dimension, and with `timestamps` the per-cell timestamps ([`FieldRef::Timestamps`], named
-/// [`TIMESTAMPS`]);
+/// dimension, with `timestamps` the per-cell timestamps ([`FieldRef::Timestamps`], named
+/// [`TIMESTAMPS`]), and with `delete_meta` (only beside timestamps) the delete timestamps and
+/// delete-condition indices ([`DELETE_TIMESTAMPS`], [`DELETE_CONDITION_INDEX`]);
 /// pipelines get `key` and `threads`.
 pub(crate) fn fields_of(
     schema: &ArraySchema,
     dense: bool,
     timestamps: bool,
+    delete_meta: bool,
     key: Option<&[u8]>,
     threads: usize,
 ) -> Result<(Vec<FieldInfo>, SharedPipelines)> {
@@ -76,9 +78,14 @@ pub(crate) fn fields_of(
     let refs = (0..schema.attributes.len()).map(FieldRef::Attribute);
     let dims = (0..if dense { 0 } else { schema.dimensions.len() }).map(FieldRef::Dimension);
     let stamps = (timestamps && !dense).then_some(FieldRef::Timestamps);
+    let deletes = (timestamps && delete_meta && !dense)
+        .then_some([FieldRef::DeleteTimestamps, FieldRef::DeleteConditionIndex])
+        .into_iter()
+        .flatten();
     let mut fields: Vec<FieldInfo> = refs
         .chain(dims)
         .chain(stamps)
+        .chain(deletes)
         .map(|r| r.info(schema))
         .collect();
     for f in &mut fields {
@@ -254,12 +261,17 @@ impl FragmentWriter {
             )));
         }
         let has_timestamps = fields.iter().any(|f| f.field == FieldRef::Timestamps);
-        let slot_num =
-            schema.attributes.len() + 1 + schema.dimensions.len() + usize::from(has_timestamps);
+        let has_delete_meta = fields.iter().any(|f| f.field == FieldRef::DeleteTimestamps);
+        let slot_num = schema.attributes.len()
+            + 1
+            + schema.dimensions.len()
+            + usize::from(has_timestamps)
+            + 2 * usize::from(has_delete_meta);
         let mut meta = NewFragmentMetadata::with_slots(slot_num);
         meta.schema_name = schema.name.clone();
         meta.dense = dense;
         meta.has_timestamps = has_timestamps;
+        meta.has_delete_meta = has_delete_meta;
         Ok(FragmentWriter {
             storage: storage.clone(),
             root: root.clone(),
@@ -387,6 +399,11 @@ impl FragmentWriter {
         if f.nullable {
             sm.null_counts.push(m.null_count);
         }
+    }
+
+    /// The fragment's folder name.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
     }
 
     /// Writes the metadata and commits: writes `__fragment_metadata.tdb`, syncs it with the

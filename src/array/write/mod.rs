@@ -90,6 +90,11 @@ pub(crate) struct Consolidation {
     pub non_empty_domain: Option<Vec<Range>>,
     /// The markers of the delete and update commits the fragment counts as processed.
     pub processed_conditions: Vec<String>,
+    /// Sparse, with timestamps: per-cell delete metadata (`dt.tdb`, `dci.tdb`) is written,
+    /// given as fields [`fragment::DELETE_TIMESTAMPS`] and
+    /// [`fragment::DELETE_CONDITION_INDEX`] (a consolidation without purge when deletes
+    /// apply).
+    pub delete_meta: bool,
 }
 
 /// Writes one fragment into an array (see the module documentation).
@@ -161,8 +166,9 @@ impl Writer {
         }
         let dense = schema.is_dense();
         let threads = 0;
-        let (fields, shared) = fragment::fields_of(&schema, dense, false, key, 1)?;
-        let (wide_fields, wide_shared) = fragment::fields_of(&schema, dense, false, key, threads)?;
+        let (fields, shared) = fragment::fields_of(&schema, dense, false, false, key, 1)?;
+        let (wide_fields, wide_shared) =
+            fragment::fields_of(&schema, dense, false, false, key, threads)?;
         let n = fields.len();
         Ok(Writer {
             storage: dir.storage().clone(),
@@ -209,8 +215,9 @@ impl Writer {
         let key = self.key.as_ref().map(|k| k.as_slice());
         let dense = self.schema.is_dense();
         let ts = self.with_timestamps();
+        let dm = ts && self.consolidation.as_ref().is_some_and(|c| c.delete_meta);
         let (wide_fields, wide_shared) =
-            fragment::fields_of(&self.schema, dense, ts, key, threads)?;
+            fragment::fields_of(&self.schema, dense, ts, dm, key, threads)?;
         self.wide_fields = wide_fields;
         self.wide_shared = wide_shared;
         self.threads = threads;
@@ -247,9 +254,10 @@ impl Writer {
         let key = self.key.as_ref().map(|k| k.as_slice());
         let dense = self.schema.is_dense();
         let ts = self.with_timestamps();
-        let (fields, shared) = fragment::fields_of(&self.schema, dense, ts, key, 1)?;
+        let dm = ts && self.consolidation.as_ref().is_some_and(|c| c.delete_meta);
+        let (fields, shared) = fragment::fields_of(&self.schema, dense, ts, dm, key, 1)?;
         let (wide_fields, wide_shared) =
-            fragment::fields_of(&self.schema, dense, ts, key, self.threads)?;
+            fragment::fields_of(&self.schema, dense, ts, dm, key, self.threads)?;
         let n = fields.len();
         self.fields = fields;
         self.shared = shared;
@@ -682,7 +690,17 @@ impl Writer {
 
     /// Writes what is left, the fragment metadata, and commits (see [`FragmentWriter`]).
     /// Returns the fragment's name. On error nothing is committed.
-    pub fn finalize(mut self) -> Result<String> {
+    pub fn finalize(self) -> Result<String> {
+        self.finalize_with(|_| Ok(()))
+    }
+
+    /// [`Writer::finalize`], calling `before_commit` with the fragment's name once everything
+    /// but the commit is written (the commit follows only when it succeeds): consolidation
+    /// writes what must exist before the fragment becomes visible.
+    pub(crate) fn finalize_with(
+        mut self,
+        before_commit: impl FnOnce(&str) -> Result<()>,
+    ) -> Result<String> {
         self.check_usable()?;
         if self.submits == 0 {
             return Err(Error::invalid(
@@ -751,6 +769,7 @@ impl Writer {
         if let Some(c) = self.consolidation.take() {
             frag.set_processed_conditions(c.processed_conditions);
         }
+        before_commit(frag.name())?;
         let key = self.key.as_ref().map(|k| k.as_slice());
         frag.commit(&self.schema, ned, key)
             .map_err(|e| e.context("committing the fragment"))

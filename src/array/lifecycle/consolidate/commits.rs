@@ -97,9 +97,10 @@ pub(crate) fn consolidate(uri: &str, options: &ConsolidateOptions) -> Result<Con
     );
     let dir = root.join(names::COMMITS_DIR);
     storage.create_dir(&dir)?;
+    // Whole or not at all (a truncated `.con` would list a partial marker or cut a delete
+    // tile): written beside and renamed into place.
     storage
-        .write_new(&dir.join(&name), &data)
-        .and_then(|()| storage.sync_dir(&dir))
+        .write_new_atomic(&dir, &dir.join(&name), &data)
         .map_err(|e| e.context(format!("consolidated commits {name}")))?;
     report
         .written

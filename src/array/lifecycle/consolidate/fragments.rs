@@ -10,9 +10,12 @@
 //! of every merged fragment in global order, with per-cell timestamps ([`super::merge`]).
 //!
 //! Delete commits: with `sm.consolidation.purge_deleted_cells` the deleted cells are left
-//! out ([`merge`]). Not done here (refused by name): delete metadata (`dt.tdb`, `dci.tdb`),
-//! which a consolidation without purge writes; update commits.
+//! out ([`merge`]); without it, when a delete applies to the merged fragments (or a fragment
+//! has delete metadata already), every cell stays and carries delete metadata (`dt.tdb`,
+//! `dci.tdb`, and the flag in the fragment metadata), as TileDB writes it. Not done here
+//! (refused by name): update commits.
 
+use super::super::pending;
 use super::plan::{self, Candidate, PlanConfig};
 use super::{ConsolidateOptions, ConsolidateReport, merge};
 use crate::array::directory::names;
@@ -122,6 +125,11 @@ fn info(array: &Array, f: &Fragment) -> Result<Info> {
 
 /// Consolidates the fragments of the array at `uri`.
 pub(crate) fn consolidate(uri: &str, options: &ConsolidateOptions) -> Result<ConsolidateReport> {
+    // A consolidation killed between its commit and its vacuum file is completed first.
+    {
+        let (storage, root) = crate::storage::Storage::open(uri, &options.config)?;
+        pending::complete(&storage, &root)?;
+    }
     let array = open(uri, options)?;
     let mut report = ConsolidateReport::default();
     if let Some(list) = &options.fragment_list {
@@ -256,6 +264,7 @@ fn merge_fragments(
     report: &mut ConsolidateReport,
 ) -> Result<String> {
     let mut array = open(uri, options)?;
+    let any_delete_meta = array.fragments().iter().any(|f| f.meta.has_delete_meta);
     array.retain_fragments(|f| chosen.iter().any(|c| c == f.name()));
     if array.fragments().len() != chosen.len() {
         return Err(Error::Internal(format!(
@@ -274,27 +283,14 @@ fn merge_fragments(
             c.marker
         )));
     }
-    let applies = conditions.iter().find(|c| c.timestamp >= t1);
-    let delete_meta = frags.iter().find(|f| f.meta.has_delete_meta);
-    if !options.purge_deleted_cells {
-        if let Some(c) = applies {
-            return Err(Error::Unsupported(format!(
-                "consolidating fragments with delete commits without purging them needs delete \
-                 metadata (dt.tdb, dci.tdb), which this consolidation does not write yet: {} \
-                 applies to the merged fragments (sm.consolidation.purge_deleted_cells=true \
-                 is supported)",
-                c.marker
-            )));
-        }
-        if let Some(f) = delete_meta {
-            return Err(Error::Unsupported(format!(
-                "merging fragment {} with delete metadata (dt.tdb, dci.tdb) without purging is \
-                 not implemented",
-                f.name()
-            )));
-        }
-    }
-    let purge = if options.purge_deleted_cells && (applies.is_some() || delete_meta.is_some()) {
+    let applies = conditions.iter().any(|c| c.timestamp >= t1);
+    let merged_meta = frags.iter().any(|f| f.meta.has_delete_meta);
+    // Without purge, delete metadata is written when a delete applies to the merged
+    // fragments or any fragment of the array has delete metadata (TileDB's
+    // `with_delete_meta`); dense arrays have no deletes.
+    let delete_meta =
+        !options.purge_deleted_cells && !array.schema().is_dense() && (applies || any_delete_meta);
+    let deletes = if (options.purge_deleted_cells && (applies || merged_meta)) || delete_meta {
         Some(crate::array::read::deletes::load(&array)?)
     } else {
         None
@@ -320,6 +316,7 @@ fn merge_fragments(
         with_timestamps: !dense,
         non_empty_domain: dense.then(|| ranges(union)),
         processed_conditions: conditions.iter().map(|c| c.marker.clone()).collect(),
+        delete_meta,
     })?;
     if dense {
         let bx = expand_to_tiles(&schema, union)?;
@@ -330,9 +327,50 @@ fn merge_fragments(
         writer.set_subarray(&bytes)?;
         dense_copy(&array, &mut writer, &bx, options.buffer_size)?;
     } else {
-        merge::run(&array, &mut writer, options.buffer_size, purge.as_deref())?;
+        let mode = match deletes.as_deref() {
+            None => merge::Deletes::Ignore,
+            Some(d) if delete_meta => merge::Deletes::Meta(d),
+            Some(d) => merge::Deletes::Purge(d),
+        };
+        merge::run(&array, &mut writer, options.buffer_size, mode)?;
     }
-    let name = writer.finalize()?;
+    let mut vac = String::new();
+    for c in chosen {
+        vac.push_str(&format!("/{}/{c}\n", names::FRAGMENTS_DIR));
+    }
+    // Crash safety: the vacuum file hides the merged fragments, so it may appear only after
+    // the new fragment is committed (before, a reader would see neither). Locally it is
+    // written whole as `<name>.vac.tmp` before the commit and renamed after it: a kill in
+    // between leaves the temporary file, which the next consolidation or vacuum completes
+    // ([`pending::complete`]); until then readers see the merged fragments beside the new
+    // one, which hold the same cells (arrays with duplicates read them twice meanwhile).
+    let storage = array.storage().clone();
+    let commits = array.root().join(names::COMMITS_DIR);
+    let root = array.root().clone();
+    let mut vac_tmp = None;
+    let finalized = writer.finalize_with(|name| {
+        if !storage.is_local() {
+            return Ok(());
+        }
+        if storage.create_dir(&commits)? {
+            storage.sync_dir(&root)?;
+        }
+        let tmp = commits.join(format!("{name}{}", pending::VAC_TEMP_SUFFIX));
+        storage
+            .write_new(&tmp, vac.as_bytes())
+            .map_err(|e| e.context(format!("vacuum file of {name}")))?;
+        vac_tmp = Some(tmp);
+        Ok(())
+    });
+    let name = match finalized {
+        Ok(name) => name,
+        Err(e) => {
+            if let Some(tmp) = &vac_tmp {
+                let _ = storage.remove_file(tmp);
+            }
+            return Err(e);
+        }
+    };
     report
         .written
         .push(format!("{}/{name}/", names::FRAGMENTS_DIR));
@@ -341,17 +379,14 @@ fn merge_fragments(
         names::COMMITS_DIR,
         names::commit_file_name(&name)
     ));
-    let mut vac = String::new();
-    for c in chosen {
-        vac.push_str(&format!("/{}/{c}\n", names::FRAGMENTS_DIR));
-    }
-    let commits = array.root().join(names::COMMITS_DIR);
     let vac_name = format!("{name}.vac");
-    let storage = array.storage();
-    storage
-        .write_new(&commits.join(&vac_name), vac.as_bytes())
-        .and_then(|()| storage.sync_dir(&commits))
-        .map_err(|e| e.context(format!("vacuum file {vac_name}")))?;
+    let vac_uri = commits.join(&vac_name);
+    match &vac_tmp {
+        Some(tmp) => storage.rename(tmp, &vac_uri),
+        None => storage.write_new(&vac_uri, vac.as_bytes()),
+    }
+    .and_then(|()| storage.sync_dir(&commits))
+    .map_err(|e| e.context(format!("vacuum file {vac_name}")))?;
     report
         .written
         .push(format!("{}/{vac_name}", names::COMMITS_DIR));

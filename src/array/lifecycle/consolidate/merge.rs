@@ -9,10 +9,16 @@
 //! coordinates come newest first: by (timestamp, fragment order) descending when the array
 //! does not allow duplicates, by fragment order descending when it does.
 //!
-//! With `purge` (`sm.consolidation.purge_deleted_cells`), the cells the delete commits of the
-//! open range delete are left out (each cell version judged on its own values, as TileDB's
-//! consolidation reader does), and so are the cells a merged fragment's delete metadata
-//! (`dt.tdb`) marks deleted.
+//! With [`Deletes::Purge`] (`sm.consolidation.purge_deleted_cells`), the cells the delete
+//! commits of the open range delete are left out (each cell version judged on its own values,
+//! as TileDB's consolidation reader does), and so are the cells a merged fragment's delete
+//! metadata (`dt.tdb`) marks deleted. With [`Deletes::Meta`] (no purge, deletes apply) every
+//! cell stays and carries delete metadata, as TileDB's consolidation without purge writes it:
+//! the timestamp and the index (in the open range's delete commits, which the new fragment
+//! lists as processed) of the first delete, in that order, that applies to the cell and whose
+//! condition fails on it, `u64::MAX` for both when none does; a cell of a fragment with delete
+//! metadata keeps its recorded delete unless a newly applied one is earlier (its index
+//! translated through the fragment's processed conditions).
 
 use crate::array::condition::{Column, evaluate};
 use crate::array::order::hilbert::{coords_to_hilbert, hilbert_bits, map_to_uint64};
@@ -31,15 +37,24 @@ struct Source<'a> {
     /// Attributes of the latest schema (`None`: the fragment predates it), then dimensions.
     readers: Vec<Option<TileReader<'a>>>,
     timestamps: Option<TileReader<'a>>,
-    /// Purging: the fragment's delete timestamps (`dt.tdb`), when it has them.
+    /// Purging or delete metadata: the fragment's delete timestamps (`dt.tdb`), when it has
+    /// them.
     delete_timestamps: Option<TileReader<'a>>,
-    /// Purging: the scope of each delete in this fragment.
+    /// Delete metadata: the fragment's delete-condition indices (`dci.tdb`), when it has them.
+    delete_indices: Option<TileReader<'a>>,
+    /// Delete metadata: the fragment's processed conditions as indices of the deletes
+    /// (TileDB's map lookup: 0 for a marker no longer among them).
+    index_map: Vec<u64>,
+    /// Purging or delete metadata: the scope of each delete in this fragment.
     scopes: Vec<Scope>,
     next_tile: u64,
     tiles: Vec<DecodedTile>,
     stamps: Vec<u64>,
     /// Purging: the cells of the current tile left out.
     gone: Vec<bool>,
+    /// Delete metadata: the current tile's per-cell delete timestamps and indices.
+    meta_dt: Vec<u64>,
+    meta_dci: Vec<u64>,
     hilbert: Vec<u64>,
     pos: usize,
     len: usize,
@@ -140,7 +155,7 @@ impl<'s> Order<'s> {
 }
 
 impl<'a> Source<'a> {
-    fn new(array: &'a Array, frag: &'a Fragment, purge: Option<&[Delete]>) -> Result<Source<'a>> {
+    fn new(array: &'a Array, frag: &'a Fragment, deletes: Deletes<'_>) -> Result<Source<'a>> {
         let schema = array.schema();
         let mut readers = Vec::new();
         let fi = array
@@ -155,27 +170,84 @@ impl<'a> Source<'a> {
             readers.push(array.tile_reader_field(fi, TileField::Dimension(j))?);
         }
         let timestamps = array.tile_reader_field(fi, TileField::Timestamps)?;
-        let (delete_timestamps, scopes) = match purge {
+        let (delete_timestamps, scopes) = match deletes.list() {
             Some(deletes) => (
                 array.tile_reader_field(fi, TileField::DeleteTimestamps)?,
                 scopes(array, frag, deletes)?,
             ),
             None => (None, Vec::new()),
         };
+        let (delete_indices, index_map) = match deletes {
+            Deletes::Meta(list) if frag.meta.has_delete_meta => {
+                let processed = frag
+                    .meta
+                    .processed_conditions(array.key())
+                    .map_err(|e| e.context(format!("fragment {}", frag.name())))?;
+                (
+                    array.tile_reader_field(fi, TileField::DeleteConditionIndex)?,
+                    processed
+                        .iter()
+                        .map(|m| list.iter().position(|d| &d.marker == m).unwrap_or(0) as u64)
+                        .collect(),
+                )
+            }
+            _ => (None, Vec::new()),
+        };
         Ok(Source {
             frag,
             readers,
             timestamps,
             delete_timestamps,
+            delete_indices,
+            index_map,
             scopes,
             next_tile: 0,
             tiles: Vec::new(),
             stamps: Vec::new(),
             gone: Vec::new(),
+            meta_dt: Vec::new(),
+            meta_dci: Vec::new(),
             hilbert: Vec::new(),
             pos: 0,
             len: 0,
         })
+    }
+
+    /// For each cell of the current tile, the first of `deletes` (in their order) whose scope
+    /// covers the cell and whose keep condition fails on it.
+    fn first_deletes(
+        &self,
+        schema: &ArraySchema,
+        deletes: &[Delete],
+    ) -> Result<Vec<Option<usize>>> {
+        let cells = self.len;
+        let mut first = vec![None; cells];
+        let a = schema.attributes.len();
+        let tiles = &self.tiles;
+        let column = |name: &str| {
+            let k = match schema.attribute_index(name) {
+                Some(i) => i,
+                None => a + schema.dimension_index(name)?,
+            };
+            Some(Column {
+                data: &tiles[k].data,
+                offsets: tiles[k].offsets.as_deref(),
+                validity: tiles[k].validity.as_deref(),
+            })
+        };
+        for (i, (d, scope)) in deletes.iter().zip(&self.scopes).enumerate() {
+            if *scope == Scope::Nothing {
+                continue;
+            }
+            let keep = evaluate(&d.keep, schema, cells, &column)
+                .map_err(|e| e.context(format!("delete commit {}", d.marker)))?;
+            for (c, k) in keep.iter().enumerate() {
+                if !k && first[c].is_none() && scope.covers(Some(self.stamps[c])) {
+                    first[c] = Some(i);
+                }
+            }
+        }
+        Ok(first)
     }
 
     /// Marks the cells of the current tile that purging leaves out: deleted by a delete
@@ -190,30 +262,40 @@ impl<'a> Source<'a> {
                 .collect(),
             None => vec![false; cells],
         };
-        let a = schema.attributes.len();
-        let tiles = &self.tiles;
-        let column = |name: &str| {
-            let k = match schema.attribute_index(name) {
-                Some(i) => i,
-                None => a + schema.dimension_index(name)?,
-            };
-            Some(Column {
-                data: &tiles[k].data,
-                offsets: tiles[k].offsets.as_deref(),
-                validity: tiles[k].validity.as_deref(),
-            })
+        for (c, f) in self.first_deletes(schema, deletes)?.into_iter().enumerate() {
+            self.gone[c] |= f.is_some();
+        }
+        Ok(())
+    }
+
+    /// Computes the current tile's delete metadata (see the module documentation).
+    fn mark_meta(&mut self, schema: &ArraySchema, deletes: &[Delete]) -> Result<()> {
+        let first = self.first_deletes(schema, deletes)?;
+        let computed = first.iter().map(|f| match f {
+            Some(i) => (deletes[*i].timestamp, *i as u64),
+            None => (u64::MAX, u64::MAX),
+        });
+        let tile = self.next_tile - 1;
+        let recorded = match (&self.delete_timestamps, &self.delete_indices) {
+            (Some(t), Some(i)) => Some((t.decode_u64(tile)?, i.decode_u64(tile)?)),
+            _ => None,
         };
-        for (d, scope) in deletes.iter().zip(&self.scopes) {
-            if *scope == Scope::Nothing {
-                continue;
-            }
-            let keep = evaluate(&d.keep, schema, cells, &column)
-                .map_err(|e| e.context(format!("delete commit {}", d.marker)))?;
-            for (c, k) in keep.iter().enumerate() {
-                if !k && scope.covers(Some(self.stamps[c])) {
-                    self.gone[c] = true;
+        self.meta_dt.clear();
+        self.meta_dci.clear();
+        for (c, (ts, idx)) in computed.enumerate() {
+            let (ts, idx) = match &recorded {
+                Some((dt, dci)) if ts >= dt[c] => {
+                    let converted = if dci[c] == u64::MAX {
+                        u64::MAX
+                    } else {
+                        self.index_map.get(dci[c] as usize).copied().unwrap_or(0)
+                    };
+                    (dt[c], converted)
                 }
-            }
+                _ => (ts, idx),
+            };
+            self.meta_dt.push(ts);
+            self.meta_dci.push(idx);
         }
         Ok(())
     }
@@ -300,23 +382,50 @@ fn sift_down(heap: &mut [usize], mut i: usize, order: &Order<'_>, sources: &[Sou
     }
 }
 
+/// What a merge does with delete commits.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Deletes<'d> {
+    /// Nothing (none applies, or the purge finds nothing to purge).
+    Ignore,
+    /// Leaves out the cells these deletes (or the fragments' delete metadata) delete.
+    Purge(&'d [Delete]),
+    /// Keeps every cell and writes delete metadata for these deletes (the writer is set up
+    /// with [`crate::array::write::Consolidation::delete_meta`]).
+    Meta(&'d [Delete]),
+}
+
+impl<'d> Deletes<'d> {
+    fn list(self) -> Option<&'d [Delete]> {
+        match self {
+            Deletes::Ignore => None,
+            Deletes::Purge(d) | Deletes::Meta(d) => Some(d),
+        }
+    }
+}
+
 /// Merges the cells of every fragment of `array` into `writer` (set up for a consolidation
 /// with per-cell timestamps), submitting a batch whenever a field's buffer reaches
-/// `buffer_size` bytes.
-/// With `purge`, the cells the deletes (or the fragments' delete metadata) delete are left
-/// out.
+/// `buffer_size` bytes, doing with delete commits what `deletes` says.
 pub(crate) fn run(
     array: &Array,
     writer: &mut Writer,
     buffer_size: u64,
-    purge: Option<&[Delete]>,
+    deletes: Deletes<'_>,
 ) -> Result<u64> {
+    let purge = match deletes {
+        Deletes::Purge(d) => Some(d),
+        _ => None,
+    };
+    let meta = match deletes {
+        Deletes::Meta(d) => Some(d),
+        _ => None,
+    };
     let schema = array.schema();
     let order = Order::new(schema);
     let end = array.timestamps().1;
     let mut sources = Vec::new();
     for f in array.fragments() {
-        sources.push(Source::new(array, f, purge)?);
+        sources.push(Source::new(array, f, deletes)?);
     }
     let load = |s: &mut Source<'_>| -> Result<bool> {
         if !s.load(schema)? {
@@ -324,6 +433,9 @@ pub(crate) fn run(
         }
         if let Some(deletes) = purge {
             s.mark_gone(schema, deletes, end)?;
+        }
+        if let Some(deletes) = meta {
+            s.mark_meta(schema, deletes)?;
         }
         Ok(true)
     };
@@ -346,6 +458,7 @@ pub(crate) fn run(
     let nf = schema.attributes.len() + schema.dimensions.len();
     let mut outs: Vec<Out> = (0..nf).map(|_| Out::default()).collect();
     let mut stamps: Vec<u64> = Vec::new();
+    let mut dmeta: Option<(Vec<u64>, Vec<u64>)> = meta.map(|_| (Vec::new(), Vec::new()));
     let sizes: Vec<Option<usize>> = schema
         .attributes
         .iter()
@@ -413,6 +526,10 @@ pub(crate) fn run(
             full |= out.data.len() >= limit || out.offsets.len() * 8 >= limit;
         }
         stamps.push(s.stamps[s.pos]);
+        if let Some((dt, dci)) = dmeta.as_mut() {
+            dt.push(s.meta_dt[s.pos]);
+            dci.push(s.meta_dci[s.pos]);
+        }
         full |= stamps.len() * 8 >= limit;
         total += 1;
         if advance(&mut sources[top])? {
@@ -424,11 +541,11 @@ pub(crate) fn run(
             sift_down(&mut heap, 0, &order, &sources);
         }
         if full {
-            submit(writer, schema, &mut outs, &mut stamps)?;
+            submit(writer, schema, &mut outs, &mut stamps, dmeta.as_mut())?;
         }
     }
     if !stamps.is_empty() {
-        submit(writer, schema, &mut outs, &mut stamps)?;
+        submit(writer, schema, &mut outs, &mut stamps, dmeta.as_mut())?;
     }
     Ok(total)
 }
@@ -438,6 +555,7 @@ fn submit(
     schema: &ArraySchema,
     outs: &mut [Out],
     stamps: &mut Vec<u64>,
+    delete_meta: Option<&mut (Vec<u64>, Vec<u64>)>,
 ) -> Result<()> {
     let names = schema
         .attributes
@@ -462,5 +580,15 @@ fn submit(
     let ts: Vec<u8> = stamps.iter().flat_map(|t| t.to_le_bytes()).collect();
     stamps.clear();
     writer.set_data_owned(crate::array::write::fragment::TIMESTAMPS, ts)?;
+    if let Some((dt, dci)) = delete_meta {
+        let bytes = |v: &mut Vec<u64>| -> Vec<u8> {
+            let b = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            v.clear();
+            b
+        };
+        use crate::array::write::fragment::{DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS};
+        writer.set_data_owned(DELETE_TIMESTAMPS, bytes(dt))?;
+        writer.set_data_owned(DELETE_CONDITION_INDEX, bytes(dci))?;
+    }
     writer.submit()
 }

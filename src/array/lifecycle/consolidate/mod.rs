@@ -11,12 +11,16 @@
 //!
 //! [`consolidation_plan`] is TileDB's advisory plan by fragment size (`ConsolidationPlan`).
 //!
-//! Kills: the merged fragment is committed last (its `.wrt`), so a kill before that leaves
-//! an uncommitted folder every reader ignores; the `.vac` follows the commit, as in TileDB (a
-//! kill between the two leaves the merged fragments visible beside the new one, which arrays
-//! without duplicates read the same; arrays with duplicates then read those cells twice, as
-//! TileDB does). The other modes write their one file with a single write and sync; it is not
-//! renamed into place, so a kill during that write can leave it truncated.
+//! Kills (tests/array/run_lifecycle_crash_tests.py kills the operation at every file-changing
+//! call): the merged fragment is committed last (its `.wrt`), so a kill before that leaves an
+//! uncommitted folder every reader ignores. Its `.vac` hides the merged fragments, so it must
+//! not appear before that commit (readers would see neither); it is written whole as
+//! `<name>.vac.tmp` before the commit and renamed after it, and a consolidation or vacuum
+//! after a kill in between completes it ([`super::pending`]). Only in that window do readers
+//! see the merged fragments beside the new one: the same cells for arrays without duplicates
+//! (TileDB's order has the same window; arrays with duplicates read those cells twice until
+//! the rename). The commits mode writes its `.con` beside and renames it into place: readers
+//! see it whole or not at all.
 
 pub mod array_meta;
 pub mod commits;
