@@ -26,6 +26,7 @@ from ._schema import (ArraySchema, Attr, BitShuffleFilter, BitWidthReductionFilt
                       Domain, DoubleDeltaFilter, Enumeration, Filter, FilterList,
                       FloatScaleFilter, GzipFilter, LZ4Filter, NDRectangle, NoOpFilter,
                       PositiveDeltaFilter, RleFilter, WebpFilter, XORFilter, ZstdFilter)
+from ._subarray import Subarray
 from .ctx import Config, Ctx, default_ctx, scope_ctx
 from .vfs import VFS, FileIO
 
@@ -80,7 +81,7 @@ __all__ = [
     "DenseArrayImpl", "Dim", "DictionaryFilter", "Domain", "DoubleDeltaFilter", "EmptyRange",
     "Enumeration", "FileIO", "Filter", "FilterList", "FloatScaleFilter", "FragmentInfo",
     "FragmentInfoList", "Group", "GroupMetadata", "GzipFilter", "LZ4Filter", "Metadata", "NDRectangle", "NoOpFilter", "Object",
-    "PositiveDeltaFilter", "RleFilter", "SparseArray", "SparseArrayImpl", "TileDBError", "VFS",
+    "PositiveDeltaFilter", "RleFilter", "SparseArray", "SparseArrayImpl", "Subarray", "TileDBError", "VFS",
     "WebpFilter", "XORFilter", "ZstdFilter", "array_exists", "array_fragments", "consolidate",
     "default_ctx", "empty_like", "from_csv", "from_numpy", "from_pandas", "group_create", "ls",
     "move", "object_type", "open", "open_dataframe", "remove", "schema_like", "scope_ctx",

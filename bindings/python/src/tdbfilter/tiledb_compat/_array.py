@@ -372,9 +372,35 @@ class Array:
     def upgrade_version(self, *args, **kwargs):
         raise TileDBError("upgrade_version is not supported by tdbfilter's TileDB-Py API yet")
 
+    # -- subarrays, pickling -------------------------------------------------------------------
+    def read_subarray(self, subarray):
+        """The cells of a ``tiledb.Subarray``'s ranges (see ``_subarray.read_subarray``)."""
+        from ._subarray import read_subarray
+
+        return read_subarray(self, subarray)
+
+    def __getstate__(self):
+        from ._pickle import array_state
+
+        return array_state(self)
+
+    def __setstate__(self, state):
+        from ._pickle import restore_array
+
+        restore_array(self, state)
+
 
 class DenseArray(Array):
     """A dense array (TileDB-Py's ``tiledb.DenseArray``)."""
+
+    def __len__(self) -> int:
+        return self.domain.shape[0]
+
+    def write_subarray(self, subarray, values) -> None:
+        """Writes ``values`` into a ``tiledb.Subarray``'s box (one range per dimension)."""
+        from ._subarray import write_subarray
+
+        write_subarray(self, subarray, values)
 
     def read_direct(self, name: str = None):
         return self.query(attrs=[name] if name else None)[:] if name is None else \
@@ -383,6 +409,9 @@ class DenseArray(Array):
 
 class SparseArray(Array):
     """A sparse array (TileDB-Py's ``tiledb.SparseArray``)."""
+
+    def __len__(self) -> int:
+        raise TypeError("SparseArray length is ambiguous; use shape[0]")
 
 
 def open(uri, mode: str = "r", key=None, attr=None, config=None, timestamp=None, ctx=None):

@@ -409,28 +409,33 @@ class Dim:
         self._filters = _filter_list(filters, f"dimension '{name}'")
         if var is not None and var and not _is_string_dtype(dtype):
             raise TypeError("'var=True' specified for non-str/bytes dtype")
+        if domain is not None and len(domain) != 2:
+            raise ValueError("invalid domain extent, must be a pair")
         if _is_string_dtype(dtype):
-            if domain is not None and tuple(domain) != (None, None):
-                raise TypeError("tiledb.Dim: string dimensions have no domain")
-            if tile is not None:
-                raise TypeError("tiledb.Dim: string dimensions have no tile extent")
+            # TileDB-Py ignores a string dimension's domain and tile (it forms as written)
             self._dt = DataType("S", "STRING_ASCII", VAR_NUM)
             self._dt = DataType(np.dtype("S"), "STRING_ASCII", VAR_NUM)
             self._domain = (None, None)
             self._tile = None
             return
-        if domain is None or len(domain) != 2:
-            raise ValueError("invalid domain: a dimension needs a (low, high) domain")
         dt = DataType.from_numpy(np.dtype(dtype) if dtype is not None else np.uint64)
-        if dt.ncells != 1:
-            raise TypeError(f"invalid dimension dtype {dtype!r}")
+        if dt.ncells != 1 or dt.np_dtype.kind not in "iufM":
+            raise TypeError(f"invalid Dim dtype {np.dtype(dtype)!r}")
         self._dt = dt
         npd = dt.np_dtype
+        if domain is None or tuple(domain) == (None, None):
+            domain = dt.domain  # the dtype's whole range
+        elif npd.kind in "iuf":
+            lo_t, hi_t = dt.domain
+            if not all(lo_t <= x <= hi_t for x in domain):
+                raise TypeError("invalid domain extent, domain cannot be safely cast to "
+                                f"dtype {npd!r}")
         if npd.kind == "M":
-            lo, hi = domain
-            if not all(isinstance(x, np.datetime64) for x in (lo, hi)):
-                raise TypeError("invalid domain: datetime dimensions take np.datetime64 bounds")
-            self._domain = (lo.astype(npd), hi.astype(npd))
+            try:
+                lo, hi = np.asarray(domain, npd)
+            except (TypeError, ValueError) as e:
+                raise TypeError(f"invalid domain {domain!r} for {npd}: {e}") from None
+            self._domain = (lo, hi)
         else:
             try:
                 self._domain = tuple(npd.type(x) for x in domain)
@@ -450,6 +455,20 @@ class Dim:
                                   f"'{name}'; Tile extent must not be 0" if self._tile == 0 else
                                   f"Dimension: Tile extent check failed on dimension '{name}'; "
                                   "Tile extent must be greater than 0")
+
+    def create_label_schema(self, order: str = "increasing", dtype=np.uint64, tile=None,
+                            label_filters=None):
+        """Dimension labels are not implemented by tdbfilter: raises TileDBError."""
+        raise TileDBError("Dim.create_label_schema: dimension labels are not supported by "
+                          "tdbfilter's TileDB-Py API")
+
+    def _renamed(self, name: str) -> "Dim":
+        """This dimension under another name."""
+        import copy
+
+        d = copy.copy(self)
+        d._name = name
+        return d
 
     @property
     def name(self) -> str:
@@ -598,10 +617,13 @@ class Domain:
         for d in dims:
             if not isinstance(d, Dim):
                 raise TypeError("Domain takes Dim objects")
-        names = [d.name for d in dims]
-        anon = [n.startswith("__dim_") for n in names]
-        if any(anon) and not all(anon) and len(dims) > 1:
-            raise TileDBError("Cannot create a domain with named and unnamed dimensions")
+        if len(dims) > 1:
+            if all(d.name == "__dim_0" for d in dims):
+                # anonymous dimensions (Dim's default name) are numbered in order
+                dims = tuple(d._renamed(f"__dim_{i}") for i, d in enumerate(dims))
+            elif any(d.name.startswith("__dim_0") for d in dims[1:]):
+                raise TileDBError("Mixed dimension naming: dimensions must be either all "
+                                  "anonymous or all named.")
         self._dims = list(dims)
 
     @property
@@ -1229,6 +1251,10 @@ class ArraySchema:
 
     def __len__(self) -> int:
         return self.nattr
+
+    def __iter__(self):
+        """The attributes, in order."""
+        return iter(list(self._attrs))
 
     def __repr__(self) -> str:
         out = io.StringIO()
