@@ -396,6 +396,29 @@ class DenseArray(Array):
     def __len__(self) -> int:
         return self.domain.shape[0]
 
+    def __array__(self, dtype=None, **kw):
+        """The whole domain of the single (or viewed) attribute as numpy."""
+        if self.view_attr is None and self.nattr > 1:
+            raise ValueError("cannot call __array__ for TileDB array with more than one "
+                             "attribute")
+        out = self.read_direct(self.view_attr or self.schema.attr(0).name)
+        return out.astype(dtype) if dtype and out.dtype != dtype else out
+
+    def write_direct(self, array, **kw) -> None:
+        """Writes a contiguous numpy array of the single attribute (see
+        ``_write.write_direct``)."""
+        from ._write import write_direct
+
+        write_direct(self, array, **kw)
+
+    def _setitem_impl(self, selection, val, nullmaps: dict) -> None:
+        """``A[selection] = val`` with validity maps (name -> 0 for null, per cell)."""
+        from ._write import write
+
+        if not self.isopen or self._mode != "w":
+            raise TileDBError("DenseArray is not opened for writing")
+        write(self, self._inner, selection, val, nullmaps)
+
     def write_subarray(self, subarray, values) -> None:
         """Writes ``values`` into a ``tiledb.Subarray``'s box (one range per dimension)."""
         from ._subarray import write_subarray
@@ -497,18 +520,8 @@ def from_numpy(uri, array, config=None, ctx=None, **kwargs):
         return DenseArray(uri, mode="r", ctx=ctx)
     with DenseArray(uri, mode="w", timestamp=timestamp, ctx=ctx) as A:
         if mode == "append":
-            ned = None
-            with DenseArray(uri, mode="r", ctx=ctx) as R:
-                ned = R.nonempty_domain()
-            idx = []
-            for d in range(arr.ndim):
-                if d == append_dim:
-                    lo = start_idx if start_idx is not None else (
-                        int(ned[d][1]) + 1 if ned else 0)
-                    idx.append(slice(lo, lo + arr.shape[d]))
-                else:
-                    idx.append(slice(0, arr.shape[d]))
-            A[tuple(idx)] = arr
+            A.write_direct(np.ascontiguousarray(arr), mode="append", append_dim=append_dim,
+                           start_idx=start_idx)
         else:
             A[tuple(slice(0, n) for n in arr.shape)] = arr
     return DenseArray(uri, mode="r", ctx=ctx)
