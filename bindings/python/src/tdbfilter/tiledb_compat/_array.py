@@ -216,7 +216,7 @@ class Array:
 
     @property
     def dtype(self):
-        return self._schema.attr(0).dtype
+        return self._schema.attr(self._view_attr if self._view_attr is not None else 0).dtype
 
     @property
     def key(self):
