@@ -34,6 +34,9 @@ python tests/array/run_writer_tests.py --tdbf "$TDBF_BUILD/tdbf"
 # Array metadata (tdbf array metadata put/delete) read by TileDB-Py, plain and encrypted, with
 # time travel.
 python tests/array/run_metadata_tests.py --tdbf "$TDBF_BUILD/tdbf"
+# tdbfilter's TileDB-Py API against TileDB-Py, written by each and read by both: Subarray
+# ranges (read_subarray, write_subarray, refusals), numpy metadata values, fragment info.
+python tests/array/run_compat_subarray_tests.py --lib "$lib"
 # Crash consistency: the writer killed (SIGKILL) at random and at observed points of dense and
 # sparse, streamed and var-size writes; the array reads exactly as before or as after the write
 # through TileDB-Py and the tdbfilter package, and verify names only the uncommitted leftover.

@@ -122,12 +122,15 @@ class Subarray:
             ranges.append((lo, hi))
 
     def add_dim_range(self, dim_idx, dim_range) -> None:
-        """Adds the inclusive range ``(start, end)`` to dimension ``dim_idx``."""
+        """Adds the inclusive range ``(start, end)`` to dimension ``dim_idx`` (an index, as
+        TileDB-Py takes it: a name is a TypeError)."""
+        if isinstance(dim_idx, str):
+            raise TypeError(f"add_dim_range: the dimension is an index (int), not {dim_idx!r}")
         self._add(self._dim_index(dim_idx), dim_range)
 
     def add_ranges(self, dim_ranges=None, label_ranges=None) -> None:
-        """Adds, per dimension (in order), a sequence of ranges: ``(start, end)`` tuples or
-        numpy arrays of points (each a range of one value)."""
+        """Adds, per dimension (in order), its ranges: a sequence of ``(start, end)`` pairs,
+        or a numpy array of points (each a range of one value)."""
         if label_ranges:
             raise _labels_unsupported("Subarray.add_ranges(label_ranges=...)")
         if not dim_ranges:
@@ -136,12 +139,15 @@ class Subarray:
             raise TileDBError(f"Subarray: {len(dim_ranges)} dimensions of ranges given for an "
                               f"array of {self._array.schema.ndim}")
         for i, ranges in enumerate(dim_ranges):
+            if isinstance(ranges, np.ndarray):
+                for v in (ranges.tolist() if ranges.dtype.kind != "M" else list(ranges)):
+                    self._add(i, (v, v))
+                continue
             for r in ranges:
-                if isinstance(r, np.ndarray):
-                    for v in r.tolist() if r.dtype.kind != "M" else list(r):
-                        self._add(i, (v, v))
-                else:
-                    self._add(i, r)
+                if len(r) != 2:
+                    raise TileDBError(f"Subarray: Unexpected range len != 2 ({r!r} on "
+                                      f"dimension {i})")
+                self._add(i, tuple(r))
 
     def copy_ranges(self, subarray: "Subarray", dims) -> None:
         """Copies ``subarray``'s ranges of the dimensions ``dims`` (indices)."""
