@@ -271,9 +271,16 @@ fn writes_at_early_timestamps_take_the_latest_schema() {
     w.submit().unwrap();
     w.finalize().unwrap();
     let a = Array::open(s(&dir), &OpenOptions::default()).unwrap();
-    let names: Vec<&str> = a.fragments().iter().map(|f| f.meta.schema_name.as_str()).collect();
+    let names: Vec<&str> = a
+        .fragments()
+        .iter()
+        .map(|f| f.meta.schema_name.as_str())
+        .collect();
     assert_eq!(names.len(), 2);
-    assert_ne!(names[0], names[1], "the second fragment names the evolved schema");
+    assert_ne!(
+        names[0], names[1],
+        "the second fragment names the evolved schema"
+    );
     let newest = fs::read_dir(dir.join("__schema"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
