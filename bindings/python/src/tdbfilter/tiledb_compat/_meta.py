@@ -63,7 +63,7 @@ class Metadata(MutableMapping):
                 arr = np.frombuffer(data, dtype="<U1").copy()
             elif tname in ("STRING_ASCII", "CHAR"):
                 data = string_at(value, num.value) if num.value else b""
-                arr = np.array([data[j:j + 1] for j in range(len(data))], dtype="S1")
+                arr = np.frombuffer(data, dtype="S1").copy()
             else:
                 dtype = DataType.from_tiledb(tname).np_dtype
                 nbytes = num.value * dtype.itemsize
@@ -90,13 +90,13 @@ class Metadata(MutableMapping):
         if self.array.mode != "w":
             raise TileDBError("metadata is writable in write mode ('w') only")
         if isinstance(value, np.ndarray) and value.dtype in (np.dtype("U1"), np.dtype("S1")):
-            # stored as TileDB-Py stores them: a U1 array's numpy buffer (UCS-4) typed
-            # STRING_UTF8, an S1 array's bytes typed STRING_ASCII
+            # stored as TileDB-Py stores them: the numpy buffer (U1: UCS-4; S1: a byte per
+            # element, NUL for b"") typed STRING_UTF8 / STRING_ASCII
             flat = value.reshape(-1)
             if value.dtype.kind == "U":
                 data, tname = np.ascontiguousarray(flat, "<U1").tobytes(), "string_utf8"
             else:
-                data, tname = b"".join(flat.tolist()), "string_ascii"
+                data, tname = np.ascontiguousarray(flat, "S1").tobytes(), "string_ascii"
             ops = inner._meta_ops  # (the binding's pending changes, written on close)
             for n in (key, _write.NP_DATA_PREFIX + key, _write.NP_SHAPE_PREFIX + key):
                 ops[n] = None

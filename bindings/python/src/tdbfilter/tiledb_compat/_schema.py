@@ -426,6 +426,11 @@ class Dim:
         npd = dt.np_dtype
         if domain is None or tuple(domain) == (None, None):
             domain = dt.domain  # the dtype's whole range
+        elif npd.kind == "M":
+            if not all(isinstance(x, np.datetime64) for x in domain):
+                # (TileDB-Py: comparing an integer bound with the datetime range fails)
+                raise TypeError(f"invalid domain {tuple(domain)!r} for {npd}: datetime "
+                                "dimensions take np.datetime64 bounds")
         elif npd.kind in "iuf":
             lo_t, hi_t = dt.domain
             if not all(lo_t <= x <= hi_t for x in domain):
