@@ -100,6 +100,10 @@ static void test_dense_fragments(const tdb_array_t *a) {
     CHECK_OK(tdb_array_fragment(a, k, &name, &t1, &t2, &version, &dense, &cells, &tiles, E));
     CHECK(t1 == k + 1 && t2 == k + 1 && version == 22 && dense);
     CHECK(strncmp(name, k == 0 ? "__1_1_" : "__2_2_", 6) == 0);
+    const char *schema_name = NULL;
+    CHECK_OK(tdb_array_fragment_schema_name(a, k, &schema_name, E));
+    /* One schema, written at creation (timestamp 1): "__1_1_<uuid>" under __schema/. */
+    CHECK(schema_name != NULL && strncmp(schema_name, "__", 2) == 0 && strlen(schema_name) > 6);
     /* Fragment 1: rows 1-4 x cols 1-4 = 2x2 tiles of 2x3; fragment 2: rows 3-5 x cols 2-3. */
     CHECK(tiles == (k == 0 ? 4 : 2) && cells == tiles * 6);
     const void *lo = NULL, *hi = NULL;
@@ -110,6 +114,9 @@ static void test_dense_fragments(const tdb_array_t *a) {
   }
   CHECK_ERR(tdb_array_fragment(a, 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, E),
             TDB_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tdb_array_fragment_schema_name(a, 2, &(const char *){NULL}, E),
+            TDB_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tdb_array_fragment_schema_name(a, 0, NULL, E), TDB_ERR_INVALID_ARGUMENT);
 }
 
 static void test_dense_reads(const tdb_array_t *a) {

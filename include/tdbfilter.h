@@ -1001,6 +1001,16 @@ tdb_status_t tdb_array_fragment(const tdb_array_t *array,
                                 tdb_error_t **error);
 
 /**
+ * The name of the schema fragment `index` was written with: its file in `__schema/`
+ * (`__array_schema.tdb` for fragments before format version 10), valid while the array
+ * lives (TileDB's `tiledb_fragment_info_get_array_schema_name`).
+ */
+tdb_status_t tdb_array_fragment_schema_name(const tdb_array_t *array,
+                                            uint32_t index,
+                                            const char **name,
+                                            tdb_error_t **error);
+
+/**
  * Fragment `index`'s non-empty domain on dimension `dim`: `lo` (`*lo_size` bytes) and `hi`
  * (`*hi_size` bytes), valid while the array lives.
  */

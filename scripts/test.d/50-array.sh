@@ -29,6 +29,8 @@ fi
 # aggregates, verify, consolidation.
 # Array metadata (tdbf array metadata put/delete) read by TileDB-Py, plain and encrypted, with
 # time travel.
+# tdbfilter's TileDB-Py API against TileDB-Py, written by each and read by both: Subarray
+# ranges (read_subarray, write_subarray, refusals), numpy metadata values, fragment info.
 # Crash consistency: the writer killed (SIGKILL) at random and at observed points of dense and
 # sparse, streamed and var-size writes; the array reads exactly as before or as after the write
 # through TileDB-Py and the tdbfilter package, and verify names only the uncommitted leftover.
@@ -64,5 +66,6 @@ tdbf_lanes \
   lifecycle "python tests/array/run_lifecycle_tests.py --bin '$TDBF_BUILD/examples/lifecycle'" \
   create "python tests/array/run_create_tests.py --tdbf '$TDBF_BUILD/tdbf'" \
   metadata "python tests/array/run_metadata_tests.py --tdbf '$TDBF_BUILD/tdbf'" \
+  compat-subarray "python tests/array/run_compat_subarray_tests.py --lib '$lib'" \
   bench-reads "python bench/compare_arrays.py --quick --workdir '$TDBF_ROOT/build/bench-arrays-quick' --lib '$lib'" \
   bench-writes "python bench/compare_writes.py --quick --workdir '$TDBF_ROOT/build/bench-writes-quick' --bench '$TDBF_BUILD/examples/write_bench'"

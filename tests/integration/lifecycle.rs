@@ -244,6 +244,54 @@ fn evolution_adds_drops_and_reads_fill_values() {
 }
 
 #[test]
+fn writes_at_early_timestamps_take_the_latest_schema() {
+    // TileDB 2.30: a write at timestamp 2 after an evolution made "now" has the evolved
+    // attribute, and its fragment names the evolved schema.
+    let dir = array("write_latest_schema", 1);
+    let b = ArraySchema::from_json(
+        r#"{"sparse": true, "dimensions": [{"name": "z", "type": "INT32",
+             "domain": [0, 9], "tile": 1}], "attributes": [{"name": "b", "type": "INT32"}]}"#,
+    )
+    .unwrap()
+    .attributes
+    .remove(0);
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    lifecycle::evolve(
+        s(&dir),
+        &[SchemaChange::AddAttribute(Box::new(b))],
+        &EvolveOptions::default(),
+    )
+    .unwrap();
+    let mut w = Writer::open(s(&dir), None, Some(2), &StorageConfig::new()).unwrap();
+    assert!(w.schema().attribute_index("b").is_some());
+    w.set_layout(WriteLayout::Unordered).unwrap();
+    w.set_data("d", &7i32.to_le_bytes()).unwrap();
+    w.set_data("a", &70i32.to_le_bytes()).unwrap();
+    w.set_data("b", &700i32.to_le_bytes()).unwrap();
+    w.submit().unwrap();
+    w.finalize().unwrap();
+    let a = Array::open(s(&dir), &OpenOptions::default()).unwrap();
+    let names: Vec<&str> = a
+        .fragments()
+        .iter()
+        .map(|f| f.meta.schema_name.as_str())
+        .collect();
+    assert_eq!(names.len(), 2);
+    assert_ne!(
+        names[0], names[1],
+        "the second fragment names the evolved schema"
+    );
+    let newest = fs::read_dir(dir.join("__schema"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("__") && n != "__enumerations")
+        .max_by_key(|n| n.split('_').nth(2).unwrap().parse::<u64>().unwrap())
+        .unwrap();
+    assert_eq!(names[1], newest);
+    assert!(ints(&dir, "b").contains(&700));
+}
+
+#[test]
 fn groups_round_trip_members_and_metadata() {
     let base = scratch("group");
     let g = base.join("g");

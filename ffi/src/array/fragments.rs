@@ -54,6 +54,24 @@ pub unsafe extern "C" fn tdb_array_fragment(
     })
 }
 
+/// The name of the schema fragment `index` was written with: its file in `__schema/`
+/// (`__array_schema.tdb` for fragments before format version 10), valid while the array
+/// lives (TileDB's `tiledb_fragment_info_get_array_schema_name`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_fragment_schema_name(
+    array: *const tdb_array_t,
+    index: u32,
+    name: *mut *const c_char,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = arg(array, "array")?;
+        frag_at(a, index)?;
+        Out::new(name, "name")?.set(a.frag_schema_names[index as usize].as_ptr());
+        Ok(())
+    })
+}
+
 pub(super) fn frag_at(a: &tdb_array_t, index: u32) -> Result<&tdbfilter::array::Fragment> {
     a.inner.fragments().get(index as usize).ok_or_else(|| {
         Error::invalid(format!(

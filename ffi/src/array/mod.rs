@@ -32,4 +32,6 @@ pub struct tdb_array_t {
     attr_names: Vec<CString>,
     dim_names: Vec<CString>,
     frag_names: Vec<CString>,
+    /// Each fragment's schema name (`__schema/` file, `__array_schema.tdb` before v10).
+    frag_schema_names: Vec<CString>,
 }

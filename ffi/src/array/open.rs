@@ -55,12 +55,18 @@ pub(crate) fn open_with(
         .iter()
         .map(|f| guard::c_string(f.name()))
         .collect();
+    let frag_schema_names = inner
+        .fragments()
+        .iter()
+        .map(|f| guard::c_string(&f.meta.schema_name))
+        .collect();
     out.set(guard::new_handle(tdb_array_t {
         inner,
         metadata: std::sync::OnceLock::new(),
         attr_names,
         dim_names,
         frag_names,
+        frag_schema_names,
     }));
     Ok(())
 }

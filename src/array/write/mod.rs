@@ -142,7 +142,9 @@ impl Writer {
     /// Opens the array at `uri` (a local folder, `file://` or object-store URI; `config` and
     /// the environment configure object stores) for writing one fragment at `timestamp`
     /// (milliseconds; `None` or 0: now, as TileDB). The fragment is written with the array's
-    /// latest schema at that timestamp; `key` is the AES-256-GCM key of an encrypted array.
+    /// latest schema, whatever the timestamp (TileDB 2.30 opens arrays for writing with the
+    /// newest schema: a write at an early timestamp after an evolution has the evolved
+    /// fields); `key` is the AES-256-GCM key of an encrypted array.
     pub fn open(
         uri: &str,
         key: Option<&[u8]>,
@@ -154,7 +156,7 @@ impl Writer {
         if let Some(k) = key {
             crate::engine::encryption_key::EncryptionKey::new(k)?;
         }
-        let file = dir.latest_schema(timestamp);
+        let file = dir.latest_schema(u64::MAX);
         let schema = Arc::new(dir.load_schema(file, key)?);
         let version = crate::array::fragment::metadata::MAX_FRAGMENT_VERSION;
         if schema.version != version || file.timestamps.is_none() {

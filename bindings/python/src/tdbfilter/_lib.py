@@ -244,6 +244,7 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_array_fragment": (
         c_int, [P, c_uint32, STRP, U64P, U64P, U32P, POINTER(c_bool), U64P, U64P, PP]),
     # fragment and tile layout (tdbfilter.dask plans its chunks and partitions with these)
+    "tdb_array_fragment_schema_name": (c_int, [P, c_uint32, STRP, PP]),
     "tdb_array_fragment_non_empty_domain": (
         c_int, [P, c_uint32, c_uint32, PP, SIZEP, PP, SIZEP, PP]),
     "tdb_array_tile_count": (c_int, [P, c_uint32, U64P, PP]),

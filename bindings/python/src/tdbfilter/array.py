@@ -122,7 +122,8 @@ class Array:
         self.written_fragments: list[str] = []
         handle = c_void_p()
         with _write.config_handle(config) as cfg:
-            if timestamp is None:
+            # Writes use the latest schema whatever their timestamp, as TileDB's do.
+            if timestamp is None or mode == "w":
                 _call(L.tdb_array_open_with_config, str(path).encode(), k, len(k) if k else 0,
                       cfg, byref(handle))
             else:

@@ -15,7 +15,8 @@ from ..errors import TdbfilterError as TileDBError
 from . import ctx, libtiledb, main, vfs  # noqa: F401
 from ._array import (Array, DenseArray, SparseArray, array_exists, from_numpy, object_type,
                      open, remove)
-from ._fragment import FragmentInfo, FragmentInfoList, array_fragments
+from ._fragment import (FragmentInfo, FragmentInfoList, array_fragments,
+                        copy_fragments_to_existing_array, create_array_from_fragments)
 from ._group import Group, GroupMetadata, Object, group_create, ls, move, walk
 from ._lifecycle import ArraySchemaEvolution, ConsolidationPlan, consolidate, vacuum
 from ._index import EmptyRange
@@ -26,6 +27,7 @@ from ._schema import (ArraySchema, Attr, BitShuffleFilter, BitWidthReductionFilt
                       Domain, DoubleDeltaFilter, Enumeration, Filter, FilterList,
                       FloatScaleFilter, GzipFilter, LZ4Filter, NDRectangle, NoOpFilter,
                       PositiveDeltaFilter, RleFilter, WebpFilter, XORFilter, ZstdFilter)
+from ._subarray import Subarray
 from .ctx import Config, Ctx, default_ctx, scope_ctx
 from .vfs import VFS, FileIO
 
@@ -79,8 +81,9 @@ __all__ = [
     "DenseArrayImpl", "Dim", "DictionaryFilter", "Domain", "DoubleDeltaFilter", "EmptyRange",
     "Enumeration", "FileIO", "Filter", "FilterList", "FloatScaleFilter", "FragmentInfo",
     "FragmentInfoList", "Group", "GroupMetadata", "GzipFilter", "LZ4Filter", "Metadata", "NDRectangle", "NoOpFilter", "Object",
-    "PositiveDeltaFilter", "RleFilter", "SparseArray", "SparseArrayImpl", "TileDBError", "VFS",
+    "PositiveDeltaFilter", "RleFilter", "SparseArray", "SparseArrayImpl", "Subarray", "TileDBError", "VFS",
     "WebpFilter", "XORFilter", "ZstdFilter", "array_exists", "array_fragments", "consolidate",
+    "copy_fragments_to_existing_array", "create_array_from_fragments",
     "default_ctx", "empty_like", "from_csv", "from_numpy", "from_pandas", "group_create", "ls",
     "move", "object_type", "open", "open_dataframe", "remove", "schema_like", "scope_ctx",
     "stats_disable", "stats_dump", "stats_enable", "stats_reset", "vacuum", "version", "walk",

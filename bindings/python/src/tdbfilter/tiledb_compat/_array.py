@@ -216,7 +216,7 @@ class Array:
 
     @property
     def dtype(self):
-        return self._schema.attr(0).dtype
+        return self._schema.attr(self._view_attr if self._view_attr is not None else 0).dtype
 
     @property
     def key(self):
@@ -396,9 +396,58 @@ class Array:
     def upgrade_version(self, *args, **kwargs):
         raise TileDBError("upgrade_version is not supported by tdbfilter's TileDB-Py API yet")
 
+    # -- subarrays, pickling -------------------------------------------------------------------
+    def read_subarray(self, subarray):
+        """The cells of a ``tiledb.Subarray``'s ranges (see ``_subarray.read_subarray``)."""
+        from ._subarray import read_subarray
+
+        return read_subarray(self, subarray)
+
+    def __getstate__(self):
+        from ._pickle import array_state
+
+        return array_state(self)
+
+    def __setstate__(self, state):
+        from ._pickle import restore_array
+
+        restore_array(self, state)
+
 
 class DenseArray(Array):
     """A dense array (TileDB-Py's ``tiledb.DenseArray``)."""
+
+    def __len__(self) -> int:
+        return self.domain.shape[0]
+
+    def __array__(self, dtype=None, **kw):
+        """The whole domain of the single (or viewed) attribute as numpy."""
+        if self.view_attr is None and self.nattr > 1:
+            raise ValueError("cannot call __array__ for TileDB array with more than one "
+                             "attribute")
+        out = self.read_direct(self.view_attr or self.schema.attr(0).name)
+        return out.astype(dtype) if dtype and out.dtype != dtype else out
+
+    def write_direct(self, array, **kw) -> None:
+        """Writes a contiguous numpy array of the single attribute (see
+        ``_write.write_direct``)."""
+        from ._write import write_direct
+
+        write_direct(self, array, **kw)
+
+    def _setitem_impl(self, selection, val, nullmaps: dict) -> None:
+        """``A[selection] = val`` with validity maps (name -> 0 for null, per cell)."""
+        from ._write import write
+
+        if not self.isopen or self._mode != "w":
+            raise TileDBError("DenseArray is not opened for writing")
+        write(self, self._inner, selection, val, nullmaps)
+
+    def write_subarray(self, subarray, values) -> None:
+        """Writes ``values`` into a ``tiledb.Subarray``'s box (one range per dimension)."""
+        from ._subarray import write_subarray
+
+        write_subarray(self, subarray, values)
 
     def read_direct(self, name: str = None):
         return self.query(attrs=[name] if name else None)[:] if name is None else \
@@ -407,6 +456,9 @@ class DenseArray(Array):
 
 class SparseArray(Array):
     """A sparse array (TileDB-Py's ``tiledb.SparseArray``)."""
+
+    def __len__(self) -> int:
+        raise TypeError("SparseArray length is ambiguous; use shape[0]")
 
 
 def open(uri, mode: str = "r", key=None, attr=None, config=None, timestamp=None, ctx=None):
@@ -492,18 +544,8 @@ def from_numpy(uri, array, config=None, ctx=None, **kwargs):
         return DenseArray(uri, mode="r", ctx=ctx)
     with DenseArray(uri, mode="w", timestamp=timestamp, ctx=ctx) as A:
         if mode == "append":
-            ned = None
-            with DenseArray(uri, mode="r", ctx=ctx) as R:
-                ned = R.nonempty_domain()
-            idx = []
-            for d in range(arr.ndim):
-                if d == append_dim:
-                    lo = start_idx if start_idx is not None else (
-                        int(ned[d][1]) + 1 if ned else 0)
-                    idx.append(slice(lo, lo + arr.shape[d]))
-                else:
-                    idx.append(slice(0, arr.shape[d]))
-            A[tuple(idx)] = arr
+            A.write_direct(np.ascontiguousarray(arr), mode="append", append_dim=append_dim,
+                           start_idx=start_idx)
         else:
             A[tuple(slice(0, n) for n in arr.shape)] = arr
     return DenseArray(uri, mode="r", ctx=ctx)

@@ -28,10 +28,52 @@ class Metadata(MutableMapping):
                 continue
             if k.startswith(_write.NP_DATA_PREFIX):
                 key = k[len(_write.NP_DATA_PREFIX):]
-                out[key] = inner.meta[key]
+                out[key] = self._ndarray(k, raw)
             else:
                 out[k] = v
         return out
+
+    def _ndarray(self, flat_key: str, raw: dict) -> np.ndarray:
+        """The numpy array stored as ``__np_flat_<key>`` (and ``__np_shape_<key>``), typed by
+        its TileDB datatype: STRING_UTF8 as a ``U1`` array (TileDB-Py stores its UCS-4
+        buffer), STRING_ASCII/CHAR as ``S1``, datetimes in their unit, zero-size arrays of
+        their dtype."""
+        from ctypes import byref, c_char_p, c_uint32, c_void_p, string_at
+
+        from .._ffi import call as _call
+        from .._ffi import lib
+        from ._types import DataType
+
+        inner = self.array._open()
+        L, h = lib(), inner._handle()
+        n = c_uint32()
+        _call(L.tdb_array_metadata_count, h, byref(n))
+        for i in range(n.value):
+            key, dt, num, value = c_char_p(), c_uint32(), c_uint32(), c_void_p()
+            _call(L.tdb_array_metadata_entry, h, i, byref(key), byref(dt), byref(num),
+                  byref(value))
+            if key.value.decode() != flat_key:
+                continue
+            name = c_char_p()
+            _call(L.tdb_datatype_name, dt.value, byref(name))
+            tname = name.value.decode().upper()
+            if tname == "STRING_UTF8":
+                # TileDB-Py stores a U1 array's numpy buffer (UCS-4) under this type
+                data = string_at(value, num.value) if num.value else b""
+                arr = np.frombuffer(data, dtype="<U1").copy()
+            elif tname in ("STRING_ASCII", "CHAR"):
+                data = string_at(value, num.value) if num.value else b""
+                arr = np.frombuffer(data, dtype="S1").copy()
+            else:
+                dtype = DataType.from_tiledb(tname).np_dtype
+                nbytes = num.value * dtype.itemsize
+                arr = np.frombuffer(string_at(value, nbytes) if nbytes else b"",
+                                    dtype=dtype).copy()
+            shape = raw.get(_write.NP_SHAPE_PREFIX + flat_key[len(_write.NP_DATA_PREFIX):])
+            if shape is not None:
+                arr = arr.reshape(shape if isinstance(shape, tuple) else (shape,))
+            return arr
+        raise KeyError(flat_key)
 
     def __getitem__(self, key):
         if not isinstance(key, str):
@@ -47,6 +89,21 @@ class Metadata(MutableMapping):
         inner = self.array._open()
         if self.array.mode != "w":
             raise TileDBError("metadata is writable in write mode ('w') only")
+        if isinstance(value, np.ndarray) and value.dtype in (np.dtype("U1"), np.dtype("S1")):
+            # stored as TileDB-Py stores them: the numpy buffer (U1: UCS-4; S1: a byte per
+            # element, NUL for b"") typed STRING_UTF8 / STRING_ASCII
+            flat = value.reshape(-1)
+            if value.dtype.kind == "U":
+                data, tname = np.ascontiguousarray(flat, "<U1").tobytes(), "string_utf8"
+            else:
+                data, tname = np.ascontiguousarray(flat, "S1").tobytes(), "string_ascii"
+            ops = inner._meta_ops  # (the binding's pending changes, written on close)
+            for n in (key, _write.NP_DATA_PREFIX + key, _write.NP_SHAPE_PREFIX + key):
+                ops[n] = None
+            ops[_write.NP_DATA_PREFIX + key] = (tname, len(data), data)
+            if value.ndim != 1:
+                ops[_write.NP_SHAPE_PREFIX + key] = _write.pack_metadata(tuple(value.shape))
+            return
         if isinstance(value, np.ndarray) and value.dtype.kind in "OUSV":
             raise TypeError(f"Unsupported numpy dtype '{value.dtype}' for metadata")
         if not isinstance(value, (np.ndarray, np.generic, bytes, str, int, float, list, tuple)):
@@ -81,9 +138,49 @@ class Metadata(MutableMapping):
     def items(self):
         return list(self._data().items())
 
+    def _types(self) -> dict:
+        """Each stored key's TileDB datatype name ("BLOB", "INT64"…), in storage order."""
+        from ctypes import byref, c_char_p, c_uint32, c_void_p
+
+        from .._ffi import call as _call
+        from .._ffi import lib
+
+        inner = self.array._open()
+        L, h = lib(), inner._handle()
+        n = c_uint32()
+        _call(L.tdb_array_metadata_count, h, byref(n))
+        out = {}
+        for i in range(n.value):
+            key, dt, num, value = c_char_p(), c_uint32(), c_uint32(), c_void_p()
+            _call(L.tdb_array_metadata_entry, h, i, byref(key), byref(dt), byref(num),
+                  byref(value))
+            name = c_char_p()
+            _call(L.tdb_datatype_name, dt.value, byref(name))
+            out[key.value.decode()] = name.value.decode().upper()
+        return out
+
     def dump(self) -> None:
-        for k, v in self._data().items():
-            print(f"Type: {type(v).__name__}\nKey: {k}\nValue: {v}\n")
+        """Prints each stored entry (numpy values under their ``__np_flat_`` key) with its
+        TileDB datatype, as TileDB-Py's ``Metadata.dump``."""
+        if self.array.mode != "r":
+            raise TileDBError("metadata is readable in read mode ('r') only")
+        raw = self.array._open().metadata
+        for k, t in self._types().items():
+            print(f"### Array Metadata ###\n- Key: {k}\n- Value: {raw[k]}\n"
+                  f"- Type: DataType.{t}\n")
+
+    # TileDB-Py's Metadata is not read-write at once: these MutableMapping methods are refused
+    def setdefault(self, key, default=None):
+        raise NotImplementedError("Metadata.setdefault requires read-write access")
+
+    def pop(self, key, default=None):
+        raise NotImplementedError("Metadata.pop requires read-write access")
+
+    def popitem(self):
+        raise NotImplementedError("Metadata.popitem requires read-write access")
+
+    def clear(self):
+        raise NotImplementedError("Metadata.clear requires read-write access")
 
     def __repr__(self) -> str:
         return repr(self._data())

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -409,28 +410,38 @@ class Dim:
         self._filters = _filter_list(filters, f"dimension '{name}'")
         if var is not None and var and not _is_string_dtype(dtype):
             raise TypeError("'var=True' specified for non-str/bytes dtype")
+        if domain is not None and len(domain) != 2:
+            raise ValueError("invalid domain extent, must be a pair")
         if _is_string_dtype(dtype):
-            if domain is not None and tuple(domain) != (None, None):
-                raise TypeError("tiledb.Dim: string dimensions have no domain")
-            if tile is not None:
-                raise TypeError("tiledb.Dim: string dimensions have no tile extent")
+            # TileDB-Py ignores a string dimension's domain and tile (it forms as written)
             self._dt = DataType("S", "STRING_ASCII", VAR_NUM)
             self._dt = DataType(np.dtype("S"), "STRING_ASCII", VAR_NUM)
             self._domain = (None, None)
             self._tile = None
             return
-        if domain is None or len(domain) != 2:
-            raise ValueError("invalid domain: a dimension needs a (low, high) domain")
         dt = DataType.from_numpy(np.dtype(dtype) if dtype is not None else np.uint64)
-        if dt.ncells != 1:
-            raise TypeError(f"invalid dimension dtype {dtype!r}")
+        if dt.ncells != 1 or dt.np_dtype.kind not in "iufM":
+            raise TypeError(f"invalid Dim dtype {np.dtype(dtype)!r}")
         self._dt = dt
         npd = dt.np_dtype
+        if domain is None or tuple(domain) == (None, None):
+            domain = dt.domain  # the dtype's whole range
+        elif npd.kind == "M":
+            if not all(isinstance(x, np.datetime64) for x in domain):
+                # (TileDB-Py: comparing an integer bound with the datetime range fails)
+                raise TypeError(f"invalid domain {tuple(domain)!r} for {npd}: datetime "
+                                "dimensions take np.datetime64 bounds")
+        elif npd.kind in "iuf":
+            lo_t, hi_t = dt.domain
+            if not all(lo_t <= x <= hi_t for x in domain):
+                raise TypeError("invalid domain extent, domain cannot be safely cast to "
+                                f"dtype {npd!r}")
         if npd.kind == "M":
-            lo, hi = domain
-            if not all(isinstance(x, np.datetime64) for x in (lo, hi)):
-                raise TypeError("invalid domain: datetime dimensions take np.datetime64 bounds")
-            self._domain = (lo.astype(npd), hi.astype(npd))
+            try:
+                lo, hi = np.asarray(domain, npd)
+            except (TypeError, ValueError) as e:
+                raise TypeError(f"invalid domain {domain!r} for {npd}: {e}") from None
+            self._domain = (lo, hi)
         else:
             try:
                 self._domain = tuple(npd.type(x) for x in domain)
@@ -450,6 +461,20 @@ class Dim:
                                   f"'{name}'; Tile extent must not be 0" if self._tile == 0 else
                                   f"Dimension: Tile extent check failed on dimension '{name}'; "
                                   "Tile extent must be greater than 0")
+
+    def create_label_schema(self, order: str = "increasing", dtype=np.uint64, tile=None,
+                            label_filters=None):
+        """Dimension labels are not implemented by tdbfilter: raises TileDBError."""
+        raise TileDBError("Dim.create_label_schema: dimension labels are not supported by "
+                          "tdbfilter's TileDB-Py API")
+
+    def _renamed(self, name: str) -> "Dim":
+        """This dimension under another name."""
+        import copy
+
+        d = copy.copy(self)
+        d._name = name
+        return d
 
     @property
     def name(self) -> str:
@@ -598,10 +623,13 @@ class Domain:
         for d in dims:
             if not isinstance(d, Dim):
                 raise TypeError("Domain takes Dim objects")
-        names = [d.name for d in dims]
-        anon = [n.startswith("__dim_") for n in names]
-        if any(anon) and not all(anon) and len(dims) > 1:
-            raise TileDBError("Cannot create a domain with named and unnamed dimensions")
+        if len(dims) > 1:
+            if all(d.name == "__dim_0" for d in dims):
+                # anonymous dimensions (Dim's default name) are numbered in order
+                dims = tuple(d._renamed(f"__dim_{i}") for i, d in enumerate(dims))
+            elif any(d.name.startswith("__dim_0") for d in dims[1:]):
+                raise TileDBError("Mixed dimension naming: dimensions must be either all "
+                                  "anonymous or all named.")
         self._dims = list(dims)
 
     @property
@@ -671,6 +699,18 @@ class Domain:
 # -- attributes and enumerations ---------------------------------------------------------------
 
 
+def _complex_pair(dtype: np.dtype, value):
+    """A (real, imag) pair, or a record of two floats, as the complex value of a complex
+    attribute (TileDB-Py's fill conversion); other values unchanged."""
+    if dtype.kind != "c":
+        return value
+    if isinstance(value, np.ndarray) and value.dtype.kind == "V" and value.ndim == 0:
+        value = tuple(value[()])
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        return value[0] + value[1] * 1j
+    return value
+
+
 class Attr:
     """An attribute (TileDB-Py's ``tiledb.Attr``)."""
 
@@ -684,18 +724,41 @@ class Attr:
         self._nullable = bool(nullable)
         self._enum_label = enum_label
         dt = DataType.from_numpy(dtype)
-        if var is True and dt.np_dtype.kind not in "SU" and not (
-                isinstance(dtype, str) and dtype == "ascii"):
-            dt = DataType(dt.np_dtype, dt.tiledb_type, VAR_NUM)
-        elif var is False and dt.ncells == VAR_NUM:
-            if dt.np_dtype.kind in "SU":
-                dt = DataType(dt.np_dtype, dt.tiledb_type, 1)
-        if var is True and dt.ncells != VAR_NUM:
-            dt = DataType(dt.np_dtype, dt.tiledb_type, VAR_NUM)
+        named = dtype if isinstance(dtype, str) else None
+        kind = dt.np_dtype.kind
+        # TileDB-Py's rules: text is var-length; blobs default to var-length; "S<n>" with
+        # var=True and "S" with var=False become var-length with a DeprecationWarning.
+        if (var is None and named == "ascii") or kind == "U":
+            var = True
+        elif kind == "S":
+            if named == "blob":
+                var = True if var is None else var
+            elif dt.np_dtype.itemsize > 0 and var:
+                warnings.warn(f"Attr given `var=True` but `dtype` `{dtype}` is fixed; setting "
+                              "`dtype=S0`. Hint: set `var=True` with `dtype=S0`, or "
+                              f"`var=False`with `dtype={dtype}`", DeprecationWarning,
+                              stacklevel=2)
+            elif dt.np_dtype.itemsize == 0 and named != "ascii":
+                if var is False:
+                    warnings.warn("Attr given `var=False` but `dtype` `S0` is var-length; "
+                                  "setting `var=True` and `dtype=S0`. Hint: set `var=False` "
+                                  "with `dtype=S0`, or `var=False` with a fixed-width string "
+                                  "`dtype=S<n>` where is  n>1", DeprecationWarning,
+                                  stacklevel=2)
+                var = True
+        if var:
+            npd = np.dtype(kind) if kind in "SU" else dt.np_dtype
+            dt = DataType(npd, dt.tiledb_type, VAR_NUM)
+        elif dt.ncells == VAR_NUM:
+            raise TypeError("dtype is not compatible with var-length attribute")
+        if dt.np_dtype.kind == "V":
+            # a record of n equal fields reads back as TileDB's n-value cell (2 floats: complex)
+            dt = DataType(DataType.from_tiledb(dt.tiledb_type, dt.ncells).np_dtype,
+                          dt.tiledb_type, dt.ncells)
         self._dt = dt
         self._fill = None
         if fill is not None:
-            self._fill = self._convert_fill(fill)
+            self._fill = self._convert_fill(_complex_pair(self.dtype, fill))
 
     def _convert_fill(self, fill):
         d = self.dtype
@@ -754,6 +817,14 @@ class Attr:
         if self._fill is not None:
             return self._fill
         return self._default_fill()
+
+    @fill.setter
+    def fill(self, value) -> None:
+        """Sets the fill value (TileDB-Py's conversions: text encoded, a (real, imag) pair
+        for complex attributes, numpy's cast otherwise)."""
+        if self._dt.tiledb_type == "STRING_UTF8":
+            value = value.encode("utf-8")  # (TileDB-Py's: a non-str fails here)
+        self._fill = self._convert_fill(_complex_pair(self.dtype, value))
 
     def _default_fill(self):
         name, d = self._dt.tiledb_type, self.dtype
@@ -856,6 +927,10 @@ class Attr:
 
 def _fill_equal(a, b) -> bool:
     try:
+        if isinstance(a, (np.ndarray, np.generic)) and isinstance(b, (np.ndarray, np.generic)) \
+                and np.asarray(a).dtype == np.asarray(b).dtype:
+            # bit equality: NaN and NaT fills equal themselves
+            return np.asarray(a).tobytes() == np.asarray(b).tobytes()
         if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
             return bool(np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)) \
                 if np.asarray(a).dtype.kind in "fc" else bool(np.array_equal(a, b))
@@ -1075,7 +1150,8 @@ class ArraySchema:
                  cell_order: str = "row-major", tile_order: str = "row-major",
                  capacity: int = 0, coords_filters=None, offsets_filters=None,
                  validity_filters=None, allows_duplicates: bool = False, sparse: bool = False,
-                 dim_labels=None, enums=None, ctx=None):
+                 dim_labels=None, enums=None, ctx=None, _stored: bool = False):
+        # _stored: a schema read back from an array (no deprecation warning, no check)
         self._ctx = ctx
         if domain is None:
             raise TileDBError("ArraySchema: a domain is required")
@@ -1096,6 +1172,14 @@ class ArraySchema:
         self._cell_order = _LAYOUTS[cell_order or "row-major"]
         self._tile_order = _LAYOUTS[tile_order or "row-major"]
         self._capacity = int(capacity) if capacity else 10000
+        if coords_filters is not None and not _stored:
+            # TileDB-Py: the coords filters become each dimension's own filters
+            warnings.warn("coords_filters is deprecated; set the FilterList for each "
+                          "dimension", DeprecationWarning, stacklevel=2)
+            for d in domain:
+                d._filters = FilterList(list(_filter_list(coords_filters, "coords")),
+                                        _filter_list(coords_filters, "coords").chunksize)
+            coords_filters = FilterList()
         self._coords_filters = _filter_list(coords_filters, "coords") if coords_filters \
             is not None else FilterList([ZstdFilter(-1)])
         self._offsets_filters = _filter_list(offsets_filters, "offsets") if offsets_filters \
@@ -1106,6 +1190,13 @@ class ArraySchema:
         self._enums = list(enums or ())
         self._current_domain: Optional[CurrentDomain] = None
         self._version = None
+        if not _stored:
+            names = [a.name for a in self._attrs] + [d.name for d in domain]
+            dup = next((n for n in names if names.count(n) > 1), None)
+            if dup is not None:
+                raise TileDBError("ArraySchema: Cannot add attribute/dimension; name "
+                                  f"'{dup}' is not unique")
+            self.check()
 
     # properties
     @property
@@ -1142,6 +1233,8 @@ class ArraySchema:
 
     @property
     def allows_duplicates(self) -> bool:
+        if not self._sparse:
+            raise TileDBError("ArraySchema.allows_duplicates does not apply to dense arrays")
         return self._allows_dups
 
     @property
@@ -1220,7 +1313,7 @@ class ArraySchema:
                 self.sparse == other.sparse and self.cell_order == other.cell_order and
                 self.tile_order == other.tile_order and
                 (not self.sparse or self.capacity == other.capacity) and
-                self.allows_duplicates == other.allows_duplicates and
+                self._allows_dups == other._allows_dups and
                 self.coords_filters == other.coords_filters and
                 self.offsets_filters == other.offsets_filters and
                 self.validity_filters == other.validity_filters)
@@ -1229,6 +1322,10 @@ class ArraySchema:
 
     def __len__(self) -> int:
         return self.nattr
+
+    def __iter__(self):
+        """The attributes, in order."""
+        return iter(list(self._attrs))
 
     def __repr__(self) -> str:
         out = io.StringIO()
@@ -1247,7 +1344,7 @@ class ArraySchema:
             out.write(f"  capacity={self.capacity},\n")
         out.write(f"  sparse={self.sparse},\n")
         if self.sparse:
-            out.write(f"  allows_duplicates={self.allows_duplicates},\n")
+            out.write(f"  allows_duplicates={self._allows_dups},\n")
         out.write(")\n")
         return out.getvalue()
 
@@ -1265,7 +1362,7 @@ class ArraySchema:
         print(f"- Array type: {'sparse' if self.sparse else 'dense'}\n- Cell order: "
               f"{self.cell_order}\n- Tile order: {self.tile_order}\n- Capacity: "
               f"{self.capacity}\n- Allows duplicates: "
-              f"{'true' if self.allows_duplicates else 'false'}\n- Coordinates filters: "
+              f"{'true' if self._allows_dups else 'false'}\n- Coordinates filters: "
               f"{len(self.coords_filters)}\n- Offsets filters: {len(self.offsets_filters)}\n"
               f"- Validity filters: {len(self.validity_filters)}\n")
         self._domain.dump()
@@ -1275,7 +1372,7 @@ class ArraySchema:
     # JSON ---------------------------------------------------------------------------------
     def _json(self) -> dict:
         d: dict[str, Any] = {
-            "sparse": self.sparse, "allows_duplicates": self.allows_duplicates,
+            "sparse": self.sparse, "allows_duplicates": self._allows_dups,
             "cell_order": self._cell_order, "tile_order": self._tile_order,
             "coords_filters": self.coords_filters._json(),
             "offsets_filters": self.offsets_filters._json(),
@@ -1309,7 +1406,7 @@ class ArraySchema:
                 offsets_filters=FilterList._from_json(j.get("offsets_filters")),
                 validity_filters=FilterList._from_json(j.get("validity_filters")),
                 allows_duplicates=j.get("allows_duplicates", False),
-                sparse=j.get("sparse", False), enums=enums)
+                sparse=j.get("sparse", False), enums=enums, _stored=True)
         s._version = j.get("version")
         if j.get("current_domain"):
             nd = NDRectangle(domain=s.domain)

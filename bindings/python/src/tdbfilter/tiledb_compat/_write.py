@@ -31,7 +31,9 @@ def _cells(attr, v: Any):
         elif dtype.kind == "S" and attr.ncells not in (1,):
             arr = np.asarray(arr, dtype=dtype)
         elif arr.dtype != dtype:
-            arr = np.ascontiguousarray(arr, dtype=dtype)
+            # (ascontiguousarray would make a scalar 1-d: keep it a scalar to broadcast)
+            arr = np.ascontiguousarray(arr, dtype=dtype) if arr.ndim else \
+                np.asarray(arr, dtype=dtype)
     except (TypeError, ValueError) as e:
         raise TileDBError(f"Cannot write values of type {np.asarray(data).dtype} to attribute "
                           f"'{attr.name}' ({dtype}): {e}") from None
@@ -42,7 +44,9 @@ def _cells(attr, v: Any):
     return arr
 
 
-def write(array, inner, selection, value) -> None:
+def write(array, inner, selection, value, nullmaps=None) -> None:
+    """``A[selection] = value``; ``nullmaps`` (TileDB-Py's ``_setitem_impl``): per attribute
+    name, one validity byte per cell (0: null)."""
     sch = array.schema
     if isinstance(value, Mapping):
         values = dict(value)
@@ -55,6 +59,13 @@ def write(array, inner, selection, value) -> None:
     else:
         raise TileDBError("ambiguous attribute assignment, more than one array attribute "
                           f"({sch.nattr}): assign a dict {{name: values}}")
+    for k, valid in (nullmaps or {}).items():
+        if not sch.has_attr(k) or not sch.attr(k).isnullable:
+            raise TileDBError(f"validity given for '{k}', which is not a nullable attribute")
+        if k not in values:
+            raise TileDBError(f"validity given for '{k}' without its values")
+        values[k] = np.ma.array(np.ma.getdata(values[k]),
+                                mask=np.asarray(valid).reshape(np.shape(values[k])) == 0)
     if not sch.sparse:
         missing = [a.name for a in sch._attrs if a.name not in values]
         if missing:
@@ -66,6 +77,8 @@ def write(array, inner, selection, value) -> None:
             out[k] = _cells(sch.attr(k), v)
         else:
             out[k] = v
+    if sch.sparse:
+        selection = _coords(sch, selection)
     if not sch.sparse and not isinstance(selection, tuple):
         selection = (selection,)
     if not sch.sparse:
@@ -75,3 +88,58 @@ def write(array, inner, selection, value) -> None:
             shape = tuple(b - a + 1 for a, b in box)
             out = {k: np.full(shape, v, dtype=sch.attr(k).dtype) for k, v in out.items()}
     inner[selection] = out
+
+
+def _coords(sch, selection):
+    """Sparse coordinates cast to their dimensions' numeric dtypes as TileDB-Py casts them
+    (``np.arange(1, 11)`` is int64; a uint32 dimension takes it)."""
+    coords = list(selection) if isinstance(selection, tuple) else [selection]
+    if len(coords) != sch.domain.ndim:
+        return selection
+    out = []
+    for d, c in zip(sch.domain, coords):
+        if not d.isvar and d.dtype.kind in "iuf" and not isinstance(c, (str, bytes)):
+            arr = np.asarray(c)
+            if arr.dtype.kind in "iuf" and arr.dtype != d.dtype:
+                c = arr.astype(d.dtype) if arr.ndim else arr.astype(d.dtype)[()]
+        out.append(c)
+    return tuple(out) if isinstance(selection, tuple) else out[0]
+
+
+def write_direct(array, values, append_dim=None, mode: str = "ingest", start_idx=None) -> None:
+    """TileDB-Py's ``DenseArray.write_direct``: a contiguous numpy array of the single
+    attribute written at [start_idx, start_idx + shape) per dimension ("ingest"), or after
+    the non-empty domain along ``append_dim`` ("append")."""
+    if not array.isopen or array.mode != "w":
+        raise TileDBError("DenseArray is not opened for writing")
+    if array.schema.nattr != 1:
+        raise ValueError("cannot write_direct to a multi-attribute DenseArray")
+    if not isinstance(values, np.ndarray):
+        raise TypeError("write_direct takes a numpy array")
+    if not values.flags.c_contiguous and not values.flags.f_contiguous:
+        raise ValueError("array is not contiguous")
+    if mode not in ("ingest", "append"):
+        raise TileDBError(f"write_direct: invalid mode {mode!r} (\"ingest\" or \"append\")")
+    start = int(start_idx or 0)
+    box = [(start, start + n - 1) for n in values.shape]
+    if mode == "append":
+        from ._array import DenseArray
+
+        with DenseArray(array.uri, mode="r", key=array.key, ctx=array._ctx) as R:
+            ned = R.nonempty_domain()
+        if append_dim is None or values.ndim <= append_dim:
+            raise IndexError("`append_dim` out of range")
+        if ned is None or values.ndim != len(ned):
+            raise ValueError("The number of dimension of the TileDB array and Numpy array to "
+                             "append do not match")
+        for n in range(values.ndim):
+            lo, hi = int(ned[n][0]), int(ned[n][1])
+            if n == append_dim:
+                first = start if start_idx is not None else hi + 1
+                box[n] = (first, first + values.shape[n] - 1)
+            elif values.shape[n] != hi - lo + 1:
+                raise ValueError("The input Numpy array must be of the same shape as the "
+                                 "TileDB array, exluding the `append_dim`, but the Numpy array "
+                                 f"at index {n} has {values.shape[n]} dimension(s) and the "
+                                 f"TileDB array has {hi - lo}.")
+    write(array, array._open(), tuple(slice(lo, hi + 1) for lo, hi in box), values)

@@ -1,7 +1,9 @@
-"""``tiledb.main``: TileDB-Py's native module. Its test helpers and native classes are not
-provided: each raises TileDBError naming itself."""
+"""``tiledb.main``: TileDB-Py's native module. ``PyFragmentInfo`` is tdbfilter's
+(``_fragment``); the other test helpers and native classes are not provided: each raises
+TileDBError naming itself."""
 
 from ..errors import TdbfilterError as TileDBError
+from ._fragment import PyFragmentInfo  # noqa: F401
 
 
 def _refuse(name):
@@ -17,9 +19,6 @@ def python_internal_stats(*args, **kwargs):
     _refuse("python_internal_stats")
 
 
-class PyFragmentInfo:
-    def __init__(self, *args, **kwargs):
-        _refuse("PyFragmentInfo")
 
 
 class PyQuery:
