@@ -52,20 +52,20 @@ fi
 # step as an example of the tdbf crate) and TileDB-Py write the same cells of every benchmark
 # array and of the small writes; both arrays must read equal.
 # The suites are independent (each works in its own temporary folders): they run two at a time
-# (scripts/lanes.sh), the longest first, each one's output printed whole when it ends.
+# (scripts/lanes.sh), the longest first (as measured), each one's output printed whole when it ends.
 source scripts/lanes.sh
 tdbf_lanes \
-  arrays "python tests/array/run_array_tests.py --lib '$lib' --tdbf '$TDBF_BUILD/tdbf'" \
-  global-order "python tests/array/run_global_order_tests.py --cases 400" \
   writer "python tests/array/run_writer_tests.py --tdbf '$TDBF_BUILD/tdbf'" \
-  queries "python tests/array/run_query_tests.py --tdbf '$TDBF_BUILD/tdbf' --arrays 40" \
+  global-order "python tests/array/run_global_order_tests.py --cases 400" \
   crash "python tests/array/run_crash_tests.py --tdbf '$TDBF_BUILD/tdbf' --lib '$lib' --runs 60" \
   lifecycle-crash "python tests/array/run_lifecycle_crash_tests.py --bin '$TDBF_BUILD/examples/lifecycle' --tdbf '$TDBF_BUILD/tdbf' --lib '$lib' --runs 72" \
-  consolidate "python tests/array/run_consolidate_tests.py --bin '$TDBF_BUILD/examples/lifecycle' --tdbf '$TDBF_BUILD/tdbf'" \
-  deletes "python tests/array/run_delete_tests.py --bin '$TDBF_BUILD/examples/lifecycle' --tdbf '$TDBF_BUILD/tdbf'" \
-  lifecycle "python tests/array/run_lifecycle_tests.py --bin '$TDBF_BUILD/examples/lifecycle'" \
-  create "python tests/array/run_create_tests.py --tdbf '$TDBF_BUILD/tdbf'" \
-  metadata "python tests/array/run_metadata_tests.py --tdbf '$TDBF_BUILD/tdbf'" \
-  compat-subarray "python tests/array/run_compat_subarray_tests.py --lib '$lib'" \
+  arrays "python tests/array/run_array_tests.py --lib '$lib' --tdbf '$TDBF_BUILD/tdbf'" \
   bench-reads "python bench/compare_arrays.py --quick --workdir '$TDBF_ROOT/build/bench-arrays-quick' --lib '$lib'" \
-  bench-writes "python bench/compare_writes.py --quick --workdir '$TDBF_ROOT/build/bench-writes-quick' --bench '$TDBF_BUILD/examples/write_bench'"
+  queries "python tests/array/run_query_tests.py --tdbf '$TDBF_BUILD/tdbf' --arrays 40" \
+  deletes "python tests/array/run_delete_tests.py --bin '$TDBF_BUILD/examples/lifecycle' --tdbf '$TDBF_BUILD/tdbf'" \
+  consolidate "python tests/array/run_consolidate_tests.py --bin '$TDBF_BUILD/examples/lifecycle' --tdbf '$TDBF_BUILD/tdbf'" \
+  create "python tests/array/run_create_tests.py --tdbf '$TDBF_BUILD/tdbf'" \
+  compat-subarray "python tests/array/run_compat_subarray_tests.py --lib '$lib'" \
+  bench-writes "python bench/compare_writes.py --quick --workdir '$TDBF_ROOT/build/bench-writes-quick' --bench '$TDBF_BUILD/examples/write_bench'" \
+  lifecycle "python tests/array/run_lifecycle_tests.py --bin '$TDBF_BUILD/examples/lifecycle'" \
+  metadata "python tests/array/run_metadata_tests.py --tdbf '$TDBF_BUILD/tdbf'"
