@@ -12,6 +12,9 @@
 #   servers   moto (.venv) and azurite (npm, build/node)
 #   dask      build/dask-venv with tests/dask/requirements.txt (no tiledb)
 #   fuzz      cargo-fuzz 0.13.2 (crates.io), into cargo's own bin folder like any cargo tool
+#   wheel     zig (PyPI's ziglang), into .venv: the linker of the manylinux_2_17 wheel's library
+#             (bindings/python/build_backend/tdbfilter_relink.py); its glibc 2.17 stubs and
+#             libunwind are built into zig's cache here, once, not in the test step
 
 _tdbf_apt_updated=""
 _tdbf_apt() {
@@ -75,6 +78,22 @@ tdbf_setup_fuzz() {
   if ! cargo fuzz --version 2>/dev/null | grep -q '^cargo-fuzz 0\.13\.2'; then
     cargo install -q cargo-fuzz --locked --version 0.13.2 --force
   fi
+}
+
+TDBF_ZIGLANG_VERSION=0.17.1
+tdbf_setup_wheel() {
+  if ! "$TDBF_ROOT/.venv/bin/python" -m ziglang version 2>/dev/null |
+    grep -qx "$TDBF_ZIGLANG_VERSION"; then
+    _tdbf_pip "ziglang==${TDBF_ZIGLANG_VERSION}"
+  fi
+  # zig builds what a glibc 2.17 link needs (libc stubs, libunwind, compiler-rt) into its cache
+  # on first use; a second run finds it there (about a second).
+  local tmp
+  tmp=$(mktemp -d)
+  printf 'int tdbf_zig_probe(void) { return 0; }\n' >"$tmp/probe.c"
+  (cd "$tmp" && "$TDBF_ROOT/.venv/bin/python-zig" cc -target x86_64-linux-gnu.2.17 -O2 -shared \
+    -o probe.so probe.c -lunwind -lutil -lrt -lpthread -lm -ldl -lc)
+  rm -rf "$tmp"
 }
 
 # tdbf_setup GROUP...: the groups in order, each timed.
