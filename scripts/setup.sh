@@ -12,6 +12,9 @@
 #   servers   moto (.venv) and azurite (npm, build/node)
 #   dask      build/dask-venv with tests/dask/requirements.txt (no tiledb)
 #   fuzz      cargo-fuzz 0.13.2 (crates.io), into cargo's own bin folder like any cargo tool
+#   wheel     zig (PyPI's ziglang), into .venv: the linker of the manylinux_2_17 wheel's library
+#             (bindings/python/build_backend/tdbfilter_relink.py); its glibc 2.17 stubs and
+#             libunwind are built into zig's cache here, once, not in the test step
 
 _tdbf_apt_updated=""
 _tdbf_apt() {
@@ -77,9 +80,25 @@ tdbf_setup_fuzz() {
   fi
 }
 
+TDBF_ZIGLANG_VERSION=0.17.1
+tdbf_setup_wheel() {
+  if ! "$TDBF_ROOT/.venv/bin/python" -m ziglang version 2>/dev/null |
+    grep -qx "$TDBF_ZIGLANG_VERSION"; then
+    _tdbf_pip "ziglang==${TDBF_ZIGLANG_VERSION}"
+  fi
+  # zig builds what a glibc 2.17 link needs (libc stubs, libunwind, compiler-rt) into its cache
+  # on first use; a second run finds it there (about a second).
+  local tmp
+  tmp=$(mktemp -d)
+  printf 'int tdbf_zig_probe(void) { return 0; }\n' >"$tmp/probe.c"
+  (cd "$tmp" && "$TDBF_ROOT/.venv/bin/python-zig" cc -target x86_64-linux-gnu.2.17 -O2 -shared \
+    -o probe.so probe.c -lunwind -lutil -lrt -lpthread -lm -ldl -lc)
+  rm -rf "$tmp"
+}
+
 # tdbf_setup GROUP...: python first (the others install into its .venv or need its Python),
 # then the rest at once in independent chains, each timed: the Debian packages (c, hdf5: one
-# dpkg lock), the .venv's packages and azurite (servers, go), the Dask venv, cargo-fuzz. Their
+# dpkg lock), the .venv's packages, azurite and zig (servers, go, wheel), the Dask venv, cargo-fuzz. Their
 # output is printed per chain when all have ended; any failure fails the setup.
 tdbf_setup() {
   local g t chains=() want=" $* "
@@ -92,14 +111,14 @@ tdbf_setup() {
   for g in c hdf5; do [[ $want == *" $g "* ]] && apt_chain+=" $g"; done
   # azurite comes through npm, itself from apt when missing: then after the apt chain's packages.
   if [[ $want == *" servers "* ]] && ! command -v npm >/dev/null; then apt_chain+=" servers"; fi
-  for g in servers go; do
+  for g in servers go wheel; do
     [[ $want == *" $g "* && $apt_chain != *" $g"* ]] && venv_chain+=" $g"
   done
   [ -n "$apt_chain" ] && chains+=("$apt_chain")
   [ -n "$venv_chain" ] && chains+=("$venv_chain")
   for g in dask fuzz; do [[ $want == *" $g "* ]] && chains+=("$g"); done
   for g in "$@"; do
-    case " python c hdf5 servers go dask fuzz " in
+    case " python c hdf5 servers go wheel dask fuzz " in
       *" $g "*) ;;
       *) echo "setup: no group named $g" >&2; return 2 ;;
     esac

@@ -123,6 +123,7 @@ if wants hdf5 || wants sanitizers; then groups+=(hdf5); fi
 if wants dask || wants object-store; then groups+=(servers); fi
 if wants dask; then groups+=(dask); fi
 if wants fuzz; then groups+=(fuzz); fi
+if wants wheel; then groups+=(wheel); fi
 mapfile -t groups < <(printf '%s\n' "${groups[@]}" | awk '!seen[$0]++')
 tdbf_setup "${groups[@]}"
 export PATH="$root/.venv/bin:$PATH"

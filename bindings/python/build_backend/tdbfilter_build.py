@@ -17,6 +17,15 @@ library inside.
    ``TDBFILTER_WHEEL_REQUIRE_FRESH=1`` makes a build that had to compile the library an error
    (the test command's check that its build is reused).
 
+Opt-in, for a wheel that installs on older Linux: the ``glibc`` config setting
+(``pip wheel -C glibc=2.17``) or ``TDBFILTER_WHEEL_GLIBC=2.17`` relinks the library for that
+glibc (``manylinux_2_17``: glibc 2.17 on, CentOS 7, RHEL 8, Ubuntu 20.04…) from the
+``libtdbfilter.a`` of the same build (cargo's staticlib beside the cdylib; with
+``library=PATH``, the one beside PATH) with ``zig cc`` (PyPI's ``ziglang``, added to the build
+requirements when no zig is found): no second compile. ``tdbfilter_relink.py`` does the link
+and checks the result. The default stays the plain cargo library, linked against the build
+machine's glibc.
+
 Nothing is written into the source tree but cargo's ``target/``: flit_core builds in pip's
 directories, this module deletes the bytecode Python cached when importing it, and the
 wheel is assembled in a temporary folder.
@@ -51,11 +60,12 @@ except (OSError, NotImplementedError):
 
 from flit_core import buildapi as _flit  # noqa: E402
 
+import tdbfilter_relink as _relink  # noqa: E402  (beside this module: backend-path)
+
 PACKAGE = "tdbfilter"
 BUNDLED = "libtdbfilter.so"  # the name _lib.py looks for next to itself
 CHECKOUT = Path(__file__).resolve().parents[3]
 
-get_requires_for_build_wheel = _flit.get_requires_for_build_wheel
 get_requires_for_build_sdist = _flit.get_requires_for_build_sdist
 get_requires_for_build_editable = _flit.get_requires_for_build_editable
 prepare_metadata_for_build_wheel = _flit.prepare_metadata_for_build_wheel
@@ -65,10 +75,35 @@ build_sdist = _flit.build_sdist
 build_editable = _flit.build_editable
 
 
+def get_requires_for_build_wheel(config_settings=None):
+    """flit_core's requirements, and ``ziglang`` when relinking for an older glibc finds no
+    zig (``TDBFILTER_ZIG``, the interpreter's ``ziglang``, ``python-zig`` or ``zig``)."""
+    requires = list(_flit.get_requires_for_build_wheel(config_settings))
+    if _glibc(config_settings or {}) and not _relink.zig_available():
+        requires.append("ziglang")
+    return requires
+
+
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     """flit_core's wheel, with the C library added (unless the library setting is ``none``)."""
-    library = _library(config_settings or {})
+    settings = config_settings or {}
+    glibc = _glibc(settings)
+    library = _library(settings)
+    if glibc and library is None:
+        raise ValueError("the glibc setting relinks the bundled library; with library=none "
+                         "there is none")
     with tempfile.TemporaryDirectory(prefix="tdbfilter-wheel-") as tmp:
+        if glibc:
+            cdylib, staticlib = library
+            if staticlib is None:
+                raise FileNotFoundError(f"relinking for glibc {glibc} needs the static library "
+                                        f"libtdbfilter.a beside {cdylib}; there is none")
+            library = Path(tmp) / "relinked" / BUNDLED
+            _relink.relink(staticlib, cdylib, library, glibc)
+            print(f"tdbfilter: {staticlib} relinked for glibc {glibc}", file=sys.stderr,
+                  flush=True)
+        elif library is not None:
+            library = library[0]
         pure = Path(tmp) / _flit.build_wheel(tmp, config_settings, metadata_directory)
         if library is None:
             shutil.move(str(pure), os.path.join(wheel_directory, pure.name))
@@ -76,8 +111,20 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
         return _bundle(pure, library, Path(wheel_directory))
 
 
-def _library(config_settings: dict) -> Optional[Path]:
-    """The library to bundle (None: none), from the settings or a cargo build."""
+def _glibc(config_settings: dict) -> Optional[str]:
+    """The glibc version to relink for (``glibc`` setting or ``TDBFILTER_WHEEL_GLIBC``), or
+    None for cargo's library as it is."""
+    setting = (config_settings.get("glibc") or os.environ.get("TDBFILTER_WHEEL_GLIBC")
+               or "").strip()
+    if not setting:
+        return None
+    _relink.parse_glibc(setting)  # a clear error for anything but 2.N
+    return setting
+
+
+def _library(config_settings: dict) -> Optional[tuple]:
+    """The library to bundle and the static library beside it (None if there is none), or
+    None for no library, from the settings or a cargo build."""
     setting = config_settings.get("library") or os.environ.get("TDBFILTER_WHEEL_LIBRARY")
     if setting == "none":
         return None
@@ -85,12 +132,14 @@ def _library(config_settings: dict) -> Optional[Path]:
         path = Path(setting).resolve()
         if not path.is_file():
             raise FileNotFoundError(f"the library to bundle, {path}, does not exist")
-        return path
+        staticlib = path.parent / "libtdbfilter.a"
+        return path, (staticlib if staticlib.is_file() else None)
     return _cargo_build()
 
 
-def _cargo_build() -> Path:
-    """``cargo build -p tdbfilter-ffi`` in the checkout; the cdylib's path."""
+def _cargo_build() -> tuple:
+    """``cargo build -p tdbfilter-ffi`` in the checkout; the paths of the cdylib and the
+    staticlib."""
     manifest = CHECKOUT / "Cargo.toml"
     if not (manifest.is_file() and (CHECKOUT / "include" / "tdbfilter.h").is_file()):
         raise RuntimeError(
@@ -122,6 +171,7 @@ def _cargo_build() -> Path:
     sos = [f for f in (found or {}).get("filenames", []) if f.endswith(".so")]
     if not sos:
         raise RuntimeError("cargo build reported no libtdbfilter.so (cdylib) artifact")
+    archives = [f for f in found.get("filenames", []) if f.endswith(".a")]
     fresh = found.get("fresh", False)
     print(f"tdbfilter: library {sos[0]} ({'reused' if fresh else 'compiled'})",
           file=sys.stderr, flush=True)
@@ -130,7 +180,7 @@ def _cargo_build() -> Path:
             f"cargo compiled the tdbfilter library again (profile {profile!r}, features "
             f"{features or 'none'!r}) instead of reusing the build in {CHECKOUT / 'target'}: "
             "build it first with the same profile and features")
-    return Path(sos[0])
+    return Path(sos[0]), (Path(archives[0]) if archives else None)
 
 
 def _platform_tag() -> str:
