@@ -66,6 +66,8 @@ def write(array, inner, selection, value) -> None:
             out[k] = _cells(sch.attr(k), v)
         else:
             out[k] = v
+    if sch.sparse:
+        selection = _coords(sch, selection)
     if not sch.sparse and not isinstance(selection, tuple):
         selection = (selection,)
     if not sch.sparse:
@@ -75,3 +77,19 @@ def write(array, inner, selection, value) -> None:
             shape = tuple(b - a + 1 for a, b in box)
             out = {k: np.full(shape, v, dtype=sch.attr(k).dtype) for k, v in out.items()}
     inner[selection] = out
+
+
+def _coords(sch, selection):
+    """Sparse coordinates cast to their dimensions' numeric dtypes as TileDB-Py casts them
+    (``np.arange(1, 11)`` is int64; a uint32 dimension takes it)."""
+    coords = list(selection) if isinstance(selection, tuple) else [selection]
+    if len(coords) != sch.domain.ndim:
+        return selection
+    out = []
+    for d, c in zip(sch.domain, coords):
+        if not d.isvar and d.dtype.kind in "iuf" and not isinstance(c, (str, bytes)):
+            arr = np.asarray(c)
+            if arr.dtype.kind in "iuf" and arr.dtype != d.dtype:
+                c = arr.astype(d.dtype) if arr.ndim else arr.astype(d.dtype)[()]
+        out.append(c)
+    return tuple(out) if isinstance(selection, tuple) else out[0]
