@@ -134,40 +134,79 @@ def _cast(d, v):
     return d.dtype.type(v)
 
 
-def _mi_ranges(array, selection):
-    """``multi_index`` ranges: per dimension a list of inclusive ``(lo, hi)``."""
-    dom = array.schema.domain
-    if selection is EmptyRange or (isinstance(selection, tuple) and any(
-            s is EmptyRange for s in selection)):
-        return None
-    sel = _as_tuple(selection, dom.ndim)
-    out = []
+def is_empty_range(idx) -> bool:
+    """TileDB-Py's test for a selection of nothing: ``EmptyRange`` or an empty sequence."""
+    if idx is EmptyRange:
+        return True
+    return hasattr(idx, "__len__") and not isinstance(idx, str) and len(idx) == 0
+
+
+def _to_scalar(obj):
+    if np.isscalar(obj) or isinstance(obj, (np.datetime64, np.timedelta64)):
+        return obj
+    if isinstance(obj, np.ndarray) and obj.ndim == 0:
+        return obj[()]
+    raise ValueError(f"Cannot convert {type(obj)} to scalar")
+
+
+def _iter_ranges(sel, sparse, ned, cur):
+    """One dimension's selection item as inclusive ranges (TileDB-Py's ``iter_ranges``):
+    open slice ends come from the non-empty domain (inside the current domain); a sparse
+    full slice, or an end with no bound known, gives no range (the whole dimension)."""
+    if isinstance(sel, slice):
+        if sel.step is not None:
+            raise ValueError("Stepped slice ranges are not supported")
+        lo, hi = sel.start, sel.stop
+        if lo is None:
+            lo = (max(cur[0], ned[0]) if cur and ned else cur[0] if cur else
+                  ned[0] if ned else None)
+        if hi is None:
+            hi = (min(cur[1], ned[1]) if cur and ned else cur[1] if cur else
+                  ned[1] if ned else None)
+        if (sparse and sel.start is None and sel.stop is None) or lo is None or hi is None:
+            return
+        yield _to_scalar(lo), _to_scalar(hi)
+    elif isinstance(sel, tuple):
+        if len(sel) != 2:
+            raise TileDBError(f"a multi_index range is a (start, end) pair, not {sel!r}")
+        yield _to_scalar(sel[0]), _to_scalar(sel[1])
+    elif isinstance(sel, (list, np.ndarray)):
+        for x in sel:
+            x = _to_scalar(x)
+            yield x, x
+    else:
+        x = _to_scalar(sel)
+        yield x, x
+
+
+def getitem_ranges(array, idx):
+    """TileDB-Py's ``multirange_indexing.getitem_ranges``: per dimension a tuple of
+    inclusive ``(start, end)`` ranges, ``()`` for the whole dimension."""
+    ndim = array.schema.domain.ndim
+    ranges = [()] * ndim
+    ned = array.nonempty_domain()
+    if ned is None:
+        ned = [None] * ndim
+    cd = getattr(array.schema, "current_domain", None)
+    if cd is not None and getattr(cd, "is_empty", True):
+        cd = None
+    sparse = array.schema.sparse
+    sel = [idx] if not isinstance(idx, tuple) else list(idx)
+    if len(sel) > ndim:
+        raise IndexError(f"too many indices for array: {len(sel)} for {ndim} dimension(s)")
     for i, s in enumerate(sel):
-        d = dom.dim(i)
         items = s if isinstance(s, list) else [s]
-        if isinstance(s, np.ndarray):
-            items = list(s)
-        rs = []
-        for it in items:
-            if isinstance(it, slice):
-                if it.step is not None:
-                    raise ValueError("Stepped slice ranges are not supported")
-                if d.isvar:
-                    rs.append((_b(it.start), _b(it.stop)))
-                    continue
-                lo_dom, hi_dom = _dim_bounds(array, i)
-                lo = lo_dom if it.start is None else it.start
-                hi = hi_dom if it.stop is None else it.stop
-                rs.append((_cast(d, lo), _cast(d, hi)))
-            elif isinstance(it, tuple):
-                if len(it) != 2:
-                    raise TileDBError("multi_index ranges are (start, end) pairs")
-                rs.append(((_b(it[0]), _b(it[1])) if d.isvar else
-                           (_cast(d, it[0]), _cast(d, it[1]))))
-            else:
-                rs.append(((_b(it), _b(it)) if d.isvar else (_cast(d, it), _cast(d, it))))
-        out.append(rs)
-    return out
+        cur = cd.ndrectangle.range(i) if cd is not None else None
+        ranges[i] = tuple(r for it in items for r in _iter_ranges(it, sparse, ned[i], cur))
+    return tuple(ranges)
+
+
+def _mi_ranges(array, selection):
+    """``multi_index`` ranges as lists per dimension (``[]``: the whole dimension), or None
+    for an empty selection."""
+    if is_empty_range(selection):
+        return None
+    return [list(r) for r in getitem_ranges(array, selection)]
 
 
 # -- reading boxes ---------------------------------------------------------------------------
@@ -353,7 +392,10 @@ class Query:
         given; sparse: the cells inside them, filtered by the condition)."""
         a = self.array
         sch = a.schema
-        names = list(self.attrs) + list(self.dims)
+        if sch.sparse and not multi:
+            names = list(self.attrs) + list(self.dims)
+        else:
+            names = list(self.dims) + list(self.attrs)
         if not names:
             return OrderedDict()
         q = low_level_query(a, names, ranges, self.order, self.cond)
@@ -363,14 +405,17 @@ class Query:
             for n in names:
                 out[n] = _convert(a, n, cells[n])
             return out
-        shape = tuple(sum(_range_len(d, lo, hi) for lo, hi in rs)
-                      for d, rs in zip(sch.domain, ranges))
+        shape = tuple(sum(_range_len(d, lo, hi) for lo, hi in rs) if rs else
+                      _range_len(d, *d.domain) for d, rs in zip(sch.domain, ranges))
+        if multi:
+            # TileDB-Py: 1-D results as they come, else reshaped (C order, as its buffers)
+            for n in names:
+                v = _convert(a, n, cells[n])
+                out[n] = v if len(shape) == 1 else v.reshape(shape + v.shape[1:])
+            return out
         fortran = self.order == "F"
         for n in names:
             v = _convert(a, n, cells[n])
-            if multi and n in self.dims:
-                out[n] = v
-                continue
             v = v.reshape(shape + v.shape[1:], order="F" if fortran else "C")
             if drop:
                 v = v.reshape(tuple(s for k, s in enumerate(v.shape) if k not in drop) +
@@ -428,9 +473,11 @@ class Aggregation:
                 if op == "null_count" and not f.isnullable:
                     raise TileDBError(f"Cannot perform null_count on non-nullable attribute "
                                       f"'{attr}'")
-                if op in ("sum", "mean") and (f.isvar or f.dtype.kind not in "iufb"):
-                    raise TileDBError(f"Cannot perform {op} on attribute '{attr}' of type "
-                                      f"{f.dtype}")
+                if op not in ("count", "null_count") and (
+                        f.isvar or f.ncells != 1 or f._dt.tiledb_type not in _AGG_TYPES):
+                    raise TileDBError(f"the {op} aggregate of attribute '{attr}' "
+                                      f"({f._dt.tiledb_type}{', var' if f.isvar else ''}) is "
+                                      "not supported: TileDB-Py computes it on numbers only")
                 pairs.append((op, attr))
         q = low_level_query(a, None, ranges, self.query.order, self.query.cond)
         values = q.aggregate([(op, None if op == "count" else attr) for op, attr in pairs])
@@ -445,34 +492,34 @@ class Aggregation:
         return result
 
 
+_AGG_TYPES = ("INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64",
+              "FLOAT32", "FLOAT64")
+
+
 def _agg_value(attr, op, v):
-    """An aggregate as TileDB-Py returns it: counts and integer sums as int, means as
-    float, min/max of nothing None (integers) or NaN (floats)."""
+    """An aggregate as TileDB-Py returns it (Python scalars): counts and integer sums int,
+    float sums and means float; a value that does not exist (a nullable attribute without
+    a valid cell; min/max of no cell) None for integer attributes, NaN for others."""
     if op in ("count", "null_count"):
         return int(v)
-    if op == "mean":
-        return float("nan") if v is None else float(v)
-    if op == "sum":
-        if v is None:
-            return float("nan") if attr.dtype.kind == "f" else None
-        return v.item() if isinstance(v, np.generic) else v
+    integer = attr.dtype.kind in "iu"
     if v is None:
-        return float("nan") if attr.dtype.kind == "f" else None
-    if isinstance(v, bytes):
-        return v
-    return v
+        if attr.isnullable or op in ("min", "max"):
+            return None if integer else float("nan")
+        return float("nan") if op == "mean" or not integer else 0
+    return v.item() if isinstance(v, np.generic) else v
 
 
 class _AggMultiIndex:
+    """``Aggregation.multi_index[...]``: the aggregates over ``multi_index`` ranges."""
+
     def __init__(self, agg: Aggregation):
         self.agg = agg
 
     def __getitem__(self, selection):
-        ranges = _mi_ranges(self.agg.query.array, selection)
-        if ranges is None:
-            raise TileDBError("aggregates over an empty selection (EmptyRange) are not "
-                              "supported by tdbfilter's TileDB-Py API yet")
-        return self.agg._compute(ranges)
+        if selection is EmptyRange:
+            return _empty(self.agg.query.array, self.agg.query)
+        return self.agg._compute(_mi_ranges(self.agg.query.array, selection))
 
 
 def _i(x):
@@ -483,35 +530,30 @@ def _i(x):
 
 class MultiRangeIndexer:
     """``A.multi_index[...]``: inclusive ranges, lists of ranges and points per dimension; an
-    OrderedDict of the fields."""
+    OrderedDict of the fields (dimensions first). Dense results take the shape of the ranges
+    when the array has several dimensions."""
 
     def __init__(self, array, query: Query = None):
+        if query is not None and query.return_arrow:
+            raise TileDBError("`return_arrow=True` requires .df indexer`")
         self.array = array
         self.query = query if query is not None else Query(array)
 
     def __getitem__(self, selection):
         ranges = _mi_ranges(self.array, selection)
-        q = self.query
-        sch = self.array.schema
         if ranges is None:
-            return _empty(self.array, q)
-        if not q.explicit and not sch.sparse:
-            q = Query(self.array, attrs=q.attrs if q.explicit else None, coords=True,
-                      order=q.order, cond=q.cond)
-        res = q._read(ranges, multi=True)
-        if not sch.sparse and not q.explicit:
-            pass
-        return res
+            return _empty(self.array, self.query)
+        return self.query._read(ranges, multi=True)
 
 
 def _empty(array, q):
+    """The fields of a read of nothing (TileDB-Py's ``_get_empty_results``)."""
     out = OrderedDict()
     sch = array.schema
-    dims = q.dims if (q.explicit or sch.sparse) else [d.name for d in sch.domain]
-    for n in q.attrs + dims:
+    for n in [d.name for d in sch.domain if d.name in q.dims or d.name in q.attrs] + [
+            a for a in q.attrs if sch.has_attr(a)]:
         f = sch.attr(n) if sch.has_attr(n) else sch.domain.dim(n)
-        dt = object if f.isvar else f.dtype
-        out[n] = np.array([], dtype=dt)
+        out[n] = np.array([], dtype=f.dtype)
     return out
 
 
