@@ -602,6 +602,9 @@ class Domain:
         anon = [n.startswith("__dim_") for n in names]
         if any(anon) and not all(anon) and len(dims) > 1:
             raise TileDBError("Cannot create a domain with named and unnamed dimensions")
+        for i, d in enumerate(dims):
+            if d._name == "__dim_0" and i:
+                d._name = f"__dim_{i}"  # TileDB-Py names unnamed dimensions by position
         self._dims = list(dims)
 
     @property
