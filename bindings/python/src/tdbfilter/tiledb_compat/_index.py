@@ -49,7 +49,7 @@ def _getitem_ranges(array, selection):
     (None for a string dimension's whole range), and the axes a scalar index drops."""
     dom = array.schema.domain
     sel = _as_tuple(selection, dom.ndim)
-    ranges, drop = [], []
+    ranges, drop, steps = [], [], [None] * dom.ndim
     for i, s in enumerate(sel):
         d = dom.dim(i)
         if d.isvar:
@@ -78,6 +78,11 @@ def _getitem_ranges(array, selection):
                     v += int(hi_dom) + 1
                 s = slice(v, v + 1)
             else:
+                if kind in "iu":
+                    raise IndexError("cannot index integral domain dimension with "
+                                     f"non-integral slice (dtype: {type(s)})")
+                if kind == "f" and not isinstance(s, (int, float, np.integer, np.floating)):
+                    raise IndexError(f"invalid index type: {type(s)!r}")
                 s = slice(s, s)
                 ranges.append([(_cast(d, s.start), _cast(d, s.stop))])
                 continue
@@ -86,7 +91,7 @@ def _getitem_ranges(array, selection):
         if s.step is not None:
             if array.schema.sparse:
                 raise IndexError("steps are not supported for sparse arrays")
-            raise IndexError("steps are not supported by tdbfilter's TileDB-Py API yet")
+            steps[i] = s.step  # dense: the box is read, then stepped in numpy (TileDB-Py)
         start, stop = s.start, s.stop
         if kind in "iu":
             for x in (start, stop):
@@ -111,14 +116,16 @@ def _getitem_ranges(array, selection):
             stop = hi_dom if kind in "fM" else int(hi_dom) + 1
         else:
             if kind in "iu" and stop < 0:
-                stop = int(stop) + int(hi_dom)
+                # TileDB-Py adds the domain's upper bound; on uint64 dimensions numpy makes
+                # that a float, which TileDB-Py then takes as an inclusive end.
+                stop = int(stop) + int(hi_dom) + (1 if d.dtype == np.uint64 else 0)
             if stop > hi_dom:
                 stop = hi_dom if kind in "fM" else int(hi_dom) + 1
         if kind in "fM":
             ranges.append([(_cast(d, start), _cast(d, stop))])
         else:
             ranges.append([(int(start), int(stop) - 1)])
-    return ranges, drop
+    return ranges, drop, steps
 
 
 def _b(x):
@@ -377,8 +384,8 @@ class Query:
         return self[:]
 
     def __getitem__(self, selection):
-        ranges, drop = _getitem_ranges(self.array, selection)
-        res = self._read(ranges, drop)
+        ranges, drop, steps = _getitem_ranges(self.array, selection)
+        res = self._read(ranges, drop, steps)
         sch = self.array.schema
         if not sch.sparse and len(self.attrs) == 1 and not self.dims:
             # TileDB-Py: the bare array for a view attribute or a lone anonymous one
@@ -386,7 +393,7 @@ class Query:
                 return res[self.attrs[0]]
         return res
 
-    def _read(self, ranges, drop=(), multi=False):
+    def _read(self, ranges, drop=(), steps=None, multi=False):
         """Reads the cells of ``ranges`` (per dimension, inclusive ``(lo, hi)`` pairs): a dict
         name -> array (dense: shaped by the ranges, concatenated per dimension in the order
         given; sparse: the cells inside them, filtered by the condition)."""
@@ -417,6 +424,8 @@ class Query:
         for n in names:
             v = _convert(a, n, cells[n])
             v = v.reshape(shape + v.shape[1:], order="F" if fortran else "C")
+            if steps and any(steps):
+                v = v[tuple(slice(None, None, st) for st in steps)]
             if drop:
                 v = v.reshape(tuple(s for k, s in enumerate(v.shape) if k not in drop) +
                               v.shape[len(shape):])
@@ -447,7 +456,7 @@ class Aggregation:
         self.attr_to_aggs = attr_to_aggs
 
     def __getitem__(self, selection):
-        ranges, _ = _getitem_ranges(self.query.array, selection)
+        ranges, _, _ = _getitem_ranges(self.query.array, selection)
         return self._compute(ranges)
 
     @property
