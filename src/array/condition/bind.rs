@@ -97,8 +97,12 @@ impl<'a> Binder<'a> {
     fn compare(&self, left: &Syn, ops: &[(CmpOp, usize)], comps: &[Syn]) -> Result<Condition> {
         let (op0, pos0) = ops[0];
         match op0 {
-            CmpOp::Is | CmpOp::IsNot => {
-                return Err(self.err(pos0, "the 'is' operator is not supported; use '==' or '!='"));
+            // TileDB-Py's messages, word for word.
+            CmpOp::Is => {
+                return Err(self.err(pos0, "the `is` operator is not supported; use `==`"));
+            }
+            CmpOp::IsNot => {
+                return Err(self.err(pos0, "the `is not` operator is not supported; use `!=`"));
             }
             CmpOp::In | CmpOp::NotIn => {
                 if ops.len() > 1 {
@@ -177,7 +181,7 @@ impl<'a> Binder<'a> {
         if items.is_empty() {
             return Err(self.err(
                 *lpos,
-                "at least one value must be provided to the set membership",
+                "At least one value must be provided to the set membership",
             ));
         }
         let lits: Vec<(Literal, usize)> = items
@@ -251,7 +255,10 @@ impl<'a> Binder<'a> {
             if schema.is_dense() {
                 return Err(self.err(
                     pos,
-                    format!("cannot apply a condition to dimension '{name}' of a dense array"),
+                    format!(
+                        "Cannot apply query condition to dimensions on dense arrays \
+                         (dimension '{name}')"
+                    ),
                 ));
             }
             let d = &schema.dimensions[j];
@@ -314,7 +321,10 @@ impl<'a> Binder<'a> {
             },
             Syn::Name(n, p) => Err(self.err(
                 *p,
-                format!("'{n}' is a name: the other side must be a constant (quote strings)"),
+                format!(
+                    "'{n}' is a name: right-hand sides must be constant expressions, not \
+                     variables -- did you mean to quote the right-hand side as a string?"
+                ),
             )),
             other => Err(self.err(other.pos(), "expected a constant value")),
         }

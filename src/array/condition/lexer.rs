@@ -2,7 +2,7 @@
 //! `tiledb.QueryCondition` accepts (names, numbers, strings, bytes, `None`/`True`/`False`,
 //! comparison, boolean and bitwise operators, brackets). Positions are byte offsets.
 
-use super::syntax_error;
+use super::parse_error as syntax_error;
 use crate::error::Result;
 
 /// A literal value as Python reads it.

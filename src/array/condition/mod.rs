@@ -36,3 +36,16 @@ pub(crate) fn syntax_error(text: &str, at: usize, msg: impl Into<String>) -> Err
     let col = text.char_indices().take_while(|(i, _)| *i < at).count() + 1;
     Error::invalid(format!("condition {text:?}, column {col}: {}", msg.into()))
 }
+
+/// An [`Error::InvalidArgument`] for condition `text` that does not parse (lexer and parser
+/// errors): [`syntax_error`] with TileDB-Py's words for it first.
+pub(crate) fn parse_error(text: &str, at: usize, msg: impl Into<String>) -> Error {
+    syntax_error(
+        text,
+        at,
+        format!(
+            "Could not parse the given QueryCondition statement: {text} ({})",
+            msg.into()
+        ),
+    )
+}

@@ -4,7 +4,7 @@
 //! conditions joined by `&`/`|` need parentheses, exactly as in TileDB-Py.
 
 use super::lexer::{Literal, Tok, tokenize};
-use super::syntax_error;
+use super::parse_error as syntax_error;
 use crate::error::Result;
 
 /// A comparison operator as written.

@@ -741,4 +741,45 @@ fn sparse_batches_come_slab_by_slab_in_order() {
         }
     }
     std::fs::remove_dir_all(root).unwrap();
+
+#[test]
+fn condition_errors_carry_tiledb_py_messages() {
+    let err =
+        |array: &Array, text: &str| QueryCondition::parse(array, text).unwrap_err().to_string();
+    let sparse = sparse_tiles_array();
+    let array = open(&sparse);
+    for (text, words) in [
+        ("a is 1", "the `is` operator is not supported"),
+        ("a is not 1", "the `is not` operator is not supported"),
+        (
+            "a &&& b",
+            "Could not parse the given QueryCondition statement: a &&& b",
+        ),
+        (
+            "a > ",
+            "Could not parse the given QueryCondition statement: a > ",
+        ),
+        (
+            "a not in []",
+            "At least one value must be provided to the set membership",
+        ),
+        (
+            "a == x",
+            "right-hand sides must be constant expressions, not variables",
+        ),
+    ] {
+        let e = err(&array, text);
+        assert!(e.contains(words), "{text}: {e}");
+        assert!(e.contains("column"), "{text}: {e}");
+    }
+    std::fs::remove_dir_all(sparse).unwrap();
+    let dense = dense_array();
+    let array = open(&dense);
+    let e = err(&array, "x < 3");
+    assert!(
+        e.contains("Cannot apply query condition to dimensions on dense arrays"),
+        "{e}"
+    );
+    assert!(e.contains("'x'"), "{e}");
+    std::fs::remove_dir_all(dense).unwrap();
 }

@@ -21,6 +21,7 @@ from ._group import Group, GroupMetadata, Object, group_create, ls, move, walk
 from ._lifecycle import ArraySchemaEvolution, ConsolidationPlan, consolidate, vacuum
 from ._index import EmptyRange
 from ._meta import Metadata
+from ._qc import QueryCondition
 from ._schema import (ArraySchema, Attr, BitShuffleFilter, BitWidthReductionFilter,
                       ByteShuffleFilter, Bzip2Filter, ChecksumMD5Filter, ChecksumSHA256Filter,
                       CompressionFilter, CurrentDomain, DeltaFilter, Dim, DictionaryFilter,
@@ -81,7 +82,7 @@ __all__ = [
     "DenseArrayImpl", "Dim", "DictionaryFilter", "Domain", "DoubleDeltaFilter", "EmptyRange",
     "Enumeration", "FileIO", "Filter", "FilterList", "FloatScaleFilter", "FragmentInfo",
     "FragmentInfoList", "Group", "GroupMetadata", "GzipFilter", "LZ4Filter", "Metadata", "NDRectangle", "NoOpFilter", "Object",
-    "PositiveDeltaFilter", "RleFilter", "SparseArray", "SparseArrayImpl", "Subarray", "TileDBError", "VFS",
+    "PositiveDeltaFilter", "QueryCondition", "RleFilter", "SparseArray", "SparseArrayImpl", "Subarray", "TileDBError", "VFS",
     "WebpFilter", "XORFilter", "ZstdFilter", "array_exists", "array_fragments", "consolidate",
     "copy_fragments_to_existing_array", "create_array_from_fragments",
     "default_ctx", "empty_like", "from_csv", "from_numpy", "from_pandas", "group_create", "ls",

@@ -287,8 +287,9 @@ class Array:
     def _readable(self) -> _Inner:
         inner = self._open()
         if self._mode != "r":
-            raise TileDBError(f"Write mode is not supported for queries on {type(self).__name__}"
-                              "s" if self._mode == "w" else "Array is not opened for reading")
+            kind = "Sparse Arrays" if self._schema.sparse else "Dense Arrays"
+            raise TileDBError(f"Write mode is not supported for queries on {kind}"
+                              if self._mode == "w" else "Array is not opened for reading")
         return inner
 
     def _attr_names(self, attrs=None):
@@ -315,17 +316,19 @@ class Array:
 
     def query(self, attrs=None, cond=None, dims=None, coords=None, order=None,
               use_arrow=None, return_arrow=False, return_incomplete=False, index_col=True,
-              attr_cond=None):
+              has_coords=False, attr_cond=None):
         self._readable()
         if attr_cond is not None:
             raise TileDBError("attr_cond is removed in TileDB-Py 0.36; use cond")
-        if return_incomplete:
-            raise TileDBError("return_incomplete queries are not supported by tdbfilter's "
-                              "TileDB-Py API yet")
+        if return_incomplete and not self._schema.sparse:
+            raise TileDBError("Incomplete queries are only supported for sparse arrays at "
+                              "this time")
         if return_arrow:
-            raise TileDBError("return_arrow is not supported by tdbfilter's TileDB-Py API yet")
+            raise TileDBError("return_arrow (pyarrow results) is not supported by "
+                              "tdbfilter's TileDB-Py API yet")
         return Query(self, attrs=attrs, cond=cond, dims=dims, coords=coords, order=order,
-                     index_col=index_col)
+                     index_col=index_col, has_coords=has_coords, use_arrow=use_arrow,
+                     return_incomplete=return_incomplete)
 
     @property
     def multi_index(self):

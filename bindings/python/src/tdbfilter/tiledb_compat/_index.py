@@ -49,7 +49,7 @@ def _getitem_ranges(array, selection):
     (None for a string dimension's whole range), and the axes a scalar index drops."""
     dom = array.schema.domain
     sel = _as_tuple(selection, dom.ndim)
-    ranges, drop = [], []
+    ranges, drop, steps = [], [], [None] * dom.ndim
     for i, s in enumerate(sel):
         d = dom.dim(i)
         if d.isvar:
@@ -78,6 +78,11 @@ def _getitem_ranges(array, selection):
                     v += int(hi_dom) + 1
                 s = slice(v, v + 1)
             else:
+                if kind in "iu":
+                    raise IndexError("cannot index integral domain dimension with "
+                                     f"non-integral slice (dtype: {type(s)})")
+                if kind == "f" and not isinstance(s, (int, float, np.integer, np.floating)):
+                    raise IndexError(f"invalid index type: {type(s)!r}")
                 s = slice(s, s)
                 ranges.append([(_cast(d, s.start), _cast(d, s.stop))])
                 continue
@@ -86,7 +91,7 @@ def _getitem_ranges(array, selection):
         if s.step is not None:
             if array.schema.sparse:
                 raise IndexError("steps are not supported for sparse arrays")
-            raise IndexError("steps are not supported by tdbfilter's TileDB-Py API yet")
+            steps[i] = s.step  # dense: the box is read, then stepped in numpy (TileDB-Py)
         start, stop = s.start, s.stop
         if kind in "iu":
             for x in (start, stop):
@@ -111,14 +116,16 @@ def _getitem_ranges(array, selection):
             stop = hi_dom if kind in "fM" else int(hi_dom) + 1
         else:
             if kind in "iu" and stop < 0:
-                stop = int(stop) + int(hi_dom)
+                # TileDB-Py adds the domain's upper bound; on uint64 dimensions numpy makes
+                # that a float, which TileDB-Py then takes as an inclusive end.
+                stop = int(stop) + int(hi_dom) + (1 if d.dtype == np.uint64 else 0)
             if stop > hi_dom:
                 stop = hi_dom if kind in "fM" else int(hi_dom) + 1
         if kind in "fM":
             ranges.append([(_cast(d, start), _cast(d, stop))])
         else:
             ranges.append([(int(start), int(stop) - 1)])
-    return ranges, drop
+    return ranges, drop, steps
 
 
 def _b(x):
@@ -134,40 +141,79 @@ def _cast(d, v):
     return d.dtype.type(v)
 
 
-def _mi_ranges(array, selection):
-    """``multi_index`` ranges: per dimension a list of inclusive ``(lo, hi)``."""
-    dom = array.schema.domain
-    if selection is EmptyRange or (isinstance(selection, tuple) and any(
-            s is EmptyRange for s in selection)):
-        return None
-    sel = _as_tuple(selection, dom.ndim)
-    out = []
+def is_empty_range(idx) -> bool:
+    """TileDB-Py's test for a selection of nothing: ``EmptyRange`` or an empty sequence."""
+    if idx is EmptyRange:
+        return True
+    return hasattr(idx, "__len__") and not isinstance(idx, str) and len(idx) == 0
+
+
+def _to_scalar(obj):
+    if np.isscalar(obj) or isinstance(obj, (np.datetime64, np.timedelta64)):
+        return obj
+    if isinstance(obj, np.ndarray) and obj.ndim == 0:
+        return obj[()]
+    raise ValueError(f"Cannot convert {type(obj)} to scalar")
+
+
+def _iter_ranges(sel, sparse, ned, cur):
+    """One dimension's selection item as inclusive ranges (TileDB-Py's ``iter_ranges``):
+    open slice ends come from the non-empty domain (inside the current domain); a sparse
+    full slice, or an end with no bound known, gives no range (the whole dimension)."""
+    if isinstance(sel, slice):
+        if sel.step is not None:
+            raise ValueError("Stepped slice ranges are not supported")
+        lo, hi = sel.start, sel.stop
+        if lo is None:
+            lo = (max(cur[0], ned[0]) if cur and ned else cur[0] if cur else
+                  ned[0] if ned else None)
+        if hi is None:
+            hi = (min(cur[1], ned[1]) if cur and ned else cur[1] if cur else
+                  ned[1] if ned else None)
+        if (sparse and sel.start is None and sel.stop is None) or lo is None or hi is None:
+            return
+        yield _to_scalar(lo), _to_scalar(hi)
+    elif isinstance(sel, tuple):
+        if len(sel) != 2:
+            raise TileDBError(f"a multi_index range is a (start, end) pair, not {sel!r}")
+        yield _to_scalar(sel[0]), _to_scalar(sel[1])
+    elif isinstance(sel, (list, np.ndarray)):
+        for x in sel:
+            x = _to_scalar(x)
+            yield x, x
+    else:
+        x = _to_scalar(sel)
+        yield x, x
+
+
+def getitem_ranges(array, idx):
+    """TileDB-Py's ``multirange_indexing.getitem_ranges``: per dimension a tuple of
+    inclusive ``(start, end)`` ranges, ``()`` for the whole dimension."""
+    ndim = array.schema.domain.ndim
+    ranges = [()] * ndim
+    ned = array.nonempty_domain()
+    if ned is None:
+        ned = [None] * ndim
+    cd = getattr(array.schema, "current_domain", None)
+    if cd is not None and getattr(cd, "is_empty", True):
+        cd = None
+    sparse = array.schema.sparse
+    sel = [idx] if not isinstance(idx, tuple) else list(idx)
+    if len(sel) > ndim:
+        raise IndexError(f"too many indices for array: {len(sel)} for {ndim} dimension(s)")
     for i, s in enumerate(sel):
-        d = dom.dim(i)
         items = s if isinstance(s, list) else [s]
-        if isinstance(s, np.ndarray):
-            items = list(s)
-        rs = []
-        for it in items:
-            if isinstance(it, slice):
-                if it.step is not None:
-                    raise ValueError("Stepped slice ranges are not supported")
-                if d.isvar:
-                    rs.append((_b(it.start), _b(it.stop)))
-                    continue
-                lo_dom, hi_dom = _dim_bounds(array, i)
-                lo = lo_dom if it.start is None else it.start
-                hi = hi_dom if it.stop is None else it.stop
-                rs.append((_cast(d, lo), _cast(d, hi)))
-            elif isinstance(it, tuple):
-                if len(it) != 2:
-                    raise TileDBError("multi_index ranges are (start, end) pairs")
-                rs.append(((_b(it[0]), _b(it[1])) if d.isvar else
-                           (_cast(d, it[0]), _cast(d, it[1]))))
-            else:
-                rs.append(((_b(it), _b(it)) if d.isvar else (_cast(d, it), _cast(d, it))))
-        out.append(rs)
-    return out
+        cur = cd.ndrectangle.range(i) if cd is not None else None
+        ranges[i] = tuple(r for it in items for r in _iter_ranges(it, sparse, ned[i], cur))
+    return tuple(ranges)
+
+
+def _mi_ranges(array, selection):
+    """``multi_index`` ranges as lists per dimension (``[]``: the whole dimension), or None
+    for an empty selection."""
+    if is_empty_range(selection):
+        return None
+    return [list(r) for r in getitem_ranges(array, selection)]
 
 
 # -- reading boxes ---------------------------------------------------------------------------
@@ -183,13 +229,20 @@ def _convert(array, name, values):
         f = sch.domain.dim(name)
         tname, isvar, dtype = f._dt.tiledb_type, f.isvar, f.dtype
     if isvar:
+        # TileDB-Py unpacks text cells as numpy's bytes_/str_ do: trailing NULs dropped
+        # (a dense cell holding the default fill "\0" reads as empty).
         if tname in ("CHAR", "STRING_ASCII") or tname == "BLOB" or dtype.kind == "S":
+            text = tname != "BLOB"
             out = np.empty(len(values), dtype=object)
             for k, v in enumerate(values):
-                out[k] = v.encode("utf-8", "surrogateescape") if isinstance(v, str) else (
+                v = v.encode("utf-8", "surrogateescape") if isinstance(v, str) else (
                     b"" if v is None else v)
-            if isinstance(values, np.ma.MaskedArray) or any(v is None for v in values):
-                pass
+                out[k] = v.rstrip(b"\0") if text else v
+            return out
+        if tname == "STRING_UTF8" or dtype.kind == "U":
+            out = np.empty(len(values), dtype=object)
+            for k, v in enumerate(values):
+                out[k] = v.rstrip("\0") if isinstance(v, str) else v
             return out
         return values
     if isinstance(values, np.ma.MaskedArray):
@@ -209,90 +262,110 @@ def _fixed(values, dtype):
     return values
 
 
-def read_box(array, names, ranges):
-    """Reads ``names`` over the bounding box of ``ranges`` (inclusive per dimension; string
-    dimensions whole) and returns ``(cells by name, box)``."""
+def _layout(array, order) -> str:
+    """The C query's layout of TileDB-Py's ``order`` (None: row-major dense, unordered
+    sparse)."""
+    if order is None:
+        return "unordered" if array.schema.sparse else "row"
+    return {"C": "row", "F": "col", "G": "global", "U": "unordered"}[order]
+
+
+def _cond_text(cond):
+    """TileDB-Py's ``cond``: a str (empty: none); anything else is a TypeError."""
+    if cond is None:
+        return None
+    if not isinstance(cond, str):
+        raise TypeError("`cond` expects type str.")
+    if not cond.strip():
+        return None
+    from ._qc import check_python_syntax
+
+    check_python_syntax(cond)
+    return cond
+
+
+def low_level_query(array, names, ranges, order=None, cond=None):
+    """A :class:`tdbfilter.query.Query` over ``array``'s open handle: ``names`` (None for
+    none: aggregates), ``ranges`` per dimension (inclusive ``(lo, hi)``; None bounds of
+    string dimensions reach the end of the non-empty domain)."""
+    from ..query import Query as LowQuery
+
     inner = array._readable()
-    dom = array.schema.domain
-    box = []
-    for d, rs in zip(dom, ranges):
-        if d.isvar:
-            box.append(None)
-            continue
-        lo = min(r[0] for r in rs)
-        hi = max(r[1] for r in rs)
-        box.append((lo, hi))
-    if any(b is None for b in box):
-        sub = None  # string dimensions: the C read takes no ranges there (sparse only)
-    else:
-        sub = [tuple(_raw(d, x) for x in b) for d, b in zip(dom, box)]
-    if not array.schema.sparse and sub is not None:
-        for (lo, hi), d in zip(box, dom):
-            dlo, dhi = d.domain
-            if lo < dlo or hi > dhi:
-                raise TileDBError(f"Subarray out of bounds. subarray: [{lo}, {hi}], domain: "
-                                  f"[{dlo}, {dhi}] on dimension '{d.name}'")
-    raw = inner.read(list(names), sub)
-    return {n: raw[n] for n in names}, box
+    q = LowQuery(inner, fields=names, layout=_layout(array, order), condition=_cond_text(cond))
+    ned = None
+    for i, (d, rs) in enumerate(zip(array.schema.domain, ranges)):
+        for lo, hi in rs:
+            if d.isvar:
+                if lo is None and hi is None:
+                    continue
+                if lo is None or hi is None:
+                    if ned is None:
+                        ned = array.nonempty_domain() or ()
+                    if not ned:
+                        continue
+                    lo = ned[i][0] if lo is None else lo
+                    hi = ned[i][1] if hi is None else hi
+            q.add_range(i, _raw(d, lo), _raw(d, hi))
+    return q
 
 
 def _raw(d, v):
-    if d.dtype.kind in "Mm":
+    if d.dtype.kind in "Mm" and not isinstance(v, (int, np.integer)):
         return np.datetime64(v).astype(d.dtype)
-    return v.item() if isinstance(v, np.generic) else v
+    return v.item() if isinstance(v, np.generic) and d.dtype.kind not in "Mm" else v
 
 
-def _sparse_mask(array, cells, ranges):
-    n = None
-    mask = None
-    for d, rs in zip(array.schema.domain, ranges):
-        c = cells[d.name]
-        if n is None:
-            n = len(c)
-        m = np.zeros(len(c), dtype=bool)
-        if d.isvar:
-            cb = np.array([x.encode() if isinstance(x, str) else x for x in c], dtype=object)
-            for lo, hi in rs:
-                mm = np.ones(len(c), dtype=bool)
-                if lo is not None:
-                    mm &= np.array([x >= lo for x in cb], dtype=bool)
-                if hi is not None:
-                    mm &= np.array([x <= hi for x in cb], dtype=bool)
-                m |= mm
-        else:
-            cv = np.asarray(c)
-            for lo, hi in rs:
-                m |= (cv >= lo) & (cv <= hi)
-        mask = m if mask is None else mask & m
-    return mask
+def _range_len(d, lo, hi) -> int:
+    return _i(hi) - _i(lo) + 1
 
 
 class Query:
     """``A.query(...)`` and plain ``A[...]``: which fields, which order, which condition."""
 
     def __init__(self, array, attrs=None, cond=None, dims=None, coords=None, order=None,
-                 index_col=True):
+                 index_col=True, has_coords=False, use_arrow=None, return_arrow=False,
+                 return_incomplete=False):
         self.array = array
         sch = array.schema
         if order not in (None, "C", "F", "G", "U"):
             raise ValueError("order must be 'C' (TILEDB_ROW_MAJOR), 'F' (TILEDB_COL_MAJOR), "
                              "'G' (TILEDB_GLOBAL_ORDER), or 'U' (TILEDB_UNORDERED)")
         self.order = order
+        if attrs is not None:
+            for a in attrs:
+                if isinstance(a, str) and not sch.has_attr(a) and not sch.domain.has_dim(a):
+                    raise TileDBError(f"Selected attribute does not exist: '{a}'")
         self.attrs = array._attr_names(attrs)
+        if has_coords and dims not in (None, False):
+            raise ValueError("Cannot pass both dims and has_coords=True to Query")
         if dims is not None and coords is not None:
             raise ValueError("Cannot pass both dims and coords=True/False")
+        if has_coords:
+            coords = True
         self.explicit = attrs is not None or dims is not None or coords is not None
         if dims is False:
             self.dims = []
+        elif dims is True:
+            self.dims = [d.name for d in sch.domain]
         elif dims is not None:
+            for x in dims:
+                if not sch.domain.has_dim(x):
+                    raise TileDBError(f"Selected dimension does not exist: '{x}'")
             self.dims = [sch.domain.dim(x).name for x in dims]
         elif coords is True or (coords is None and sch.sparse):
             self.dims = [d.name for d in sch.domain]
+        elif coords:
+            self.dims = [sch.domain.dim(x).name for x in coords]
         else:
             self.dims = []
         self.dims = [d for d in self.dims if d not in self.attrs]
+        _cond_text(cond)
         self.cond = cond
         self.index_col = index_col
+        self.has_coords = has_coords
+        self.use_arrow = use_arrow
+        self.return_arrow = return_arrow
+        self.return_incomplete = return_incomplete
 
     @property
     def multi_index(self):
@@ -302,155 +375,194 @@ class Query:
     def df(self):
         return DataFrameIndexer(self.array, self)
 
+    def agg(self, aggs):
+        """TileDB-Py's ``Query.agg``: one operator, a list of them (for every attribute) or
+        a dict attribute -> operator(s)."""
+        return Aggregation(self, _agg_map(self.array.schema, aggs))
+
+    def submit(self):
+        return self[:]
+
     def __getitem__(self, selection):
-        ranges, drop = _getitem_ranges(self.array, selection)
-        res = self._read(ranges, drop)
+        ranges, drop, steps = _getitem_ranges(self.array, selection)
+        res = self._read(ranges, drop, steps)
         sch = self.array.schema
-        if not sch.sparse and not self.explicit and len(self.attrs) == 1 and not self.dims:
-            if self.array.view_attr is not None or sch.nattr == 1:
+        if not sch.sparse and len(self.attrs) == 1 and not self.dims:
+            # TileDB-Py: the bare array for a view attribute or a lone anonymous one
+            if self.array.view_attr is not None or (sch.nattr == 1 and sch.attr(0).isanon):
                 return res[self.attrs[0]]
         return res
 
-    def _read(self, ranges, drop=(), multi=False):
-        """Reads the cells of ``ranges``: a dict name -> array (dense: shaped by the ranges;
-        sparse: the cells inside them)."""
+    def _read(self, ranges, drop=(), steps=None, multi=False):
+        """Reads the cells of ``ranges`` (per dimension, inclusive ``(lo, hi)`` pairs): a dict
+        name -> array (dense: shaped by the ranges, concatenated per dimension in the order
+        given; sparse: the cells inside them, filtered by the condition)."""
         a = self.array
         sch = a.schema
-        names = list(self.attrs)
-        if self.cond is not None:
-            from ._qc import condition_fields
-
-            extra = [n for n in condition_fields(self.cond, sch) if n not in names]
+        if sch.sparse and not multi:
+            names = list(self.attrs) + list(self.dims)
         else:
-            extra = []
-        if sch.sparse:
-            dimnames = [d.name for d in sch.domain]
-            fields = names + [n for n in extra if n not in dimnames] + dimnames
-            cells, _ = read_box(a, fields, ranges)
-            mask = _sparse_mask(a, cells, ranges)
-            if self.cond is not None:
-                from ._qc import evaluate
-
-                mask &= evaluate(self.cond, sch, cells)
-            out = OrderedDict()
-            order = None
-            if self.order in ("C", "F"):
-                keys = [np.asarray(cells[n])[mask] for n in dimnames]
-                if self.order == "C":
-                    keys = keys[::-1]
-                order = np.lexsort(keys) if keys and all(k.dtype != object for k in keys) \
-                    else None
-            for n in names + self.dims:
-                v = _convert(a, n, cells[n])[mask]
-                out[n] = v if order is None else v[order]
-            return out
-        # dense
-        fields = names + [n for n in extra if n not in names]
-        cells, box = read_box(a, fields, ranges)
-        shape = tuple(int(hi) - int(lo) + 1 if sch.domain.dim(i).dtype.kind in "iu" else
-                      int((hi - lo).astype(np.int64)) + 1 for i, (lo, hi) in enumerate(box))
-        idx = []
-        simple = all(len(rs) == 1 for rs in ranges)
-        for (blo, _), rs, d in zip(box, ranges, sch.domain):
-            parts = [np.arange(_i(lo) - _i(blo), _i(hi) - _i(blo) + 1) for lo, hi in rs]
-            idx.append(np.concatenate(parts) if parts else np.zeros(0, np.int64))
+            names = list(self.dims) + list(self.attrs)
+        if not names:
+            return OrderedDict()
+        q = low_level_query(a, names, ranges, self.order, self.cond)
+        cells = q.read()
         out = OrderedDict()
-        cmask = None
-        if self.cond is not None:
-            from ._qc import evaluate
-
-            flat = {n: _convert(a, n, cells[n]) for n in fields}
-            for i, d in enumerate(sch.domain):
-                flat[d.name] = _coords(sch, box, i, shape)
-            cmask = evaluate(self.cond, sch, flat)
+        if sch.sparse:
+            for n in names:
+                out[n] = _convert(a, n, cells[n])
+            return out
+        shape = tuple(sum(_range_len(d, lo, hi) for lo, hi in rs) if rs else
+                      _range_len(d, *d.domain) for d, rs in zip(sch.domain, ranges))
+        if multi:
+            # TileDB-Py: 1-D results as they come, else reshaped (C order, as its buffers)
+            for n in names:
+                v = _convert(a, n, cells[n])
+                out[n] = v if len(shape) == 1 else v.reshape(shape + v.shape[1:])
+            return out
+        fortran = self.order == "F"
         for n in names:
             v = _convert(a, n, cells[n])
-            if cmask is not None:
-                v = _fill_out(a, n, v, cmask)
-            v = v.reshape(shape + v.shape[1:])
-            if not simple:
-                v = v[np.ix_(*idx)]
+            v = v.reshape(shape + v.shape[1:], order="F" if fortran else "C")
+            if steps and any(steps):
+                v = v[tuple(slice(None, None, st) for st in steps)]
             if drop:
-                v = v.reshape(tuple(s for k, s in enumerate(v.shape) if k not in drop))
+                v = v.reshape(tuple(s for k, s in enumerate(v.shape) if k not in drop) +
+                              v.shape[len(shape):])
             out[n] = v
-        for n in self.dims:
-            i = [d.name for d in sch.domain].index(n)
-            c = _coords(sch, box, i, shape).reshape(shape)
-            if not simple:
-                c = c[np.ix_(*idx)]
-            out[n] = c.reshape(-1) if multi else c
-        if self.order == "F":
-            for n in list(out):
-                out[n] = np.asfortranarray(out[n])
         return out
 
 
-def _fill_out(a, name, v, keep):
-    """Dense cells failing a condition hold the attribute's fill value (TileDB's dense query
-    condition result)."""
-    attr = a.schema.attr(name)
-    v = v.copy()
-    fill = attr.fill
-    if isinstance(v, np.ma.MaskedArray):
-        v.mask = v.mask | ~keep
-        return v
-    if v.dtype == object:
-        for k in np.nonzero(~keep)[0]:
-            v[k] = fill
-        return v
-    v[~keep] = fill
-    return v
+def _agg_map(schema, aggs):
+    attrs = [schema.attr(i).name for i in range(schema.nattr)]
+    if isinstance(aggs, dict):
+        return {k: (v,) if isinstance(v, str) else tuple(v) for k, v in aggs.items()}
+    if isinstance(aggs, str):
+        return {k: (aggs,) for k in attrs}
+    if isinstance(aggs, (list, tuple)):
+        return {k: tuple(aggs) for k in attrs}
+    raise TypeError(f"agg takes a str, a sequence of str or a dict, not {type(aggs).__name__}")
+
+
+_AGG_OPS = ("sum", "min", "max", "mean", "count", "null_count")
+
+
+class Aggregation:
+    """TileDB-Py's ``Aggregation`` (``A.query(...).agg(...)``): ``[...]`` and
+    ``.multi_index[...]`` compute the aggregates over the selection and condition."""
+
+    def __init__(self, query: Query, attr_to_aggs: dict):
+        self.query = query
+        self.attr_to_aggs = attr_to_aggs
+
+    def __getitem__(self, selection):
+        ranges, _, _ = _getitem_ranges(self.query.array, selection)
+        return self._compute(ranges)
+
+    @property
+    def multi_index(self):
+        return _AggMultiIndex(self)
+
+    @property
+    def df(self):
+        raise NotImplementedError(".df indexer not supported for Aggregations")
+
+    def _compute(self, ranges):
+        a = self.query.array
+        sch = a.schema
+        pairs = []
+        for attr, ops in self.attr_to_aggs.items():
+            if not sch.has_attr(attr):
+                raise TileDBError(f"Attribute {attr} does not exist in the array")
+            f = sch.attr(attr)
+            for op in ops:
+                if op not in _AGG_OPS:
+                    raise TileDBError(f"Invalid aggregate operation: {op!r} (one of "
+                                      f"{', '.join(_AGG_OPS)})")
+                if op == "null_count" and not f.isnullable:
+                    raise TileDBError(f"Cannot perform null_count on non-nullable attribute "
+                                      f"'{attr}'")
+                if op not in ("count", "null_count") and (
+                        f.isvar or f.ncells != 1 or f._dt.tiledb_type not in _AGG_TYPES):
+                    raise TileDBError(f"the {op} aggregate of attribute '{attr}' "
+                                      f"({f._dt.tiledb_type}{', var' if f.isvar else ''}) is "
+                                      "not supported: TileDB-Py computes it on numbers only")
+                pairs.append((op, attr))
+        q = low_level_query(a, None, ranges, self.query.order, self.query.cond)
+        values = q.aggregate([(op, None if op == "count" else attr) for op, attr in pairs])
+        result = {}
+        for op, attr in pairs:
+            label = "count" if op == "count" else f"{op}({attr})"
+            result.setdefault(attr, {})[op] = _agg_value(sch.attr(attr), op, values[label])
+        if len(result) == 1:
+            result = next(iter(result.values()))
+            if len(result) == 1:
+                result = next(iter(result.values()))
+        return result
+
+
+_AGG_TYPES = ("INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64",
+              "FLOAT32", "FLOAT64")
+
+
+def _agg_value(attr, op, v):
+    """An aggregate as TileDB-Py returns it (Python scalars): counts and integer sums int,
+    float sums and means float; a value that does not exist (a nullable attribute without
+    a valid cell; min/max of no cell) None for integer attributes, NaN for others."""
+    if op in ("count", "null_count"):
+        return int(v)
+    integer = attr.dtype.kind in "iu"
+    if v is None:
+        if attr.isnullable or op in ("min", "max"):
+            return None if integer else float("nan")
+        return float("nan") if op == "mean" or not integer else 0
+    return v.item() if isinstance(v, np.generic) else v
+
+
+class _AggMultiIndex:
+    """``Aggregation.multi_index[...]``: the aggregates over ``multi_index`` ranges."""
+
+    def __init__(self, agg: Aggregation):
+        self.agg = agg
+
+    def __getitem__(self, selection):
+        if selection is EmptyRange:
+            return _empty(self.agg.query.array, self.agg.query)
+        return self.agg._compute(_mi_ranges(self.agg.query.array, selection))
 
 
 def _i(x):
-    if isinstance(x, np.datetime64):
+    if isinstance(x, (np.datetime64, np.timedelta64)):
         return int(x.astype(np.int64))
     return int(x)
 
 
-def _coords(sch, box, i, shape):
-    d = sch.domain.dim(i)
-    lo, hi = box[i]
-    vals = np.arange(_i(lo), _i(hi) + 1, dtype=np.int64)
-    if d.dtype.kind == "M":
-        vals = vals.astype(d.dtype)
-    else:
-        vals = vals.astype(d.dtype)
-    grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
-    return vals[grids[i].reshape(-1)]
-
-
 class MultiRangeIndexer:
     """``A.multi_index[...]``: inclusive ranges, lists of ranges and points per dimension; an
-    OrderedDict of the fields."""
+    OrderedDict of the fields (dimensions first). Dense results take the shape of the ranges
+    when the array has several dimensions."""
 
     def __init__(self, array, query: Query = None):
+        if query is not None and query.return_arrow:
+            raise TileDBError("`return_arrow=True` requires .df indexer`")
         self.array = array
         self.query = query if query is not None else Query(array)
 
     def __getitem__(self, selection):
         ranges = _mi_ranges(self.array, selection)
-        q = self.query
-        sch = self.array.schema
         if ranges is None:
-            return _empty(self.array, q)
-        if not q.explicit and not sch.sparse:
-            q = Query(self.array, attrs=q.attrs if q.explicit else None, coords=True,
-                      order=q.order, cond=q.cond)
-        res = q._read(ranges, multi=True)
-        if not sch.sparse and not q.explicit:
-            pass
-        return res
+            return _empty(self.array, self.query)
+        return self.query._read(ranges, multi=True)
 
 
 def _empty(array, q):
+    """The fields of a read of nothing (TileDB-Py's ``_get_empty_results``)."""
     out = OrderedDict()
     sch = array.schema
-    dims = q.dims if (q.explicit or sch.sparse) else [d.name for d in sch.domain]
-    for n in q.attrs + dims:
+    for n in [d.name for d in sch.domain if d.name in q.dims or d.name in q.attrs] + [
+            a for a in q.attrs if sch.has_attr(a)]:
         f = sch.attr(n) if sch.has_attr(n) else sch.domain.dim(n)
-        dt = object if f.isvar else f.dtype
-        out[n] = np.array([], dtype=dt)
+        out[n] = np.array([], dtype=f.dtype)
     return out
 
 

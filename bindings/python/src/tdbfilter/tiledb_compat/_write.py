@@ -20,6 +20,13 @@ def _cells(attr, v: Any):
     masked = isinstance(v, np.ma.MaskedArray)
     data = np.ma.getdata(v) if masked else v
     dtype = attr.dtype
+    nan_mask = None
+    if attr.isnullable and not masked:
+        src = np.asarray(data)
+        if src.dtype.kind == "f":
+            nan_mask = np.isnan(src)  # TileDB-Py writes NaN of a nullable attribute as null
+            if dtype.kind in "iu" and nan_mask.any():
+                data = np.where(nan_mask, 0, src)
     try:
         arr = np.asarray(data)
         if dtype.kind in "Vc":
@@ -39,8 +46,8 @@ def _cells(attr, v: Any):
                           f"'{attr.name}' ({dtype}): {e}") from None
     if masked:
         return np.ma.array(arr, mask=np.ma.getmaskarray(v))
-    if attr.isnullable and arr.dtype.kind == "f":
-        return np.ma.masked_invalid(arr)
+    if nan_mask is not None:
+        return np.ma.array(arr, mask=nan_mask)
     return arr
 
 
@@ -81,6 +88,12 @@ def write(array, inner, selection, value, nullmaps=None) -> None:
         selection = _coords(sch, selection)
     if not sch.sparse and not isinstance(selection, tuple):
         selection = (selection,)
+    if not sch.sparse:
+        # TileDB-Py: a negative scalar index counts back from the domain's upper bound
+        selection = tuple(
+            int(s) + int(d.domain[1]) + 1 if isinstance(s, (int, np.integer)) and
+            not isinstance(s, bool) and s < 0 and d.dtype.kind in "iu" else s
+            for s, d in zip(selection, sch.domain)) + tuple(selection[sch.domain.ndim:])
     if not sch.sparse:
         first = next(iter(out.values()))
         if np.ndim(first) == 0 and not isinstance(first, (str, bytes)):

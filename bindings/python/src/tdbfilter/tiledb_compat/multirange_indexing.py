@@ -4,15 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._index import EmptyRange, _mi_ranges  # noqa: F401
-
-
-def getitem_ranges(array, idx):
-    """The inclusive ranges of a ``multi_index`` selection, a tuple per dimension."""
-    ranges = _mi_ranges(array, idx)
-    if ranges is None:
-        return tuple(() for _ in range(array.schema.ndim))
-    return tuple(tuple(r) for r in ranges)
+from ._index import EmptyRange, getitem_ranges, is_empty_range  # noqa: F401
 
 
 def mr_dense_result_shape(ranges, base_shape=None):
