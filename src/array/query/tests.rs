@@ -741,6 +741,7 @@ fn sparse_batches_come_slab_by_slab_in_order() {
         }
     }
     std::fs::remove_dir_all(root).unwrap();
+}
 
 #[test]
 fn condition_errors_carry_tiledb_py_messages() {
