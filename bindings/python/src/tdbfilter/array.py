@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import ctypes
 from ctypes import byref, c_bool, c_char_p, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
 from dataclasses import dataclass
@@ -83,7 +84,7 @@ class RawResult:
         return [data[i * width:(i + 1) * width] for i in range(n)]
 
 
-class Array:
+class Array(metaclass=abc.ABCMeta):
     """A TileDB array (a folder, or an ``s3://``, ``azure://``, ``gs://`` URI) opened for
     reading (``mode="r"``) as TileDB 2.30 opens it, or for writing (``mode="w"``:
     ``A[box] = cells``, ``A.meta[key] = value``; see :meth:`__setitem__`).
@@ -100,7 +101,41 @@ class Array:
     this library's keys or TileDB's (``{"vfs.s3.endpoint_override": "host:port",
     "vfs.s3.scheme": "http", ...}``); unset ones come from the environment (``AWS_*``,
     ``AZURE_STORAGE_*``). Close it (or use ``with``); a finalizer is only a backstop.
+
+    Under ``import tdbfilter as tiledb``, TileDB-Py's static methods are here too
+    (``Array.create(uri, schema)``, ``Array.delete_array``, ``Array.delete_fragments``,
+    ``Array.load_typed``), and TileDB-Py-style arrays (``tiledb.open(...)``) are instances.
     """
+
+    @staticmethod
+    def create(uri, schema, key=None, overwrite: bool = False, ctx=None) -> None:
+        """TileDB-Py's ``Array.create``: creates an array of a ``tdbfilter.ArraySchema``
+        (TileDB-Py's schema objects, :mod:`tdbfilter.tiledb_compat`)."""
+        from . import tiledb_compat
+
+        return tiledb_compat.Array.create(uri, schema, key=key, overwrite=overwrite, ctx=ctx)
+
+    @staticmethod
+    def delete_array(uri, ctx=None) -> None:
+        """TileDB-Py's ``Array.delete_array``: removes the array at ``uri``."""
+        from . import tiledb_compat
+
+        return tiledb_compat.Array.delete_array(uri, ctx=ctx)
+
+    @staticmethod
+    def delete_fragments(uri, timestamp_start, timestamp_end, ctx=None) -> None:
+        """TileDB-Py's ``Array.delete_fragments``: removes the fragments written in
+        ``[timestamp_start, timestamp_end]``."""
+        from . import tiledb_compat
+
+        return tiledb_compat.Array.delete_fragments(uri, timestamp_start, timestamp_end, ctx=ctx)
+
+    @classmethod
+    def load_typed(cls, uri, *args, **kwargs):
+        """TileDB-Py's ``Array.load_typed``: opens ``uri`` as a dense or sparse array."""
+        from . import tiledb_compat
+
+        return tiledb_compat.Array.load_typed(uri, *args, **kwargs)
 
     def __init__(self, path: str, mode: str = "r", key: Union[bytes, str, None] = None,
                  timestamp: Union[int, tuple[int, int], None] = None, threads: int = 0,

@@ -32,6 +32,12 @@ from ._subarray import Subarray
 from .ctx import Config, Ctx, default_ctx, scope_ctx
 from .vfs import VFS, FileIO
 
+# ``import tdbfilter as tiledb``: TileDB-Py-style arrays are instances of ``tiledb.Array``
+# (the package's own Array, which carries TileDB-Py's static methods).
+from ..array import Array as _PackageArray
+
+_PackageArray.register(Array)
+
 __version__ = "0.36.1"
 
 # TileDB-Py sets numpy's 1.21 printing on import (its reprs print `0`, not `np.int64(0)`).
