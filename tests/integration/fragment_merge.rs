@@ -12,6 +12,12 @@ use tdbfilter::storage::StorageConfig;
 /// One dimension: (domain low, domain high, tile extent).
 type Dim = (i64, i64, i64);
 
+/// A cell: (x, y, a).
+type Cell = (i64, i64, i64);
+
+/// A cell's global-order key: tile indices, then coordinates.
+type Key = (Vec<i128>, Vec<i64>);
+
 struct Case {
     name: &'static str,
     dims: [Dim; 2],
@@ -52,7 +58,7 @@ impl Lcg {
 }
 
 /// The global-order key of a cell: tile indices, then coordinates, in the layout's order.
-fn key(c: &Case, x: i64, y: i64) -> (Vec<i128>, Vec<i64>) {
+fn key(c: &Case, x: i64, y: i64) -> Key {
     let tile = |v: i64, d: &Dim| ((v as i128) - (d.0 as i128)) / (d.2 as i128);
     let (t, v) = (vec![tile(x, &c.dims[0]), tile(y, &c.dims[1])], vec![x, y]);
     if c.order == "col-major" {
@@ -95,7 +101,7 @@ fn check(c: &Case, frags: &[Vec<(i64, i64, i64)>]) {
     }
     // Reference: every cell tagged (key, fragment, position), stably sorted; without
     // duplicates the last of each run of equal coordinates (the newest fragment) stays.
-    let mut all: Vec<((Vec<i128>, Vec<i64>), usize, (i64, i64, i64))> = Vec::new();
+    let mut all: Vec<(Key, usize, Cell)> = Vec::new();
     for (f, cells) in frags.iter().enumerate() {
         for &cell in cells {
             all.push((key(c, cell.0, cell.1), f, cell));
