@@ -49,10 +49,13 @@ pub fn check_threads(threads: u64) -> Result<usize> {
         })
 }
 
-/// The number of threads `requested` means (0 = every core).
+/// The number of threads `requested` means (0 = every core). The core count is asked once
+/// per process: `available_parallelism` reads cgroup files on Linux, and this is called for
+/// every tile a pipeline decodes.
 pub fn effective_threads(requested: usize) -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
     if requested == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
     } else {
         requested
     }

@@ -8,6 +8,7 @@ mod array_fixtures;
 mod array_robustness;
 mod array_writer;
 mod consolidate;
+mod fragment_merge;
 mod generic_tile_vectors;
 mod layers;
 mod lifecycle;

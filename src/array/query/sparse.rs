@@ -10,9 +10,11 @@ use super::ranges::{MultiRange, contains};
 use super::tiles::{MetaCache, decoded_bytes, overlaps, tile_field};
 use super::{QueryLayout, QueryStats};
 use crate::array::condition::Tri;
+use crate::array::order::Kind;
 use crate::array::schema::{ArraySchema, Range, VAR_NUM};
 use crate::array::{Array, FieldData};
 use crate::error::Result;
+use rayon::prelude::*;
 use std::cell::RefCell;
 use std::cmp::Ordering;
 
@@ -101,11 +103,46 @@ fn names_read(schema: &ArraySchema, fields: &[String], ffields: &[String]) -> Ve
 
 /// Per cell of a tile's (or read's) dimensions: the number of range combinations of `mr`
 /// containing it.
-fn multiplicity(schema: &ArraySchema, mr: &MultiRange, dims: &[&FieldData], n: usize) -> Vec<u64> {
+fn multiplicity(array: &Array, mr: &MultiRange, dims: &[&FieldData], n: usize) -> Result<Vec<u64>> {
+    let schema = array.schema();
     let mut times = vec![1u64; n];
     for (j, d) in schema.dimensions.iter().enumerate() {
         let rs = mr.ranges(j);
         if rs.is_empty() {
+            continue;
+        }
+        // Integer coordinates: the ranges as order words, the cells counted in parallel.
+        let kind = Kind::fixed(d.datatype).filter(|k| {
+            !k.is_float()
+                && d.coord_size() == Some(k.size())
+                && dims[j].data.len() == n * k.size()
+                && rs
+                    .iter()
+                    .all(|r| r.lo().len() == k.size() && r.hi().len() == k.size())
+        });
+        if let Some(k) = kind {
+            let words: Vec<(u64, u64)> = rs
+                .iter()
+                .map(|r| (k.order_word(r.lo()), k.order_word(r.hi())))
+                .collect();
+            const CHUNK: usize = 1 << 12;
+            let (data, size) = (&dims[j].data, k.size());
+            let pool = crate::array::open::pool(array.threads())?;
+            pool.install(|| {
+                times
+                    .par_chunks_mut(CHUNK)
+                    .enumerate()
+                    .for_each(|(ci, chunk)| {
+                        for (o, t) in chunk.iter_mut().enumerate() {
+                            if *t == 0 {
+                                continue;
+                            }
+                            let at = (ci * CHUNK + o) * size;
+                            let v = k.order_word(&data[at..at + size]);
+                            *t *= words.iter().filter(|(l, h)| *l <= v && v <= *h).count() as u64;
+                        }
+                    });
+            });
             continue;
         }
         for (i, t) in times.iter_mut().enumerate() {
@@ -119,7 +156,7 @@ fn multiplicity(schema: &ArraySchema, mr: &MultiRange, dims: &[&FieldData], n: u
                 .count() as u64;
         }
     }
-    times
+    Ok(times)
 }
 
 /// Selects the cells of `mr` passing `filter`, reading `fields` and the dimensions. With a
@@ -159,7 +196,7 @@ pub(crate) fn select(
         .iter()
         .map(|d| &fields_read[names.iter().position(|x| *x == d.name).expect("added")])
         .collect();
-    let mut times = multiplicity(schema, mr, &dims, n);
+    let mut times = multiplicity(array, mr, &dims, n)?;
     if let Some(filter) = filter {
         let fcells: Vec<FieldData> = ffields
             .iter()
@@ -232,7 +269,7 @@ fn select_tiles(
             let at = |name: &String| &data[names.iter().position(|x| x == name).expect("read")];
             let dim_cells: Vec<&FieldData> =
                 schema.dimensions.iter().map(|d| at(&d.name)).collect();
-            let mut tt = multiplicity(schema, mr, &dim_cells, cells as usize);
+            let mut tt = multiplicity(array, mr, &dim_cells, cells as usize)?;
             if tri == Tri::Maybe {
                 let fcells: Vec<FieldData> = ffields.iter().map(|n| at(n).clone()).collect();
                 let pass = filter::run(filter, &fcells, cells)?;

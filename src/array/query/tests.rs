@@ -221,6 +221,61 @@ fn dense_aggregates_use_tile_metadata_for_whole_tiles() {
 }
 
 #[test]
+fn dense_string_min_max_from_tile_metadata_are_the_values() {
+    // Two tiles of var-size ASCII strings (one holding the empty string): min and max come
+    // from the tile metadata (offsets into the var min/max buffer), not decoded cells.
+    let root = scratch("dense_strings");
+    let schema = ArraySchema::from_json(
+        r#"{"dimensions":[{"name":"d","type":"INT64","domain":[1,8],"tile":4}],
+            "attributes":[{"name":"s","type":"STRING_ASCII","cell_val_num":"var"}]}"#,
+    )
+    .unwrap();
+    create(root.to_str().unwrap(), &schema, None, &StorageConfig::new()).unwrap();
+    let mut w = Writer::open(root.to_str().unwrap(), None, Some(1), &StorageConfig::new()).unwrap();
+    w.set_layout(WriteLayout::RowMajor).unwrap();
+    let sub: Vec<u8> = [1i64, 8].iter().flat_map(|v| v.to_le_bytes()).collect();
+    w.set_subarray(&sub).unwrap();
+    let cells = [
+        "pear", "apple", "fig", "kiwi", "zebra", "", "cherry", "date",
+    ];
+    let (d, o) = var(&cells);
+    w.set_data("s", &d).unwrap();
+    w.set_offsets("s", &o).unwrap();
+    w.submit().unwrap();
+    w.finalize().unwrap();
+    let array = open(&root);
+    let value = |v: &str| AggregateValue::Value {
+        datatype: crate::Datatype::StringAscii,
+        bytes: Some(v.as_bytes().to_vec()),
+    };
+    let agg = |q: Query<'_>| {
+        q.aggregate(Aggregate::of(AggregateOp::Min, "s"))
+            .aggregate(Aggregate::of(AggregateOp::Max, "s"))
+            .submit()
+            .unwrap()
+    };
+    let whole = agg(Query::new(&array));
+    assert_eq!(whole.aggregates[0].1, value(""));
+    assert_eq!(whole.aggregates[1].1, value("zebra"));
+    assert_eq!(whole.stats.tiles_from_metadata, 2);
+    assert_eq!(whole.stats.tiles_decoded, 0);
+    // The first tile alone (from metadata) and the second alone.
+    let first = agg(Query::new(&array).add_range("d", 1i64, 4i64));
+    assert_eq!(first.aggregates[0].1, value("apple"));
+    assert_eq!(first.aggregates[1].1, value("pear"));
+    assert_eq!(first.stats.tiles_from_metadata, 1);
+    let second = agg(Query::new(&array).add_range("d", 5i64, 8i64));
+    assert_eq!(second.aggregates[0].1, value(""));
+    assert_eq!(second.aggregates[1].1, value("zebra"));
+    // Part of a tile: decoded, the same values as the metadata would not give.
+    let part = agg(Query::new(&array).add_range("d", 6i64, 7i64));
+    assert_eq!(part.aggregates[0].1, value(""));
+    assert_eq!(part.aggregates[1].1, value("cherry"));
+    assert_eq!(part.stats.tiles_decoded, 1);
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+#[test]
 fn sparse_ranges_layouts_and_aggregates() {
     let root = sparse_array();
     let array = open(&root);

@@ -3,6 +3,7 @@
 
 pub mod deletes;
 pub mod dense;
+mod merge;
 pub mod sparse;
 pub mod tiles;
 pub mod verify;

@@ -12,7 +12,7 @@ use crate::array::field::{FieldData, FieldRef};
 use crate::array::fragment::metadata::ListKind;
 use crate::array::open::{Array, Fragment};
 use crate::array::order::{
-    self,
+    self, Kind,
     hilbert::{coords_to_hilbert, hilbert_bits, map_to_uint64},
 };
 use crate::array::schema::{ArraySchema, Layout, Range};
@@ -50,6 +50,8 @@ struct DimOrder {
     size: usize,
     /// (domain low, extent) when the dimension takes part in the tile order.
     tiling: Option<(Vec<u8>, Vec<u8>)>,
+    /// The domain (low, high).
+    domain: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl GlobalOrder {
@@ -64,6 +66,7 @@ impl GlobalOrder {
                     (Some((lo, _)), Some(e)) if !d.is_var() => Some((lo.clone(), e.clone())),
                     _ => None,
                 },
+                domain: d.domain.clone(),
             })
             .collect();
         GlobalOrder {
@@ -144,6 +147,108 @@ impl GlobalOrder {
             }
         }
         self.cmp_coords(tiles, a, b, cell_dims)
+    }
+}
+
+/// One word of a cell's global-order key (see [`merge`](super::merge)).
+enum Word<'o> {
+    /// The cell's Hilbert value.
+    Hilbert,
+    /// The space tile index on dimension `dim` (domain low bound, extent).
+    Tile(usize, Kind, &'o [u8], &'o [u8]),
+    /// The coordinate on dimension `dim` as an order word, minus `base` (the domain's low
+    /// bound's word: integer coordinates in a small domain make narrow words).
+    Coord(usize, Kind, u64),
+}
+
+/// The bits `v` needs.
+fn bits(v: u64) -> u32 {
+    64 - v.leading_zeros()
+}
+
+impl GlobalOrder {
+    /// The words of the cells' keys and their widths in bits: `None` when a dimension's
+    /// coordinates have no order word (var-size strings).
+    fn words(&self, tile_dims: &[usize], cell_dims: &[usize]) -> Option<(Vec<Word<'_>>, Vec<u32>)> {
+        let kind = |d: usize| {
+            let o = &self.dims[d];
+            Kind::fixed(o.datatype).filter(|k| o.size == k.size())
+        };
+        // An integer dimension's domain (low, high) as order words.
+        let domain = |d: usize, k: Kind| {
+            let (lo, hi) = self.dims[d].domain.as_ref()?;
+            (!k.is_float() && lo.len() == k.size() && hi.len() == k.size())
+                .then(|| (k.order_word(lo), k.order_word(hi)))
+                .filter(|(l, h)| l <= h)
+        };
+        let (mut words, mut widths) = (Vec::new(), Vec::new());
+        if self.cell_order == Layout::Hilbert {
+            words.push(Word::Hilbert);
+            widths.push(64);
+        } else {
+            for &d in tile_dims {
+                let k = kind(d)?;
+                // Without a usable tiling every cell is in tile 0: no word.
+                if let Some((lo, e)) = &self.dims[d].tiling
+                    && lo.len() >= k.size()
+                    && e.len() >= k.size()
+                {
+                    // Integer tile indices grow with the coordinate: the domain's high end
+                    // has the largest (real ones may wrap to 0 in C++'s conversion).
+                    let width = match (domain(d, k), &self.dims[d].domain) {
+                        (Some(_), Some((_, hi))) => bits(k.tile_index(hi, lo, e)),
+                        _ => 64,
+                    };
+                    words.push(Word::Tile(d, k, lo, e));
+                    widths.push(width);
+                }
+            }
+        }
+        for &d in cell_dims {
+            let k = kind(d)?;
+            let (base, width) = domain(d, k).map_or((0, 64), |(l, h)| (l, bits(h - l)));
+            words.push(Word::Coord(d, k, base));
+            widths.push(width);
+        }
+        Some((words, widths))
+    }
+
+    /// `cells` (per fragment in global order, fragments oldest first) merged into global
+    /// order by keys, equal coordinates in input order; `None` when the coordinates have no
+    /// keys (string dimensions, NaN coordinates, coordinates outside the domain): then
+    /// [`GlobalOrder::cmp`] sorts.
+    fn merge(
+        &self,
+        tiles: &[CoordTile],
+        cells: &[Cell],
+        tile_dims: &[usize],
+        cell_dims: &[usize],
+    ) -> Option<super::merge::Merged> {
+        let (words, widths) = self.words(tile_dims, cell_dims)?;
+        super::merge::merge(cells.len(), &widths, |i, key| {
+            let c = cells[i];
+            let t = &tiles[c.ct as usize];
+            for (w, k) in words.iter().zip(key.iter_mut()) {
+                *k = match *w {
+                    Word::Hilbert => t.hilbert.as_ref().map_or(0, |h| h[c.cell as usize]),
+                    Word::Tile(d, kind, lo, e) => {
+                        kind.tile_index(t.dims[d].cell(c.cell as usize, kind.size()), lo, e)
+                    }
+                    Word::Coord(d, kind, base) => {
+                        let v = t.dims[d].cell(c.cell as usize, kind.size());
+                        // NaN compares equal to everything in the comparison sort: no key.
+                        if kind.is_float() && kind.float(v).is_nan() {
+                            return false;
+                        }
+                        match kind.order_word(v).checked_sub(base) {
+                            Some(w) => w,
+                            None => return false,
+                        }
+                    }
+                };
+            }
+            true
+        })
     }
 }
 
@@ -252,25 +357,21 @@ pub(crate) fn read(
     if simple || frags.is_empty() {
         return refs.iter().map(|r| read_whole(array, r)).collect();
     }
-    // Coordinates of every needed tile.
-    let mut wanted = Vec::new();
-    for (fi, f) in frags.iter().enumerate() {
-        for t in selected_tiles(array, f, subarray)? {
-            wanted.push((fi, t));
-        }
-    }
-    let (t_start, t_end) = array.timestamps();
-    let readers = frags
+    // Coordinates of every needed tile (each fragment's metadata loaded in parallel).
+    let per_frag: Vec<Vec<u64>> = frags
+        .par_iter()
+        .map(|f| selected_tiles(array, f, subarray))
+        .collect::<Result<_>>()?;
+    let wanted: Vec<(usize, u64)> = per_frag
         .iter()
         .enumerate()
-        .map(|(fi, _)| {
-            let tiles: Vec<u64> = wanted
-                .iter()
-                .filter(|(f, _)| *f == fi)
-                .map(|(_, t)| *t)
-                .collect();
-            CoordReaders::new(array, fi, &tiles)
-        })
+        .flat_map(|(fi, ts)| ts.iter().map(move |&t| (fi, t)))
+        .collect();
+    let (t_start, t_end) = array.timestamps();
+    let readers = per_frag
+        .par_iter()
+        .enumerate()
+        .map(|(fi, tiles)| CoordReaders::new(array, fi, tiles))
         .collect::<Result<Vec<_>>>()?;
     let coord_tiles: Vec<CoordTile> = wanted
         .par_iter()
@@ -309,11 +410,30 @@ pub(crate) fn read(
     } else {
         schema.cell_order
     });
+    let mut same: Option<Vec<bool>> = None;
     if frags.len() > 1 {
-        cells.sort_by(|a, b| order.cmp(&coord_tiles, *a, *b, &tile_dims, &cell_dims));
+        match order.merge(&coord_tiles, &cells, &tile_dims, &cell_dims) {
+            Some(m) => {
+                cells = m.order.iter().map(|&i| cells[i as usize]).collect();
+                same = Some(m.same_as_previous);
+            }
+            None => {
+                cells.par_sort_by(|a, b| order.cmp(&coord_tiles, *a, *b, &tile_dims, &cell_dims))
+            }
+        }
     }
     if !schema.allows_dups {
-        cells = dedup(array, &order, &coord_tiles, cells, &cell_dims);
+        let same = same.unwrap_or_else(|| {
+            (0..cells.len())
+                .into_par_iter()
+                .map(|i| {
+                    i > 0
+                        && order.cmp_coords(&coord_tiles, cells[i - 1], cells[i], &cell_dims)
+                            == Ordering::Equal
+                })
+                .collect()
+        });
+        cells = dedup(array, &coord_tiles, cells, &same);
     }
     if !deletes.is_empty() {
         cells = apply_deletes(array, &deletes, &coord_tiles, cells)?;
@@ -420,14 +540,9 @@ fn apply_deletes(
     Ok(out)
 }
 
-/// Keeps, of every run of equal coordinates, the newest cell.
-fn dedup(
-    array: &Array,
-    order: &GlobalOrder,
-    tiles: &[CoordTile],
-    cells: Vec<Cell>,
-    cell_dims: &[usize],
-) -> Vec<Cell> {
+/// Keeps, of every run of equal coordinates (`same[i]`: cell `i` has the coordinates of
+/// cell `i - 1`), the newest cell.
+fn dedup(array: &Array, tiles: &[CoordTile], cells: Vec<Cell>, same: &[bool]) -> Vec<Cell> {
     let stamp = |c: Cell| {
         let t = &tiles[c.ct as usize];
         let ts = match &t.timestamps {
@@ -437,10 +552,8 @@ fn dedup(
         (ts, t.frag)
     };
     let mut out: Vec<Cell> = Vec::with_capacity(cells.len());
-    for c in cells {
-        if let Some(last) = out.last_mut()
-            && order.cmp_coords(tiles, *last, c, cell_dims) == Ordering::Equal
-        {
+    for (c, &same) in cells.into_iter().zip(same) {
+        if same && let Some(last) = out.last_mut() {
             if stamp(c) > stamp(*last) {
                 *last = c;
             }
@@ -644,22 +757,24 @@ fn gather(array: &Array, r: &FieldRef, tiles: &[CoordTile], cells: &[Cell]) -> R
             for c in cells {
                 used[c.ct as usize] = true;
             }
-            let mut readers: HashMap<usize, Option<TileReader<'_>>> = HashMap::new();
             let mut wanted: HashMap<usize, Vec<u64>> = HashMap::new();
             for (k, t) in tiles.iter().enumerate() {
-                if used[k] && !readers.contains_key(&t.frag) {
-                    let frag = &array.fragments()[t.frag];
-                    readers.insert(t.frag, TileReader::new(array, frag, tile_field(r))?);
-                }
                 if used[k] {
                     wanted.entry(t.frag).or_default().push(t.tile);
                 }
             }
-            for (f, reader) in &readers {
-                if let Some(reader) = reader {
-                    reader.prefetch(&wanted[f])?;
-                }
-            }
+            // The fragments' readers (their tile metadata loaded) in parallel.
+            let readers: HashMap<usize, Option<TileReader<'_>>> = wanted
+                .par_iter()
+                .map(|(&f, ts)| {
+                    let frag = &array.fragments()[f];
+                    let reader = TileReader::new(array, frag, tile_field(r))?;
+                    if let Some(reader) = &reader {
+                        reader.prefetch(ts)?;
+                    }
+                    Ok((f, reader))
+                })
+                .collect::<Result<_>>()?;
             decoded = tiles
                 .par_iter()
                 .enumerate()
@@ -677,6 +792,9 @@ fn gather(array: &Array, r: &FieldRef, tiles: &[CoordTile], cells: &[Cell]) -> R
     };
     let cs = cell_size.unwrap_or(0);
     info.check_result(array, n as u64)?;
+    if let Some(cs) = cell_size {
+        return gather_fixed(info, fill, &sources, cells, cs);
+    }
     let mut data = Vec::with_capacity(n * cs.max(1));
     let mut offsets = cell_size.is_none().then(|| Vec::with_capacity(n));
     let mut validity = nullable.then(|| Vec::with_capacity(n));
@@ -705,6 +823,91 @@ fn gather(array: &Array, r: &FieldRef, tiles: &[CoordTile], cells: &[Cell]) -> R
     Ok(FieldData {
         data,
         offsets,
+        validity,
+        cell_count: n as u64,
+        ..info.empty()
+    })
+}
+
+/// Copies `cells` of `N` bytes each into `out` (a copy the compiler sees the size of).
+fn copy_cells<const N: usize>(
+    out: &mut [u8],
+    cells: &[Cell],
+    sources: &[Option<&DecodedTile>],
+    fill_value: &[u8],
+) {
+    for (o, c) in out.chunks_exact_mut(N).zip(cells) {
+        let from = match sources[c.ct as usize] {
+            Some(t) => {
+                let at = c.cell as usize * N;
+                &t.data[at..at + N]
+            }
+            None => fill_value,
+        };
+        o.copy_from_slice(from);
+    }
+}
+
+/// [`gather`] of a fixed-size field (`cs` bytes a cell): the cells copied in parallel.
+fn gather_fixed(
+    info: crate::array::field::FieldInfo,
+    fill: Option<&crate::array::schema::Attribute>,
+    sources: &[Option<&DecodedTile>],
+    cells: &[Cell],
+    cs: usize,
+) -> Result<FieldData> {
+    if cells.iter().any(|c| sources[c.ct as usize].is_none()) {
+        match fill {
+            None => {
+                return Err(Error::invalid(format!(
+                    "field {}: a fragment does not store it",
+                    info.name
+                )));
+            }
+            Some(a) if a.fill_value.len() != cs => {
+                return Err(Error::corrupt(format!(
+                    "attribute {}: a fill value of {} bytes for {cs}-byte cells",
+                    info.name,
+                    a.fill_value.len()
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    const CHUNK: usize = 1 << 14;
+    let n = cells.len();
+    let mut data = crate::mem::hugepages::zeroed(n * cs);
+    let fill_value = fill.map_or(&[][..], |a| &a.fill_value[..]);
+    data.par_chunks_mut(CHUNK * cs.max(1))
+        .zip(cells.par_chunks(CHUNK))
+        .for_each(|(out, cells)| match cs {
+            1 => copy_cells::<1>(out, cells, sources, fill_value),
+            2 => copy_cells::<2>(out, cells, sources, fill_value),
+            4 => copy_cells::<4>(out, cells, sources, fill_value),
+            8 => copy_cells::<8>(out, cells, sources, fill_value),
+            16 => copy_cells::<16>(out, cells, sources, fill_value),
+            _ => {
+                for (o, c) in out.chunks_exact_mut(cs.max(1)).zip(cells) {
+                    match sources[c.ct as usize] {
+                        Some(t) => o.copy_from_slice(t.cell(c.cell as usize, cs)),
+                        None => o.copy_from_slice(fill_value),
+                    }
+                }
+            }
+        });
+    let validity = info.nullable.then(|| {
+        cells
+            .par_iter()
+            .with_min_len(CHUNK)
+            .map(|c| match sources[c.ct as usize] {
+                Some(t) => t.validity.as_ref().map_or(1, |tv| tv[c.cell as usize]),
+                None => fill.expect("checked above").fill_validity,
+            })
+            .collect()
+    });
+    Ok(FieldData {
+        data,
+        offsets: None,
         validity,
         cell_count: n as u64,
         ..info.empty()
