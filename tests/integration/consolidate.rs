@@ -213,7 +213,7 @@ fn consolidation_plan_groups_overlaps_then_small_fragments() {
     for size in [1, 1 << 40] {
         assert_eq!(
             lifecycle::consolidation_plan(&a, size).unwrap(),
-            [names.clone()]
+            std::slice::from_ref(&names)
         );
     }
     fs::remove_dir_all(&dir).unwrap();
