@@ -596,9 +596,9 @@ class DataFrameIndexer:
                     v = list(v)
                 cols[n] = v
         df = pd.DataFrame(cols)
-        if q.index_col is not True and q.index_col not in (None, False):
-            df = df.set_index(q.index_col)
-        return df
+        from ._pandas import update_df_from_meta
+
+        return update_df_from_meta(df, a.meta, q.index_col)
 
 
 def _masked_to_pandas(v):
