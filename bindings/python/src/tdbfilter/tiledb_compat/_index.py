@@ -591,7 +591,7 @@ class DataFrameIndexer:
         for n, v in res.items():
             if n not in cols:
                 if isinstance(v, np.ma.MaskedArray):
-                    v = _masked_to_pandas(v)
+                    v = _masked_to_pandas(v, q.use_arrow is not False)
                 elif v.ndim > 1:
                     v = list(v)
                 cols[n] = v
@@ -601,7 +601,13 @@ class DataFrameIndexer:
         return update_df_from_meta(df, a.meta, q.index_col)
 
 
-def _masked_to_pandas(v):
+def _masked_to_pandas(v, arrow=True):
+    """A nullable attribute's cells as a pandas column: NaN for null floats; nullable
+    integers (as TileDB-Py's arrow reads) a pandas integer array; else objects, None."""
+    if arrow and v.dtype.kind in "iu":
+        import pandas as pd
+
+        return pd.arrays.IntegerArray(np.ma.getdata(v), np.ma.getmaskarray(v).copy())
     if v.dtype.kind == "f":
         return v.filled(np.nan)
     out = v.astype(object)

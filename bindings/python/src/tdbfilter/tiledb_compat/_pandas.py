@@ -357,7 +357,11 @@ def _write(uri, df, values, valid, created, index_dims, row_start_idx, fit_to_df
                     c = c + row_start_idx
                 coords.append(np.asarray(c))
             _put(A, tuple(coords), values, valid)
-        elif fit_to_df:
+            return
+        # as TileDB-Py's dense writes: the attributes' values, other columns ignored
+        values = {k: v for k, v in values.items() if sch.has_attr(k)}
+        valid = {k: v for k, v in valid.items() if k in values}
+        if fit_to_df:
             sub = Subarray(A)
             for k in range(A.ndim):
                 name = sch.domain.dim(k).name
