@@ -594,6 +594,11 @@ class DataFrameIndexer:
                     v = _masked_to_pandas(v, q.use_arrow is not False)
                 elif v.ndim > 1:
                     v = list(v)
+                if sch.has_attr(n) and sch.attr(n).enum_label is not None:
+                    # as TileDB-Py's arrow reads: an enumerated attribute is categorical
+                    e = a.enum(sch.attr(n).enum_label)
+                    v = pd.Categorical.from_codes(np.asarray(v), categories=e.values(),
+                                                  ordered=e.ordered)
                 cols[n] = v
         df = pd.DataFrame(cols)
         from ._pandas import update_df_from_meta
