@@ -594,6 +594,9 @@ class DataFrameIndexer:
                     v = _masked_to_pandas(v, q.use_arrow is not False)
                 elif v.ndim > 1:
                     v = list(v)
+                if (q.use_arrow is not False and isinstance(v, np.ndarray)
+                        and v.dtype.kind == "M" and np.datetime_data(v.dtype)[0] == "D"):
+                    v = _days_as_dates(v)
                 if sch.has_attr(n) and sch.attr(n).enum_label is not None:
                     # as TileDB-Py's arrow reads: an enumerated attribute is categorical
                     e = a.enum(sch.attr(n).enum_label)
@@ -617,3 +620,17 @@ def _masked_to_pandas(v, arrow=True):
         return v.filled(np.nan)
     out = v.astype(object)
     return np.where(np.ma.getmaskarray(v), None, np.ma.getdata(out))
+
+
+def _days_as_dates(v):
+    """A datetime64[D] column as TileDB-Py's arrow reads give it: ``datetime.date`` objects
+    (through arrow's date32: days beyond its int32 fail, as TileDB-Py's arrow adapter;
+    years beyond 9999 raise ValueError)."""
+    import pyarrow as pa
+
+    days = v.astype(np.int64)
+    if days.size and (days.min() < np.iinfo(np.int32).min or days.max() > np.iinfo(np.int32).max):
+        raise TileDBError("[TileDB-Arrow] Non-zero data detected in the memory buffer at "
+                          "position that will be overwritten (datetime64[D] days beyond "
+                          "arrow's date32)")
+    return pa.array(days.astype(np.int32), type=pa.date32()).to_pandas(date_as_object=True)

@@ -355,7 +355,11 @@ def _write(uri, df, values, valid, created, index_dims, row_start_idx, fit_to_df
                     c = df.index.get_level_values(k)
                 if row_start_idx is not None and name == ROWS:
                     c = c + row_start_idx
-                coords.append(np.asarray(c))
+                c = np.asarray(c)
+                ddt = sch.domain.dim(k).dtype
+                if c.dtype == object and ddt.kind in "iufM":
+                    c = c.astype(ddt)  # e.g. dates of a CSV read as text: numpy parses them
+                coords.append(c)
             _put(A, tuple(coords), values, valid)
             return
         # as TileDB-Py's dense writes: the attributes' values, other columns ignored
@@ -431,6 +435,8 @@ def _from_pandas(uri, df, args):
     infos = _column_infos(df, args.get("column_types"), args.get("varlen_types"))
     if create:
         _create(uri, df, sparse, full_domain, index_dims, infos, args)
+    if write and len(df) == 0:
+        write = False  # nothing to write: TileDB-Py's empty write leaves the array as it is
     if write:
         if args.get("debug", True):
             print(f"`tiledb.from_pandas` writing '{len(df)}' rows")
