@@ -582,8 +582,12 @@ class DataFrameIndexer:
         if q is None:
             q = Query(a, coords=True)
         elif not q.explicit:
-            q = Query(a, coords=True, order=q.order, cond=q.cond)
+            q = Query(a, coords=True, order=q.order, cond=q.cond, index_col=q.index_col,
+                      use_arrow=q.use_arrow)
         res = MultiRangeIndexer(a, q)[selection]
+        if not sch.sparse and sch.ndim > 1:
+            # a dense box's cells as rows (C order, as TileDB-Py's row-major buffers)
+            res = OrderedDict((n, v.reshape((-1,) + v.shape[sch.ndim:])) for n, v in res.items())
         cols = OrderedDict()
         for d in sch.domain:
             if d.name in res:

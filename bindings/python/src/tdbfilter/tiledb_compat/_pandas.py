@@ -335,7 +335,6 @@ def _to_numpy(df, infos, fillna):
 
 def _write(uri, df, values, valid, created, index_dims, row_start_idx, fit_to_df, timestamp):
     from . import open as tdb_open
-    from ._subarray import Subarray
 
     with tdb_open(uri, "w", timestamp=timestamp) as A:
         sch = A.schema
@@ -366,11 +365,17 @@ def _write(uri, df, values, valid, created, index_dims, row_start_idx, fit_to_df
         values = {k: v for k, v in values.items() if sch.has_attr(k)}
         valid = {k: v for k, v in valid.items() if k in values}
         if fit_to_df:
-            sub = Subarray(A)
-            for k in range(A.ndim):
-                name = sch.domain.dim(k).name
-                sub.add_dim_range(k, (df[name].min(), df[name].max()))
-            _put(A, sub, values, valid)
+            # the box from each dimension column's least to greatest value
+            box = []
+            for d in sch.domain:
+                lo, hi = df[d.name].min(), df[d.name].max()
+                if d.dtype.kind == "M":
+                    unit = np.datetime_data(d.dtype)[0]
+                    box.append(slice(np.datetime64(lo, unit),
+                                     np.datetime64(hi, unit) + np.timedelta64(1, unit)))
+                else:
+                    box.append(slice(int(lo), int(hi) + 1))
+            _put(A, tuple(box), values, valid)
         else:
             start = row_start_idx or 0
             _put(A, slice(start, start + len(df)), values, valid)
