@@ -593,20 +593,24 @@ class DataFrameIndexer:
             if d.name in res:
                 cols[d.name] = res[d.name]
         for n, v in res.items():
-            if n not in cols:
+            if n in cols:
+                continue
+            if sch.has_attr(n) and sch.attr(n).enum_label is not None:
+                # as TileDB-Py's arrow reads: an enumerated attribute is categorical (a
+                # null cell NA)
+                e = a.enum(sch.attr(n).enum_label)
+                codes = np.asarray(np.ma.getdata(v), dtype=np.int64)
                 if isinstance(v, np.ma.MaskedArray):
-                    v = _masked_to_pandas(v, q.use_arrow is not False)
-                elif v.ndim > 1:
-                    v = list(v)
-                if (q.use_arrow is not False and isinstance(v, np.ndarray)
-                        and v.dtype.kind == "M" and np.datetime_data(v.dtype)[0] == "D"):
-                    v = _days_as_dates(v)
-                if sch.has_attr(n) and sch.attr(n).enum_label is not None:
-                    # as TileDB-Py's arrow reads: an enumerated attribute is categorical
-                    e = a.enum(sch.attr(n).enum_label)
-                    v = pd.Categorical.from_codes(np.asarray(v), categories=e.values(),
-                                                  ordered=e.ordered)
-                cols[n] = v
+                    codes = np.where(np.ma.getmaskarray(v), -1, codes)
+                v = pd.Categorical.from_codes(codes, categories=e.values(), ordered=e.ordered)
+            elif isinstance(v, np.ma.MaskedArray):
+                v = _masked_to_pandas(v, q.use_arrow is not False)
+            elif v.ndim > 1:
+                v = list(v)
+            elif (q.use_arrow is not False and v.dtype.kind == "M"
+                    and np.datetime_data(v.dtype)[0] == "D"):
+                v = _days_as_dates(v)
+            cols[n] = v
         df = pd.DataFrame(cols)
         from ._pandas import update_df_from_meta
 
