@@ -21,6 +21,7 @@ from ._group import Group, GroupMetadata, Object, group_create, ls, move, walk
 from ._lifecycle import ArraySchemaEvolution, ConsolidationPlan, consolidate, vacuum
 from ._index import EmptyRange
 from ._meta import Metadata
+from ._pandas import from_csv, from_pandas, from_parquet, open_dataframe
 from ._qc import QueryCondition
 from ._schema import (ArraySchema, Attr, BitShuffleFilter, BitWidthReductionFilter,
                       ByteShuffleFilter, Bzip2Filter, ChecksumMD5Filter, ChecksumSHA256Filter,
@@ -61,9 +62,6 @@ stats_enable = _not_built("stats_enable")
 stats_disable = _not_built("stats_disable")
 stats_reset = _not_built("stats_reset")
 stats_dump = _not_built("stats_dump")
-from_pandas = _not_built("from_pandas")
-from_csv = _not_built("from_csv")
-open_dataframe = _not_built("open_dataframe")
 schema_like = _not_built("schema_like")
 empty_like = _not_built("empty_like")
 
@@ -91,12 +89,14 @@ __all__ = [
     "PositiveDeltaFilter", "QueryCondition", "RleFilter", "SparseArray", "SparseArrayImpl", "Subarray", "TileDBError", "VFS",
     "WebpFilter", "XORFilter", "ZstdFilter", "array_exists", "array_fragments", "consolidate",
     "copy_fragments_to_existing_array", "create_array_from_fragments",
-    "default_ctx", "empty_like", "from_csv", "from_numpy", "from_pandas", "group_create", "ls",
+    "default_ctx", "empty_like", "from_csv", "from_numpy", "from_pandas", "from_parquet", "group_create", "ls",
     "move", "object_type", "open", "open_dataframe", "remove", "schema_like", "scope_ctx",
     "stats_disable", "stats_dump", "stats_enable", "stats_reset", "vacuum", "version", "walk",
 ]
 
-_SUBMODULES = ["ctx", "libtiledb", "main", "vfs", "multirange_indexing", "datatypes"]
+_SUBMODULES = ["ctx", "libtiledb", "main", "vfs", "multirange_indexing", "datatypes",
+               "dataframe_"]
+_SUBMODULE_FILES = {"datatypes": "_types", "dataframe_": "_pandas"}
 
 
 def _register_submodules(package: str) -> None:
@@ -104,6 +104,6 @@ def _register_submodules(package: str) -> None:
     ``tiledb`` standing for TileDB-Py, as the TileDB-Py test suite run does)."""
     parent = sys.modules[package]
     for name in _SUBMODULES:
-        mod = importlib.import_module(f"{__name__}.{'_types' if name == 'datatypes' else name}")
+        mod = importlib.import_module(f"{__name__}.{_SUBMODULE_FILES.get(name, name)}")
         sys.modules[f"{package}.{name}"] = mod
         setattr(parent, name, mod)

@@ -582,27 +582,63 @@ class DataFrameIndexer:
         if q is None:
             q = Query(a, coords=True)
         elif not q.explicit:
-            q = Query(a, coords=True, order=q.order, cond=q.cond)
+            q = Query(a, coords=True, order=q.order, cond=q.cond, index_col=q.index_col,
+                      use_arrow=q.use_arrow)
         res = MultiRangeIndexer(a, q)[selection]
+        if not sch.sparse and sch.ndim > 1:
+            # a dense box's cells as rows (C order, as TileDB-Py's row-major buffers)
+            res = OrderedDict((n, v.reshape((-1,) + v.shape[sch.ndim:])) for n, v in res.items())
         cols = OrderedDict()
         for d in sch.domain:
             if d.name in res:
                 cols[d.name] = res[d.name]
         for n, v in res.items():
-            if n not in cols:
+            if n in cols:
+                continue
+            if sch.has_attr(n) and sch.attr(n).enum_label is not None:
+                # as TileDB-Py's arrow reads: an enumerated attribute is categorical (a
+                # null cell NA)
+                e = a.enum(sch.attr(n).enum_label)
+                codes = np.asarray(np.ma.getdata(v), dtype=np.int64)
                 if isinstance(v, np.ma.MaskedArray):
-                    v = _masked_to_pandas(v)
-                elif v.ndim > 1:
-                    v = list(v)
-                cols[n] = v
+                    codes = np.where(np.ma.getmaskarray(v), -1, codes)
+                v = pd.Categorical.from_codes(codes, categories=e.values(), ordered=e.ordered)
+            elif isinstance(v, np.ma.MaskedArray):
+                v = _masked_to_pandas(v, q.use_arrow is not False)
+            elif v.ndim > 1:
+                v = list(v)
+            elif (q.use_arrow is not False and v.dtype.kind == "M"
+                    and np.datetime_data(v.dtype)[0] == "D"):
+                v = _days_as_dates(v)
+            cols[n] = v
         df = pd.DataFrame(cols)
-        if q.index_col is not True and q.index_col not in (None, False):
-            df = df.set_index(q.index_col)
-        return df
+        from ._pandas import update_df_from_meta
+
+        return update_df_from_meta(df, a.meta, q.index_col)
 
 
-def _masked_to_pandas(v):
+def _masked_to_pandas(v, arrow=True):
+    """A nullable attribute's cells as a pandas column: NaN for null floats; nullable
+    integers (as TileDB-Py's arrow reads) a pandas integer array; else objects, None."""
+    if arrow and v.dtype.kind in "iu":
+        import pandas as pd
+
+        return pd.arrays.IntegerArray(np.ma.getdata(v), np.ma.getmaskarray(v).copy())
     if v.dtype.kind == "f":
         return v.filled(np.nan)
     out = v.astype(object)
     return np.where(np.ma.getmaskarray(v), None, np.ma.getdata(out))
+
+
+def _days_as_dates(v):
+    """A datetime64[D] column as TileDB-Py's arrow reads give it: ``datetime.date`` objects
+    (through arrow's date32: days beyond its int32 fail, as TileDB-Py's arrow adapter;
+    years beyond 9999 raise ValueError)."""
+    import pyarrow as pa
+
+    days = v.astype(np.int64)
+    if days.size and (days.min() < np.iinfo(np.int32).min or days.max() > np.iinfo(np.int32).max):
+        raise TileDBError("[TileDB-Arrow] Non-zero data detected in the memory buffer at "
+                          "position that will be overwritten (datetime64[D] days beyond "
+                          "arrow's date32)")
+    return pa.array(days.astype(np.int32), type=pa.date32()).to_pandas(date_as_object=True)

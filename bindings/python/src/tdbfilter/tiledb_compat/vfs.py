@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 
@@ -80,6 +81,57 @@ class VFS:
         return scheme == "file"
 
 
-class FileIO:
+class FileIO(io.RawIOBase):
+    """A file of a VFS as a binary Python file (TileDB-Py's ``tiledb.FileIO``; modes
+    "rb", "wb", "ab"; local files only, as :class:`VFS`)."""
+
     def __init__(self, vfs, uri, mode="rb"):
-        raise TileDBError("tiledb.FileIO is not supported by tdbfilter's TileDB-Py API yet")
+        super().__init__()
+        if mode not in ("rb", "wb", "ab"):
+            raise ValueError(f"invalid mode {mode!r}: FileIO takes 'rb', 'wb' or 'ab'")
+        self._vfs = vfs
+        self._uri = uri
+        self._mode = mode
+        self._f = open(_local(uri), mode)
+
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    def __len__(self) -> int:
+        return os.path.getsize(_local(self._uri))
+
+    def readable(self) -> bool:
+        return self._mode == "rb"
+
+    def writable(self) -> bool:
+        return self._mode != "rb"
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._f.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._f.tell()
+
+    def readinto(self, buff) -> int:
+        if not self.readable():
+            raise IOError("Cannot read from write-only FileIO handle")
+        return self._f.readinto(buff)
+
+    def write(self, buff) -> int:
+        if not self.writable():
+            raise IOError("cannot write to read-only FileIO handle")
+        if isinstance(buff, str):
+            buff = buff.encode()
+        return self._f.write(buff)
+
+    def flush(self) -> None:
+        self._f.flush()
+
+    def close(self) -> None:
+        if not self.closed:
+            super().close()  # flushes first
+            self._f.close()
