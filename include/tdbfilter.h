@@ -1378,6 +1378,23 @@ tdb_status_t tdb_array_delete_fragments(const char *uri,
                                         tdb_error_t **error);
 
 /**
+ * Deletes the cells of the sparse array at `uri` matching `condition` (a NUL-terminated
+ * TileDB-Py condition text, typed against the schema at the delete's timestamp), as TileDB's
+ * delete queries do (`tiledb.open(uri, "d", timestamp=T).query(cond=...).submit()`): writes
+ * the commit `__commits/__T_T_<uuid>_22.del`, after which reads hide the matching cells
+ * written at or before `T`. `timestamp`: milliseconds, 0 for now. `key`/`key_len`: the
+ * array's AES-256-GCM key, or NULL and 0. A dense array, a bad condition or the reserved
+ * timestamp `UINT64_MAX` is `TDB_ERR_INVALID_ARGUMENT`, and nothing is written.
+ */
+tdb_status_t tdb_array_delete_cells(const char *uri,
+                                    const char *condition,
+                                    uint64_t timestamp,
+                                    const void *key,
+                                    size_t key_len,
+                                    const tdb_config_t *config,
+                                    tdb_error_t **error);
+
+/**
  * Removes the array at `uri` as TileDB's `tiledb_array_delete`: its fragments, commits,
  * schemas and metadata, TileDB's folders, and the array folder when nothing else is left in
  * it (files TileDB did not make stay). A folder that is not an array is

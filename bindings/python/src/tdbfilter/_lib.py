@@ -283,6 +283,7 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_array_vacuum": (c_int, [c_char_p, c_char_p, P, PP]),
     "tdb_array_delete_fragments": (c_int, [c_char_p, c_uint64, c_uint64, P, PP]),
     "tdb_array_delete": (c_int, [c_char_p, P, PP]),
+    "tdb_array_delete_cells": (c_int, [c_char_p, c_char_p, c_uint64, c_void_p, c_size_t, P, PP]),
     "tdb_array_evolve": (c_int, [c_char_p, c_char_p, c_uint64, P, PP]),
     # groups
     "tdb_group_create": (c_int, [c_char_p, P, PP]),

@@ -84,6 +84,29 @@ def _schema_of(uri, key=None, ctx=None) -> ArraySchema:
         inner.close()
 
 
+class DeleteQuery:
+    """``A.query(cond=...)`` of an array opened in mode ``"d"``: ``submit()`` deletes the
+    cells matching the condition (a commit at the array's opening timestamp, or now)."""
+
+    def __init__(self, array, cond):
+        from ._index import _cond_text
+
+        self.array = array
+        self.cond = _cond_text(cond)
+
+    def submit(self) -> None:
+        from ._lifecycle import delete_cells
+
+        a = self.array
+        a._open()
+        if self.cond is None:
+            raise TileDBError("Cannot initialize deletes; One condition is needed")
+        ts = a._timestamp
+        if isinstance(ts, tuple):
+            ts = ts[1]
+        delete_cells(a.uri, self.cond, ts, a._key, a._config)
+
+
 class Array:
     """An open TileDB array (TileDB-Py's ``tiledb.Array``; ``tiledb.open`` returns its
     ``DenseArray`` or ``SparseArray`` subclass)."""
@@ -98,9 +121,9 @@ class Array:
                  config=None, ctx=None):
         if mode not in ("r", "w", "d", "m"):
             raise TileDBError(f"TileDB array mode must be 'r', 'w', 'm', or 'd', not {mode!r}")
-        if mode in ("d", "m"):
-            raise TileDBError(f"mode {mode!r} (deletes, modify-exclusive) is not supported by "
-                              "tdbfilter's TileDB-Py API yet")
+        if mode == "m":
+            raise TileDBError("mode 'm' (modify-exclusive) is not supported by tdbfilter's "
+                              "TileDB-Py API yet")
         self._uri = str(uri)
         self._mode = mode
         self._key = key
@@ -317,6 +340,11 @@ class Array:
     def query(self, attrs=None, cond=None, dims=None, coords=None, order=None,
               use_arrow=None, return_arrow=False, return_incomplete=False, index_col=True,
               has_coords=False, attr_cond=None):
+        if self._mode == "d":
+            self._open()
+            if not self._schema.sparse:
+                raise TileDBError("Delete mode is not supported for queries on Dense Arrays")
+            return DeleteQuery(self, cond)
         self._readable()
         if attr_cond is not None:
             raise TileDBError("attr_cond is removed in TileDB-Py 0.36; use cond")

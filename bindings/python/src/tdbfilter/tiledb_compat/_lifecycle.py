@@ -1,8 +1,9 @@
 """TileDB-Py's array lifecycle over tdbfilter: ``tiledb.consolidate``,
 ``tiledb.ConsolidationPlan``, ``tiledb.vacuum``, ``Array.delete_fragments``,
-``Array.delete_array`` and ``tiledb.ArraySchemaEvolution`` (``tdb_array_consolidate``,
-``tdb_array_consolidation_plan``, ``tdb_array_vacuum``, ``tdb_array_delete_fragments``,
-``tdb_array_delete``, ``tdb_array_evolve``)."""
+``Array.delete_array``, delete queries (mode ``"d"``) and ``tiledb.ArraySchemaEvolution``
+(``tdb_array_consolidate``, ``tdb_array_consolidation_plan``, ``tdb_array_vacuum``,
+``tdb_array_delete_fragments``, ``tdb_array_delete``, ``tdb_array_delete_cells``,
+``tdb_array_evolve``)."""
 
 from __future__ import annotations
 
@@ -183,6 +184,16 @@ def delete_array(uri, ctx=None) -> None:
     """Removes an array (its fragments, commits, schemas and metadata)."""
     with _write.config_handle(_config(None, ctx)) as cfg:
         _call(lib().tdb_array_delete, str(uri).encode(), cfg)
+
+
+def delete_cells(uri, cond: str, timestamp, key, config) -> None:
+    """Deletes the cells matching ``cond`` (TileDB-Py's condition text) at ``timestamp``
+    (ms; None: now), as a delete query of TileDB-Py's mode ``"d"`` does; ``config``: the
+    object-store options (a dict or None)."""
+    k = _write.key_bytes(key) or b""
+    with _write.config_handle(config) as cfg:
+        _call(lib().tdb_array_delete_cells, str(uri).encode(), cond.encode(),
+              int(timestamp or 0), k or None, len(k), cfg)
 
 
 def _prefix(e: TileDBError, where: str) -> TileDBError:
