@@ -491,6 +491,18 @@ class SparseArray(Array):
     def __len__(self) -> int:
         raise TypeError("SparseArray length is ambiguous; use shape[0]")
 
+    def unique_dim_values(self, dim=None):
+        """TileDB-Py's ``unique_dim_values``: the sorted distinct coordinates of ``dim`` (a
+        tuple), or of every dimension (an OrderedDict name -> tuple)."""
+        if dim is not None and not isinstance(dim, str):
+            raise ValueError(f"Given Dimension {dim} is not a string.")
+        if dim is not None and not self._schema.domain.has_dim(dim):
+            raise ValueError(f"Array does not contain Dimension '{dim}'.")
+        res = self.query(attrs=[])[:]
+        if dim:
+            return tuple(np.unique(res[dim]))
+        return OrderedDict((d, tuple(np.unique(v))) for d, v in res.items())
+
 
 def open(uri, mode: str = "r", key=None, attr=None, config=None, timestamp=None, ctx=None):
     """Opens an array (TileDB-Py's ``tiledb.open``)."""

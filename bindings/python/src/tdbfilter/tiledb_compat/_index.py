@@ -238,12 +238,12 @@ def _convert(array, name, values):
                 v = v.encode("utf-8", "surrogateescape") if isinstance(v, str) else (
                     b"" if v is None else v)
                 out[k] = v.rstrip(b"\0") if text else v
-            return out
+            return _null_masked(f, values, out)
         if tname == "STRING_UTF8" or dtype.kind == "U":
             out = np.empty(len(values), dtype=object)
             for k, v in enumerate(values):
-                out[k] = v.rstrip("\0") if isinstance(v, str) else v
-            return out
+                out[k] = v.rstrip("\0") if isinstance(v, str) else ("" if v is None else v)
+            return _null_masked(f, values, out)
         return values
     if isinstance(values, np.ma.MaskedArray):
         data = _fixed(np.ma.getdata(values), dtype)
@@ -252,6 +252,14 @@ def _convert(array, name, values):
             mask = mask[:, 0]
         return np.ma.array(data, mask=mask)
     return _fixed(values, dtype)
+
+
+def _null_masked(field, values, out):
+    """A nullable text attribute's cells as TileDB-Py returns them: a masked object array
+    (nulls masked, empty underneath); other fields' ``out`` as it is."""
+    if not getattr(field, "isnullable", False):
+        return out
+    return np.ma.array(out, mask=np.array([v is None for v in values], dtype=bool))
 
 
 def _fixed(values, dtype):

@@ -39,6 +39,11 @@ def _setting(key: str, config, ctx) -> Optional[str]:
 
 
 _CONSOLIDATION = "sm.consolidation."
+# The consolidation settings tdb_array_consolidate reads.
+_CONSOLIDATION_KEYS = frozenset(_CONSOLIDATION + k for k in (
+    "mode", "amplification", "steps", "step_min_frags", "step_max_frags", "step_size_ratio",
+    "buffer_size", "timestamp_start", "timestamp_end", "purge_deleted_cells",
+    "max_fragment_size"))
 
 
 def _consolidate(uri, config, ctx, fragment_uris=None, timestamp=None) -> None:
@@ -52,7 +57,11 @@ def _consolidate(uri, config, ctx, fragment_uris=None, timestamp=None) -> None:
     cfg = cfg if isinstance(cfg, Config) else Config(cfg)
     storage = _config(config, ctx) or {}
     settings = {k: v for k, v in storage.items() if not k.startswith(_CONSOLIDATION)}
-    settings.update({k: v for k, v in cfg.items(_CONSOLIDATION) if str(v) != ""})
+    # TileDB's Config takes any key and its consolidator reads only its own: the others
+    # (misspellings such as TileDB-Py's tests' "step_min_frag", memory budgets such as
+    # "total_buffer_size") change nothing there, so they are not passed on.
+    settings.update({k: v for k, v in cfg.items(_CONSOLIDATION)
+                     if str(v) != "" and k in _CONSOLIDATION_KEYS})
     if timestamp is not None:
         if not isinstance(timestamp, tuple) or len(timestamp) != 2:
             raise TypeError("'timestamp' argument expects tuple(start: int, end: int)")

@@ -51,6 +51,48 @@ def _cells(attr, v: Any):
     return arr
 
 
+def _plain(v):
+    """A pyarrow Array or pandas Series as NumPy (nulls as None or NaN, as TileDB-Py takes
+    them); anything else as it is."""
+    mod = type(v).__module__ or ""
+    if (mod.startswith("pyarrow") or mod.startswith("pandas")) and hasattr(v, "to_numpy"):
+        try:
+            return v.to_numpy(zero_copy_only=False)
+        except TypeError:
+            return v.to_numpy()
+    return v
+
+
+def _nulls_of_objects(attr, v):
+    """A nullable attribute's object values with None: masked (None written as empty)."""
+    if not attr.isnullable or not isinstance(v, np.ndarray) or isinstance(v, np.ma.MaskedArray) \
+            or v.dtype != object:
+        return v
+    mask = np.array([x is None for x in v.reshape(-1)], dtype=bool).reshape(v.shape)
+    if not mask.any():
+        return v
+    empty = b"" if attr.dtype.kind == "S" else "" if attr.dtype.kind == "U" else \
+        np.zeros((), attr.dtype)[()]
+    data = v.copy()
+    data[mask] = empty
+    return np.ma.array(data, mask=mask)
+
+
+def _check_sparse_string(attr, v) -> None:
+    """TileDB-Py's sparse writes refuse non-string values for a fixed-size string attribute
+    (a ValueError naming the attribute, raised from one with TileDB-Py's message)."""
+    if attr.isvar or attr.dtype.kind != "S":
+        return
+    kind = np.asarray(np.ma.getdata(v)).dtype.kind
+    if kind not in "SO":
+        try:
+            raise ValueError("Cannot write a string value to non-string typed attribute "
+                             f"'{attr.name}'!")
+        except ValueError as exc:
+            raise ValueError(f"NumPy array conversion check failed for attr '{attr.name}'") \
+                from exc
+
+
 def write(array, inner, selection, value, nullmaps=None) -> None:
     """``A[selection] = value``; ``nullmaps`` (TileDB-Py's ``_setitem_impl``): per attribute
     name, one validity byte per cell (0: null)."""
@@ -78,8 +120,14 @@ def write(array, inner, selection, value, nullmaps=None) -> None:
         if missing:
             raise TileDBError(f"dense write: values for every attribute are required, missing "
                               f"{missing}")
+    values = {k: _plain(v) for k, v in values.items()}
+    for k, v in values.items():
+        if sch.has_attr(k):
+            values[k] = _nulls_of_objects(sch.attr(k), v)
     out = {}
     for k, v in values.items():
+        if sch.sparse and sch.has_attr(k):
+            _check_sparse_string(sch.attr(k), v)
         if sch.has_attr(k):
             out[k] = _cells(sch.attr(k), v)
         else:
@@ -106,10 +154,17 @@ def write(array, inner, selection, value, nullmaps=None) -> None:
 def _coords(sch, selection):
     """Sparse coordinates cast to their dimensions' numeric dtypes as TileDB-Py casts them
     (``np.arange(1, 11)`` is int64; a uint32 dimension takes it)."""
-    coords = list(selection) if isinstance(selection, tuple) else [selection]
+    coords = [_plain(c) for c in selection] if isinstance(selection, tuple) else \
+        [_plain(selection)]
     if len(coords) != sch.domain.ndim:
         return selection
     out = []
+    scalar = [isinstance(c, (str, bytes)) or np.ndim(c) == 0 for c in coords]
+    if any(scalar) and not all(scalar):
+        # TileDB-Py: a lone coordinate among arrays counts as one cell
+        coords = [[c] if s else c for c, s in zip(coords, scalar)]
+    elif all(scalar) and any(isinstance(c, (str, bytes)) for c in coords):
+        coords = [[c] for c in coords]  # one cell (a string would read as its characters)
     for d, c in zip(sch.domain, coords):
         if not d.isvar and d.dtype.kind in "iuf" and not isinstance(c, (str, bytes)):
             arr = np.asarray(c)
