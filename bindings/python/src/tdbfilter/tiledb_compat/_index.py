@@ -231,6 +231,12 @@ def _convert(array, name, values):
     if isvar:
         # TileDB-Py unpacks text cells as numpy's bytes_/str_ do: trailing NULs dropped
         # (a dense cell holding the default fill "\0" reads as empty).
+        if tname == "GEOM_WKB":
+            # TileDB-Py reads WKB cells as int8 arrays
+            out = np.empty(len(values), dtype=object)
+            for k, v in enumerate(values):
+                out[k] = np.frombuffer(b"" if v is None else bytes(v), dtype=np.int8)
+            return _null_masked(f, values, out)
         if tname in ("CHAR", "STRING_ASCII") or tname == "BLOB" or dtype.kind == "S":
             text = tname != "BLOB"
             out = np.empty(len(values), dtype=object)
@@ -245,6 +251,14 @@ def _convert(array, name, values):
                 out[k] = v.rstrip("\0") if isinstance(v, str) else ("" if v is None else v)
             return _null_masked(f, values, out)
         return values
+    if tname == "BLOB" and isinstance(values, np.ndarray) and values.dtype == np.uint8:
+        # TileDB-Py reads fixed-size blob cells as bytes
+        n = values.shape[1] if values.ndim == 2 else 1
+        data = np.ascontiguousarray(np.ma.getdata(values)).view(f"S{n}").reshape(-1)
+        if isinstance(values, np.ma.MaskedArray):
+            mask = np.ma.getmaskarray(values)
+            return np.ma.array(data, mask=mask[:, 0] if mask.ndim == 2 else mask)
+        return data
     if isinstance(values, np.ma.MaskedArray):
         data = _fixed(np.ma.getdata(values), dtype)
         mask = np.ma.getmaskarray(values)

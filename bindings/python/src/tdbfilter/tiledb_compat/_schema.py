@@ -485,6 +485,11 @@ class Dim:
         return self._dt.np_dtype
 
     @property
+    def _tiledb_dtype(self) -> str:
+        """TileDB's datatype (``tiledb.libtiledb.DataType``'s member: its name)."""
+        return self._dt.tiledb_type
+
+    @property
     def isvar(self) -> bool:
         return self._dt.ncells == VAR_NUM
 
@@ -785,6 +790,11 @@ class Attr:
         return self._dt.np_dtype
 
     @property
+    def _tiledb_dtype(self) -> str:
+        """TileDB's datatype (``tiledb.libtiledb.DataType``'s member: its name)."""
+        return self._dt.tiledb_type
+
+    @property
     def isvar(self) -> bool:
         return self._dt.ncells == VAR_NUM
 
@@ -1012,6 +1022,11 @@ class Enumeration:
     @property
     def dtype(self) -> np.dtype:
         return self._dt.np_dtype
+
+    @property
+    def _tiledb_dtype(self) -> str:
+        """TileDB's datatype (``tiledb.libtiledb.DataType``'s member: its name)."""
+        return self._dt.tiledb_type
 
     @property
     def cell_val_num(self) -> int:

@@ -20,6 +20,12 @@ def _cells(attr, v: Any):
     masked = isinstance(v, np.ma.MaskedArray)
     data = np.ma.getdata(v) if masked else v
     dtype = attr.dtype
+    if attr._tiledb_dtype == "BLOB" and not masked:
+        # a fixed-size blob cell is its bytes: bytes values are written as them
+        arr = np.asarray(data)
+        if arr.dtype.kind in "SO":
+            return np.ascontiguousarray(arr, dtype=f"S{attr.ncells}").view(np.uint8) \
+                .reshape(arr.shape + ((attr.ncells,) if attr.ncells > 1 else ()))
     nan_mask = None
     if attr.isnullable and not masked:
         src = np.asarray(data)
@@ -78,6 +84,21 @@ def _nulls_of_objects(attr, v):
     return np.ma.array(data, mask=mask)
 
 
+def _check_ascii(field, v) -> None:
+    """TileDB-Py refuses non-ASCII text for a STRING_ASCII attribute or dimension."""
+    if field._tiledb_dtype != "STRING_ASCII" or isinstance(v, bytes):
+        return
+    cells = [v] if isinstance(v, str) else np.ma.getdata(v) if isinstance(v, np.ndarray) else v
+    try:
+        it = iter(cells)
+    except TypeError:
+        return
+    for c in it:
+        if isinstance(c, str) and not c.isascii():
+            raise TileDBError(f"Cannot write the non-ASCII text {c!r} to '{field.name}' "
+                              "(STRING_ASCII)")
+
+
 def _check_sparse_string(attr, v) -> None:
     """TileDB-Py's sparse writes refuse non-string values for a fixed-size string attribute
     (a ValueError naming the attribute, raised from one with TileDB-Py's message)."""
@@ -124,6 +145,8 @@ def write(array, inner, selection, value, nullmaps=None) -> None:
     for k, v in values.items():
         if sch.has_attr(k):
             values[k] = _nulls_of_objects(sch.attr(k), v)
+    for k, v in values.items():
+        _check_ascii(sch.attr(k) if sch.has_attr(k) else sch.domain.dim(k), v)
     out = {}
     for k, v in values.items():
         if sch.sparse and sch.has_attr(k):
@@ -134,6 +157,9 @@ def write(array, inner, selection, value, nullmaps=None) -> None:
             out[k] = v
     if sch.sparse:
         selection = _coords(sch, selection)
+        coords = selection if isinstance(selection, tuple) else (selection,)
+        for d, c in zip(sch.domain, coords):
+            _check_ascii(d, c)
     if not sch.sparse and not isinstance(selection, tuple):
         selection = (selection,)
     if not sch.sparse:

@@ -22,7 +22,8 @@ class DataType:
 
 
 for _n in ["INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "FLOAT32",
-           "FLOAT64", "CHAR", "STRING_ASCII", "STRING_UTF8", "BLOB", "BOOL", "ANY",
+           "FLOAT64", "CHAR", "STRING_ASCII", "STRING_UTF8", "BLOB", "GEOM_WKB",
+           "GEOM_WKT", "BOOL", "ANY",
            *[f"DATETIME_{u}" for u in ("YEAR", "MONTH", "WEEK", "DAY", "HR", "MIN", "SEC", "MS",
                                        "US", "NS", "PS", "FS", "AS")],
            *[f"TIME_{u}" for u in ("HR", "MIN", "SEC", "MS", "US", "NS", "PS", "FS", "AS")]]:
