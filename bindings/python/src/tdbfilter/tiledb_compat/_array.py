@@ -481,8 +481,14 @@ class DenseArray(Array):
         write_subarray(self, subarray, values)
 
     def read_direct(self, name: str = None):
-        return self.query(attrs=[name] if name else None)[:] if name is None else \
-            self.query(attrs=[name])[:][name]
+        """The whole domain of attribute ``name`` (None: the only one) as numpy."""
+        if name is None:
+            if self.schema.nattr != 1:
+                raise ValueError("read_direct with no provided attribute is ambiguous for "
+                                 "multi-attribute arrays")
+            name = self.schema.attr(0).name
+        res = self.query(attrs=[name])[:]
+        return res[name] if isinstance(res, dict) else res
 
 
 class SparseArray(Array):

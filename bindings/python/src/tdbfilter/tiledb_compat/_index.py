@@ -101,6 +101,12 @@ def _getitem_ranges(array, selection):
                 if x is not None and not isinstance(x, _INT):
                     raise IndexError("cannot index integral domain dimension with "
                                      f"non-integral slice (dtype: {type(x)})")
+            if start is not None and stop is not None and \
+                    np.array([start, stop]).dtype.kind == "f":
+                # TileDB-Py takes the bounds together: numpy makes uint64 with a signed
+                # integer a float
+                raise IndexError("cannot index integral domain dimension with floating "
+                                 "point slice")
         if kind == "M":
             for x in (start, stop):
                 if x is not None and not isinstance(x, np.datetime64):
