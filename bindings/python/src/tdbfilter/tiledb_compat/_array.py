@@ -164,9 +164,16 @@ class Array:
             self._inner = None
 
     def reopen(self, timestamp=None) -> None:
+        if self._inner is None:
+            raise TileDBError("Cannot reopen array; Array is not open")
         self.close()
         if timestamp is not None:
             self._timestamp = timestamp
+        elif self._timestamp is not None:
+            # TileDB reopens at the current time (a start stays)
+            ts = self._timestamp
+            self._timestamp = (ts[0], None) if isinstance(ts, tuple) and ts[0] is not None \
+                else None
         self._inner = _open_inner(self._uri, self._mode, self._key, self._timestamp,
                                   self._config)
         self._schema = ArraySchema._from_json(_schema_json(self._inner))
@@ -197,6 +204,8 @@ class Array:
     # -- facts ---------------------------------------------------------------------------------
     @property
     def schema(self) -> ArraySchema:
+        if getattr(self, "_inner", None) is None:
+            raise TileDBError("Cannot get array schema; Array is not open")
         return self._schema
 
     @property
