@@ -25,8 +25,28 @@ from ._schema import ArraySchema, Attr
 _U64_MAX = 2**64 - 1
 
 
-def _key(key):
-    return key
+def _key(key, config=None, ctx=None):
+    """The encryption key: ``key``, else the ``sm.encryption_key`` of ``config`` or ``ctx``
+    (when its ``sm.encryption_type`` is AES_256_GCM), as TileDB-Py takes it."""
+    if key is not None:
+        return key
+    from .ctx import Config, default_ctx
+
+    for c in (config, (ctx if ctx is not None else default_ctx()).config()):
+        if c is None:
+            continue
+        cfg = c if isinstance(c, Config) else Config(c)
+        if cfg.get("sm.encryption_type", "NO_ENCRYPTION") == "AES_256_GCM" and \
+                cfg.get("sm.encryption_key"):
+            return cfg.get("sm.encryption_key")
+    return None
+
+
+def _check_ctx(ctx) -> None:
+    from .ctx import Ctx
+
+    if ctx is not None and not isinstance(ctx, Ctx):
+        raise TypeError(f"expected a tiledb.Ctx, not {type(ctx).__name__}")
 
 
 def _config_dict(config, ctx) -> Optional[dict]:
@@ -77,7 +97,7 @@ def _open_inner(uri, mode, key, timestamp, config) -> _Inner:
 
 
 def _schema_of(uri, key=None, ctx=None) -> ArraySchema:
-    inner = _open_inner(uri, "r", key, None, _config_dict(None, ctx))
+    inner = _open_inner(uri, "r", _key(key, None, ctx), None, _config_dict(None, ctx))
     try:
         return ArraySchema._from_json(_schema_json(inner))
     finally:
@@ -113,7 +133,8 @@ class Array:
 
     def __new__(cls, uri=None, *args, **kwargs):
         if cls is Array and uri is not None:
-            sparse = _schema_of(uri, kwargs.get("key"), kwargs.get("ctx")).sparse
+            sparse = _schema_of(uri, _key(kwargs.get("key"), kwargs.get("config"),
+                                          kwargs.get("ctx")), kwargs.get("ctx")).sparse
             cls = SparseArray if sparse else DenseArray
         return object.__new__(cls)
 
@@ -124,8 +145,10 @@ class Array:
         if mode == "m":
             raise TileDBError("mode 'm' (modify-exclusive) is not supported by tdbfilter's "
                               "TileDB-Py API yet")
+        _check_ctx(ctx)
         self._uri = str(uri)
         self._mode = mode
+        key = _key(key, config, ctx)
         self._key = key
         self._ctx = ctx
         self._timestamp = timestamp
@@ -149,6 +172,8 @@ class Array:
     def create(uri, schema: ArraySchema, key=None, overwrite: bool = False, ctx=None):
         if not isinstance(schema, ArraySchema):
             raise TypeError("schema must be a tiledb.ArraySchema")
+        _check_ctx(ctx)
+        key = _key(key, None, ctx)
         if overwrite and os.path.isdir(str(uri)):
             shutil.rmtree(str(uri))
         _write.create(str(uri), schema._json(), key, _config_dict(None, ctx))
