@@ -176,6 +176,10 @@ class Array:
         key = _key(key, None, ctx)
         if overwrite and os.path.isdir(str(uri)):
             shutil.rmtree(str(uri))
+        elif overwrite:
+            import warnings
+
+            warnings.warn("Overwrite set, but array does not exist", UserWarning, stacklevel=2)
         _write.create(str(uri), schema._json(), key, _config_dict(None, ctx))
 
     @classmethod
@@ -318,7 +322,14 @@ class Array:
             raise TileDBError("nonempty_domain is available in read mode")
         ned = inner.non_empty_domain()
         if ned is None:
-            return None
+            # TileDB-Py walks the dimensions: an empty string one is (None, None), an empty
+            # fixed-size one makes the whole None
+            out = []
+            for d in self._schema.domain:
+                if not d.isvar:
+                    return None
+                out.append((None, None))
+            return tuple(out)
         out = []
         for d, (lo, hi) in zip(self._schema.domain, ned):
             if d.isvar:
@@ -328,7 +339,7 @@ class Array:
                 out.append((np.datetime64(int(np.int64(lo.view(np.int64))), unit),
                             np.datetime64(int(np.int64(hi.view(np.int64))), unit)))
             else:
-                out.append((d.dtype.type(lo), d.dtype.type(hi)))
+                out.append((d.dtype.type(lo).item(), d.dtype.type(hi).item()))
         return tuple(out)
 
     # -- metadata --------------------------------------------------------------------------------

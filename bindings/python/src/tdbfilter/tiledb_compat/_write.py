@@ -123,6 +123,8 @@ def write(array, inner, selection, value, nullmaps=None) -> None:
         for k in values:
             if not sch.has_attr(k) and not sch.domain.has_dim(k):
                 raise TileDBError(f"Attribute '{k}' does not exist in the array schema")
+    elif sch.nattr == 0 and value is None and sch.sparse:
+        values = {}  # coordinates only
     elif sch.nattr == 1 or array.view_attr is not None:
         name = array.view_attr if array.view_attr is not None else sch.attr(0).name
         values = {name: value}
