@@ -824,6 +824,16 @@ class Attr:
 
     @property
     def fill(self):
+        """The fill value as TileDB-Py returns it: a one-element array for a number, the
+        text, record or datetime otherwise."""
+        v = self._fill_value()
+        if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind == "c":
+            return v.reshape(1)
+        if isinstance(v, (np.integer, np.floating, np.bool_)):
+            return np.array([v], dtype=v.dtype)
+        return v
+
+    def _fill_value(self):
         if self._fill is not None:
             return self._fill
         return self._default_fill()
@@ -868,7 +878,8 @@ class Attr:
         return (self.name == other.name and self.dtype == other.dtype and
                 self.isvar == other.isvar and self.isnullable == other.isnullable and
                 self.filters == other.filters and self._dt == other._dt and
-                self.enum_label == other.enum_label and _fill_equal(self.fill, other.fill))
+                self.enum_label == other.enum_label and
+                _fill_equal(self._fill_value(), other._fill_value()))
 
     __hash__ = None  # type: ignore
 
@@ -898,7 +909,7 @@ class Attr:
         cvn = "var" if self.isvar else self.ncells
         return (f"### Attribute ###\n- Name: {self.name}\n- Type: {self._dt.tiledb_type}\n"
                 f"- Nullable: {'true' if self.isnullable else 'false'}\n- Cell val num: {cvn}\n"
-                f"- Filters: {len(self.filters)}\n- Fill value: {self.fill}\n")
+                f"- Filters: {len(self.filters)}\n- Fill value: {self._fill_value()}\n")
 
     def dump(self) -> None:
         print(self._dump())
