@@ -448,6 +448,11 @@ class Query:
                 v = _convert(a, n, cells[n])
                 out[n] = v if len(shape) == 1 else v.reshape(shape + v.shape[1:])
             return out
+        if self.order == "G":
+            # TileDB-Py: a global-order dense read is the linear buffer as read
+            for n in names:
+                out[n] = _convert(a, n, cells[n])
+            return out
         fortran = self.order == "F"
         for n in names:
             v = _convert(a, n, cells[n])

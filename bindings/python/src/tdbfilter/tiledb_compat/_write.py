@@ -84,6 +84,20 @@ def _nulls_of_objects(attr, v):
     return np.ma.array(data, mask=mask)
 
 
+def _check_lengths(sch, selection, values) -> None:
+    """A sparse write's attribute values must number the coordinates (a ValueError)."""
+    coords = selection if isinstance(selection, tuple) else (selection,)
+    first = coords[0] if coords else None
+    if first is None or isinstance(first, (str, bytes)) or np.ndim(first) == 0:
+        return
+    n = len(first)
+    for k, v in values.items():
+        if sch.has_attr(k) and not isinstance(v, (str, bytes)) and np.ndim(v) > 0 \
+                and len(v) != n:
+            raise ValueError(f"value length ({len(v)}) does not match coordinate length "
+                             f"({n})")
+
+
 def _check_ascii(field, v) -> None:
     """TileDB-Py refuses non-ASCII text for a STRING_ASCII attribute or dimension."""
     if field._tiledb_dtype != "STRING_ASCII" or isinstance(v, bytes):
@@ -120,9 +134,11 @@ def write(array, inner, selection, value, nullmaps=None) -> None:
     sch = array.schema
     if isinstance(value, Mapping):
         values = dict(value)
-        for k in values:
-            if not sch.has_attr(k) and not sch.domain.has_dim(k):
-                raise TileDBError(f"Attribute '{k}' does not exist in the array schema")
+        unknown = [k for k in values if not sch.has_attr(k) and not sch.domain.has_dim(k)]
+        if unknown and sch.sparse:
+            _check_lengths(sch, selection, values)  # (TileDB-Py checks these first)
+        if unknown:
+            raise TileDBError(f"Attribute '{unknown[0]}' does not exist in the array schema")
     elif sch.nattr == 0 and value is None and sch.sparse:
         values = {}  # coordinates only
     elif sch.nattr == 1 or array.view_attr is not None:
