@@ -187,6 +187,13 @@ def write(array, inner, selection, value, nullmaps=None) -> None:
             not isinstance(s, bool) and s < 0 and d.dtype.kind in "iu" else s
             for s, d in zip(selection, sch.domain)) + tuple(selection[sch.domain.ndim:])
     if not sch.sparse:
+        box = inner._dense_box(selection)
+        shape = tuple(b - a + 1 for a, b in box)
+        for k, v in out.items():
+            if sch.has_attr(k) and not sch.attr(k).isvar and sch.attr(k).ncells == 1 and \
+                    isinstance(v, np.ndarray) and v.ndim == len(shape) and v.shape != shape:
+                raise ValueError(f"value shape {v.shape} of '{k}' does not match the "
+                                 f"subarray shape {shape}")
         first = next(iter(out.values()))
         if np.ndim(first) == 0 and not isinstance(first, (str, bytes)):
             box = inner._dense_box(selection)
