@@ -1070,7 +1070,7 @@ class Enumeration:
 
     def __repr__(self) -> str:
         return (f"Enumeration(name='{self.name}', dtype={self.dtype}, "
-                f"dtype_name={self.dtype.name}, cell_val_num={self.cell_val_num}, "
+                f"dtype_name='{self.dtype.name}', cell_val_num={self.cell_val_num}, "
                 f"ordered={self.ordered}, values={list(self.values())})")
 
     def _repr_html_(self) -> str:
@@ -1159,7 +1159,9 @@ class CurrentDomain:
 
     @property
     def type(self):
-        return "NDRECTANGLE"
+        from .libtiledb import CurrentDomainType
+
+        return CurrentDomainType.NDRECTANGLE
 
 
 # -- the schema --------------------------------------------------------------------------------
@@ -1287,7 +1289,8 @@ class ArraySchema:
         for e in self._enums:
             if e.name == name:
                 return e
-        raise TileDBError(f"enumeration '{name}' does not exist")
+        raise TileDBError("ArraySchema: Unable to check if unknown enumeration is loaded. No "
+                          f"enumeration named '{name}'.")
 
     def attr(self, key):
         if isinstance(key, str):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+
 from ..errors import TdbfilterError as TileDBError  # noqa: F401
 from ._types import VAR_NUM
 from .ctx import Config, Ctx  # noqa: F401
@@ -14,6 +16,12 @@ def version() -> tuple:
 
 def TILEDB_VAR_NUM() -> int:
     return VAR_NUM
+
+
+class CurrentDomainType(enum.IntEnum):
+    """The kinds of current domain (TileDB's ``tiledb_current_domain_type_t``)."""
+
+    NDRECTANGLE = 0
 
 
 class DataType:
