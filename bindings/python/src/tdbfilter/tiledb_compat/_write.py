@@ -191,7 +191,9 @@ def write(array, inner, selection, value, nullmaps=None) -> None:
         shape = tuple(b - a + 1 for a, b in box)
         for k, v in out.items():
             if sch.has_attr(k) and not sch.attr(k).isvar and sch.attr(k).ncells == 1 and \
-                    isinstance(v, np.ndarray) and v.ndim == len(shape) and v.shape != shape:
+                    isinstance(v, np.ndarray) and v.ndim == len(shape) and v.shape != shape \
+                    and v.size == int(np.prod(shape)):
+                # (as many cells in another shape; a wrong count is TileDB's error below)
                 raise ValueError(f"value shape {v.shape} of '{k}' does not match the "
                                  f"subarray shape {shape}")
         first = next(iter(out.values()))
