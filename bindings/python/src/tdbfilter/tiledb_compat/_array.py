@@ -168,10 +168,16 @@ class Array:
         self._meta = None
 
     # -- creation ----------------------------------------------------------------------------
-    @staticmethod
-    def create(uri, schema: ArraySchema, key=None, overwrite: bool = False, ctx=None):
+    @classmethod
+    def create(cls, uri, schema: ArraySchema, key=None, overwrite: bool = False, ctx=None):
         if not isinstance(schema, ArraySchema):
             raise TypeError("schema must be a tiledb.ArraySchema")
+        if issubclass(cls, DenseArray) and schema.sparse:
+            raise ValueError("Array.create `schema` argument must be a dense schema for "
+                             "DenseArray and subclasses")
+        if issubclass(cls, SparseArray) and not schema.sparse:
+            raise ValueError("Array.create `schema` argument must be a sparse schema for "
+                             "SparseArray and subclasses")
         _check_ctx(ctx)
         key = _key(key, None, ctx)
         if overwrite and os.path.isdir(str(uri)):
@@ -420,7 +426,23 @@ class Array:
             raise TileDBError("Array is not opened for writing")
         from ._write import write
 
+        before = len(inner.written_fragments)
         write(self, inner, selection, value)
+        self._last_written = inner.written_fragments[before:]
+
+    @property
+    def last_write_info(self):
+        """TileDB-Py's ``last_write_info``: fragment URI -> (start, end) timestamps of the
+        fragments the last write made (None before any)."""
+        names = getattr(self, "_last_written", None)
+        if names is None:
+            return None
+        out = OrderedDict()
+        for n in names:
+            parts = os.path.basename(n).split("_")
+            out[os.path.join(self._uri, "__fragments", os.path.basename(n))] = \
+                (int(parts[2]), int(parts[3]))
+        return out
 
     def consolidate(self, config=None, key=None, fragment_uris=None, timestamp=None) -> None:
         """Consolidates this array's fragments (TileDB-Py's ``Array.consolidate``): as
