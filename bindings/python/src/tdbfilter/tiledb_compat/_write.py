@@ -11,11 +11,25 @@ import numpy as np
 from ..errors import TdbfilterError as TileDBError
 
 
+def _same_kind(v: np.ndarray) -> bool:
+    """Whether an object array's cells are all of one kind (text, bytes, or arrays of one
+    dtype; None aside), as TileDB-Py's buffer conversion requires."""
+    kinds = set()
+    for x in np.ma.getdata(v).reshape(-1):
+        if x is None:
+            continue
+        kinds.add("str" if isinstance(x, str) else "bytes" if isinstance(x, bytes) else
+                  ("array", np.asarray(x).dtype.str))
+        if len(kinds) > 1:
+            return False
+    return True
+
+
 def _cells(attr, v: Any):
     """One attribute's values cast as TileDB-Py casts them."""
     if attr.isvar:
-        if isinstance(v, np.ndarray) and v.dtype.kind in "SU" and attr.dtype.kind in "SU":
-            return v
+        if isinstance(v, np.ndarray) and v.dtype == object and not _same_kind(v):
+            raise TypeError(f"Failed to convert buffer for attribute: '{attr.name}'")
         return v
     masked = isinstance(v, np.ma.MaskedArray)
     data = np.ma.getdata(v) if masked else v
