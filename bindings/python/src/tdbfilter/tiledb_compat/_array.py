@@ -613,6 +613,44 @@ def remove(uri, ctx=None) -> None:
     shutil.rmtree(p[len("file://"):] if p.startswith("file://") else p)
 
 
+def schema_like(*args, shape=None, dtype=None, ctx=None, **kwargs):
+    """TileDB-Py's ``schema_like``: the dense schema of a numpy-like array (or of ``shape``
+    and ``dtype``): one anonymous attribute of its dtype, dimensions ``[0, n - 1]`` of
+    ``dim_dtype`` (uint64) tiled by ``tile`` (default: the whole dimension)."""
+    from ._schema import Dim, Domain
+
+    dim_dtype = np.dtype(kwargs.pop("dim_dtype", np.uint64))
+    tile = kwargs.pop("tile", None)
+    if len(args) == 1:
+        arr = args[0]
+        if not all(hasattr(arr, a) for a in ("shape", "dtype", "ndim")):
+            raise ValueError("expected ndarray-like object")
+        shape = tuple(arr.shape)
+        if arr.dtype == object:
+            first = arr.flat[0] if arr.size else ""
+            dtype = np.dtype("U") if isinstance(first, str) else np.dtype("S")
+        else:
+            dtype = arr.dtype
+        kwargs = {}
+    elif shape and dtype is not None:
+        if np.issubdtype(np.bytes_, dtype):
+            dtype = np.dtype("S")
+        elif np.issubdtype(dtype, np.str_):
+            dtype = np.dtype("U")
+    else:
+        raise ValueError("Must provide either ndarray-like object or 'shape' and 'dtype' "
+                         "keyword arguments")
+    ndim = len(shape)
+    tiles = None if tile is None else (tuple(tile) if isinstance(tile, (tuple, list)) else
+                                       (tile,) * ndim)
+    if tiles is not None and len(tiles) != ndim:
+        raise ValueError("'tile' argument must be iterable and match array dimensionality")
+    dims = [Dim(domain=(0, shape[d] - 1), tile=tiles[d] if tiles else shape[d],
+                dtype=dim_dtype, ctx=ctx) for d in range(ndim)]
+    return ArraySchema(domain=Domain(*dims), attrs=(Attr(dtype=dtype, ctx=ctx),), ctx=ctx,
+                       **kwargs)
+
+
 def from_numpy(uri, array, config=None, ctx=None, **kwargs):
     """TileDB-Py's ``from_numpy``: a dense array holding ``array`` (``mode`` "ingest"
     creates it, "schema_only" only creates, "append" writes into an existing one)."""
