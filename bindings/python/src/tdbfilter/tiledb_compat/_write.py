@@ -195,6 +195,13 @@ def write(array, inner, selection, value, nullmaps=None) -> None:
     if not sch.sparse and not isinstance(selection, tuple):
         selection = (selection,)
     if not sch.sparse:
+        # TileDB-Py: a datetime slice's stop is inclusive
+        selection = tuple(
+            slice(s.start, s.stop.astype(d.dtype) + np.timedelta64(1, np.datetime_data(
+                d.dtype)[0]), s.step)
+            if isinstance(s, slice) and isinstance(s.stop, np.datetime64) and
+            d.dtype.kind == "M" else s
+            for s, d in zip(selection, sch.domain)) + tuple(selection[sch.domain.ndim:])
         # TileDB-Py: a negative scalar index counts back from the domain's upper bound
         selection = tuple(
             int(s) + int(d.domain[1]) + 1 if isinstance(s, (int, np.integer)) and
