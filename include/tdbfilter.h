@@ -2186,6 +2186,31 @@ tdb_status_t tdb_array_metadata_put_with_config(const char *path,
                                                 tdb_error_t **error);
 
 /**
+ * Writes `count` array metadata changes into the array at `path` as ONE new `__meta` file at
+ * `timestamp` (milliseconds; 0: now; UINT64_MAX is `TDB_ERR_INVALID_ARGUMENT`), as TileDB
+ * writes the changes made while an array is open for writing when it closes. Change `i`
+ * deletes `names[i]` when `deletes[i]` is non-zero (its type, count and value are then not
+ * read), else puts `value_counts[i]` values of `types[i]` from `values[i]`
+ * (`value_sizes[i]` bytes, exactly the count × the type's size). Later changes of a name win
+ * over earlier ones. `count` 0 writes nothing. `key`/`key_len`: the array's AES-256-GCM key,
+ * or NULL and 0; `config` (may be NULL): object-store options. A bad change is
+ * `TDB_ERR_INVALID_ARGUMENT` and nothing is written.
+ */
+tdb_status_t tdb_array_metadata_write(const char *path,
+                                      const void *key,
+                                      size_t key_len,
+                                      uint64_t timestamp,
+                                      const char *const *names,
+                                      const tdb_datatype_t *types,
+                                      const uint32_t *value_counts,
+                                      const void *const *values,
+                                      const size_t *value_sizes,
+                                      const uint8_t *deletes,
+                                      size_t count,
+                                      const tdb_config_t *config,
+                                      tdb_error_t **error);
+
+/**
  * Deletes the array metadata entry `name` of the array at `path`: one new `__meta` file at
  * `timestamp` (milliseconds; 0: now; UINT64_MAX is `TDB_ERR_INVALID_ARGUMENT`) holding the
  * deletion, as TileDB writes it. Deleting a

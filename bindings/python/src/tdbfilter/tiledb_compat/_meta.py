@@ -189,5 +189,9 @@ class Metadata(MutableMapping):
         return repr(self._data())
 
     def consolidate(self):
-        raise TileDBError("metadata consolidation is not supported by tdbfilter's TileDB-Py API "
-                          "yet")
+        """Consolidates the array's metadata files (TileDB's ``array_meta`` consolidation;
+        vacuum with ``sm.vacuum.mode`` ``array_meta`` to remove the merged files)."""
+        a = self.array
+        a._open()
+        _write.consolidate(a.uri, mode="array_meta", config=a._config,
+                           key=_write.key_bytes(a._key))
