@@ -91,8 +91,12 @@ def _nulls_of_objects(attr, v):
     mask = np.array([x is None for x in v.reshape(-1)], dtype=bool).reshape(v.shape)
     if not mask.any():
         return v
-    empty = b"" if attr.dtype.kind == "S" else "" if attr.dtype.kind == "U" else \
-        np.zeros((), attr.dtype)[()]
+    first = next((x for x in v.reshape(-1) if x is not None), None)
+    if isinstance(first, (str, bytes)):
+        empty = type(first)()  # the kind of the other cells
+    else:
+        empty = b"" if attr.dtype.kind == "S" else "" if attr.dtype.kind == "U" else \
+            np.zeros((), attr.dtype)[()]
     data = v.copy()
     data[mask] = empty
     return np.ma.array(data, mask=mask)
