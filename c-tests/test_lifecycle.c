@@ -1,7 +1,7 @@
 /* The array lifecycle and groups through the C API: tdb_array_consolidate,
- * tdb_array_consolidation_plan, tdb_array_delete_fragments, tdb_array_vacuum, tdb_array_evolve,
- * tdb_array_delete, and tdb_group_t (members, metadata, commits), with the refusals that change
- * nothing. The per-run folder is removed at the end. */
+ * tdb_array_consolidation_plan, tdb_array_delete_cells, tdb_array_delete_fragments,
+ * tdb_array_vacuum, tdb_array_evolve, tdb_array_delete, and tdb_group_t (members, metadata,
+ * commits), with the refusals that change nothing. The per-run folder is removed at the end. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <dirent.h>
 #include <unistd.h>
@@ -241,6 +241,28 @@ static void test_array_lifecycle(void) {
   CHECK_OK(tdb_array_create(path, SPARSE, NULL, 0, E));
   for (uint64_t t = 1; t <= 3; t++) write_fragment(path, t);
   CHECK(fragment_count(path) == 3);
+
+  /* Deleting cells: a bad condition, the reserved timestamp and a bad key write nothing;
+   * a delete at 3 hides a = 10 (written at 1) and is a commit, not a fragment. */
+  int c0 = sub_entries(path, "__commits");
+  CHECK_ERR(tdb_array_delete_cells(path, "nope == 1", 3, NULL, 0, NULL, E),
+            TDB_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tdb_array_delete_cells(path, "a == 10", UINT64_MAX, NULL, 0, NULL, E),
+            TDB_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tdb_array_delete_cells(path, "a == 10", 3, "short", 5, NULL, E),
+            TDB_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tdb_array_delete_cells(path, NULL, 3, NULL, 0, NULL, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK(sub_entries(path, "__commits") == c0);
+  CHECK_OK(tdb_array_delete_cells(path, "a == 10", 3, NULL, 0, NULL, E));
+  CHECK(sub_entries(path, "__commits") == c0 + 1);
+  int32_t left[4];
+  CHECK(read_i32(path, "a", left, 4) == 2 && left[0] == 20 && left[1] == 30);
+  tdb_array_t *at2 = NULL;
+  uint32_t frags_at2 = 0;
+  CHECK_OK(tdb_array_open(path, NULL, 0, &at2, E));
+  CHECK_OK(tdb_array_fragment_count(at2, &frags_at2, E));
+  CHECK(frags_at2 == 3);
+  tdb_array_free(at2);
 
   CHECK_ERR(tdb_array_delete_fragments(path, 3, 1, NULL, E), TDB_ERR_INVALID_ARGUMENT);
   CHECK(fragment_count(path) == 3);

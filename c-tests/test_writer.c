@@ -1,6 +1,7 @@
 /* The array writer through the C API: tdb_array_create from schema JSON, tdb_writer_t dense
  * (row-major box, global-order streaming), sparse (unordered, var-size, nullable), array
- * metadata put/delete, reads back through tdb_array_t, and the errors that commit nothing. */
+ * metadata put/delete/write (several changes as one file), reads back through tdb_array_t,
+ * and the errors that commit nothing. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <dirent.h>
 #include <sys/stat.h>
@@ -261,6 +262,29 @@ static void test_sparse_and_metadata(void) {
   CHECK_OK(tdb_array_open_at(path, NULL, 0, 0, 11, &a, E));
   CHECK_OK(tdb_array_metadata_count(a, &n, E));
   CHECK(n == 2);
+  tdb_array_free(a);
+
+  /* Several changes as one file: two puts and a deletion; a bad change writes nothing. */
+  const char *names[3] = {"a", "b", "title"};
+  tdb_datatype_t types[3] = {TDB_INT32, TDB_STRING_UTF8, TDB_INT32};
+  uint32_t counts[3] = {2, 2, 0};
+  const void *values[3] = {v, "hi", NULL};
+  size_t sizes[3] = {sizeof v, 2, 0};
+  uint8_t deletes[3] = {0, 0, 1};
+  size_t bad_sizes[3] = {4, 2, 0};
+  CHECK_ERR(tdb_array_metadata_write(path, NULL, 0, 14, names, types, counts, values, bad_sizes,
+                                     deletes, 3, NULL, E),
+            TDB_ERR_INVALID_ARGUMENT);
+  CHECK(sub_entries(path, "__meta") == 3);
+  CHECK_OK(tdb_array_metadata_write(path, NULL, 0, 14, names, types, counts, values, sizes,
+                                    deletes, 3, NULL, E));
+  CHECK(sub_entries(path, "__meta") == 4);
+  CHECK_OK(tdb_array_metadata_write(path, NULL, 0, 15, NULL, NULL, NULL, NULL, NULL, NULL, 0,
+                                    NULL, E));
+  CHECK(sub_entries(path, "__meta") == 4);
+  CHECK_OK(tdb_array_open(path, NULL, 0, &a, E));
+  CHECK_OK(tdb_array_metadata_count(a, &n, E));
+  CHECK(n == 2); /* a and b; title deleted */
   tdb_array_free(a);
 }
 

@@ -1378,6 +1378,23 @@ tdb_status_t tdb_array_delete_fragments(const char *uri,
                                         tdb_error_t **error);
 
 /**
+ * Deletes the cells of the sparse array at `uri` matching `condition` (a NUL-terminated
+ * TileDB-Py condition text, typed against the schema at the delete's timestamp), as TileDB's
+ * delete queries do (`tiledb.open(uri, "d", timestamp=T).query(cond=...).submit()`): writes
+ * the commit `__commits/__T_T_<uuid>_22.del`, after which reads hide the matching cells
+ * written at or before `T`. `timestamp`: milliseconds, 0 for now. `key`/`key_len`: the
+ * array's AES-256-GCM key, or NULL and 0. A dense array, a bad condition or the reserved
+ * timestamp `UINT64_MAX` is `TDB_ERR_INVALID_ARGUMENT`, and nothing is written.
+ */
+tdb_status_t tdb_array_delete_cells(const char *uri,
+                                    const char *condition,
+                                    uint64_t timestamp,
+                                    const void *key,
+                                    size_t key_len,
+                                    const tdb_config_t *config,
+                                    tdb_error_t **error);
+
+/**
  * Removes the array at `uri` as TileDB's `tiledb_array_delete`: its fragments, commits,
  * schemas and metadata, TileDB's folders, and the array folder when nothing else is left in
  * it (files TileDB did not make stay). A folder that is not an array is
@@ -2167,6 +2184,31 @@ tdb_status_t tdb_array_metadata_put_with_config(const char *path,
                                                 size_t value_size,
                                                 const tdb_config_t *config,
                                                 tdb_error_t **error);
+
+/**
+ * Writes `count` array metadata changes into the array at `path` as ONE new `__meta` file at
+ * `timestamp` (milliseconds; 0: now; UINT64_MAX is `TDB_ERR_INVALID_ARGUMENT`), as TileDB
+ * writes the changes made while an array is open for writing when it closes. Change `i`
+ * deletes `names[i]` when `deletes[i]` is non-zero (its type, count and value are then not
+ * read), else puts `value_counts[i]` values of `types[i]` from `values[i]`
+ * (`value_sizes[i]` bytes, exactly the count × the type's size). Later changes of a name win
+ * over earlier ones. `count` 0 writes nothing. `key`/`key_len`: the array's AES-256-GCM key,
+ * or NULL and 0; `config` (may be NULL): object-store options. A bad change is
+ * `TDB_ERR_INVALID_ARGUMENT` and nothing is written.
+ */
+tdb_status_t tdb_array_metadata_write(const char *path,
+                                      const void *key,
+                                      size_t key_len,
+                                      uint64_t timestamp,
+                                      const char *const *names,
+                                      const tdb_datatype_t *types,
+                                      const uint32_t *value_counts,
+                                      const void *const *values,
+                                      const size_t *value_sizes,
+                                      const uint8_t *deletes,
+                                      size_t count,
+                                      const tdb_config_t *config,
+                                      tdb_error_t **error);
 
 /**
  * Deletes the array metadata entry `name` of the array at `path`: one new `__meta` file at

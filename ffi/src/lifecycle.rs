@@ -11,7 +11,8 @@ use super::guard::{self, guard};
 use std::ffi::{c_char, c_void};
 use tdbfilter::Error;
 use tdbfilter::array::lifecycle::{
-    self, ConsolidateMode, ConsolidateOptions, EvolveOptions, VacuumMode, VacuumOptions,
+    self, ConsolidateMode, ConsolidateOptions, DeleteCellsOptions, EvolveOptions, VacuumMode,
+    VacuumOptions,
 };
 
 /// Consolidates the array at `uri` as TileDB 2.30's `tiledb_array_consolidate` (or, with a
@@ -181,6 +182,47 @@ pub unsafe extern "C" fn tdb_array_delete_fragments(
     guard(error, || {
         let uri = guard::c_str(uri, "uri")?;
         lifecycle::delete_fragments(uri, timestamp_start, timestamp_end, &config_of(config)?)?;
+        Ok(())
+    })
+}
+
+/// Deletes the cells of the sparse array at `uri` matching `condition` (a NUL-terminated
+/// TileDB-Py condition text, typed against the schema at the delete's timestamp), as TileDB's
+/// delete queries do (`tiledb.open(uri, "d", timestamp=T).query(cond=...).submit()`): writes
+/// the commit `__commits/__T_T_<uuid>_22.del`, after which reads hide the matching cells
+/// written at or before `T`. `timestamp`: milliseconds, 0 for now. `key`/`key_len`: the
+/// array's AES-256-GCM key, or NULL and 0. A dense array, a bad condition or the reserved
+/// timestamp `UINT64_MAX` is `TDB_ERR_INVALID_ARGUMENT`, and nothing is written.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_delete_cells(
+    uri: *const c_char,
+    condition: *const c_char,
+    timestamp: u64,
+    key: *const c_void,
+    key_len: usize,
+    config: *const tdb_config_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let uri = guard::c_str(uri, "uri")?;
+        let condition = guard::c_str(condition, "condition")?;
+        let key = guard::bytes(key.cast(), key_len, "key")?;
+        if !key.is_empty() && key.len() != 32 {
+            return Err(Error::invalid(format!(
+                "an AES-256-GCM key has 32 bytes, not {}",
+                key.len()
+            )));
+        }
+        let options = DeleteCellsOptions {
+            key: (!key.is_empty()).then(|| key.to_vec()),
+            config: config_of(config)?,
+        };
+        lifecycle::delete_cells(
+            uri,
+            condition,
+            (timestamp != 0).then_some(timestamp),
+            &options,
+        )?;
         Ok(())
     })
 }

@@ -110,6 +110,57 @@ pub unsafe extern "C" fn tdb_array_metadata_put_with_config(
     })
 }
 
+/// Writes `count` array metadata changes into the array at `path` as ONE new `__meta` file at
+/// `timestamp` (milliseconds; 0: now; UINT64_MAX is `TDB_ERR_INVALID_ARGUMENT`), as TileDB
+/// writes the changes made while an array is open for writing when it closes. Change `i`
+/// deletes `names[i]` when `deletes[i]` is non-zero (its type, count and value are then not
+/// read), else puts `value_counts[i]` values of `types[i]` from `values[i]`
+/// (`value_sizes[i]` bytes, exactly the count × the type's size). Later changes of a name win
+/// over earlier ones. `count` 0 writes nothing. `key`/`key_len`: the array's AES-256-GCM key,
+/// or NULL and 0; `config` (may be NULL): object-store options. A bad change is
+/// `TDB_ERR_INVALID_ARGUMENT` and nothing is written.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn tdb_array_metadata_write(
+    path: *const c_char,
+    key: *const c_void,
+    key_len: usize,
+    timestamp: u64,
+    names: *const *const c_char,
+    types: *const tdb_datatype_t,
+    value_counts: *const u32,
+    values: *const *const c_void,
+    value_sizes: *const usize,
+    deletes: *const u8,
+    count: usize,
+    config: *const tdb_config_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let names = guard::slice(names, count, "names")?;
+        let types = guard::slice(types, count, "types")?;
+        let value_counts = guard::slice(value_counts, count, "value_counts")?;
+        let values = guard::slice(values, count, "values")?;
+        let value_sizes = guard::slice(value_sizes, count, "value_sizes")?;
+        let deletes = guard::slice(deletes, count, "deletes")?;
+        let mut changes = Vec::with_capacity(count);
+        for i in 0..count {
+            changes.push(if deletes[i] != 0 {
+                MetadataChange::Delete(guard::c_str(names[i], "names")?.to_string())
+            } else {
+                put_change(
+                    names[i],
+                    types[i],
+                    value_counts[i],
+                    values[i],
+                    value_sizes[i],
+                )?
+            });
+        }
+        write_changes(path, key, key_len, timestamp, &changes, config)
+    })
+}
+
 fn put_change(
     name: *const c_char,
     r#type: tdb_datatype_t,
@@ -174,9 +225,20 @@ fn write_metadata(
     change: MetadataChange,
     config: *const tdb_config_t,
 ) -> Result<()> {
+    write_changes(path, key, key_len, timestamp, &[change], config)
+}
+
+fn write_changes(
+    path: *const c_char,
+    key: *const c_void,
+    key_len: usize,
+    timestamp: u64,
+    changes: &[MetadataChange],
+    config: *const tdb_config_t,
+) -> Result<()> {
     let path = guard::c_str(path, "path")?;
     let key = optional_key(key, key_len)?;
-    tdbfilter::array::write_metadata(path, key, Some(timestamp), &[change], &config_of(config)?)?;
+    tdbfilter::array::write_metadata(path, key, Some(timestamp), changes, &config_of(config)?)?;
     Ok(())
 }
 

@@ -264,6 +264,9 @@ SIGNATURES: dict[str, tuple[object, list]] = {
                 c_size_t, P, PP]),
     "tdb_array_metadata_delete_with_config": (
         c_int, [c_char_p, c_void_p, c_size_t, c_uint64, c_char_p, P, PP]),
+    "tdb_array_metadata_write": (
+        c_int, [c_char_p, c_void_p, c_size_t, c_uint64, STRP, U32P, U32P, PP, SIZEP,
+                POINTER(c_uint8), c_size_t, P, PP]),
     "tdb_writer_open_with_config": (c_int, [c_char_p, c_void_p, c_size_t, c_uint64, P, PP, PP]),
     "tdb_writer_free": (None, [P]),
     "tdb_writer_set_layout": (c_int, [P, c_uint32, PP]),
@@ -283,6 +286,7 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_array_vacuum": (c_int, [c_char_p, c_char_p, P, PP]),
     "tdb_array_delete_fragments": (c_int, [c_char_p, c_uint64, c_uint64, P, PP]),
     "tdb_array_delete": (c_int, [c_char_p, P, PP]),
+    "tdb_array_delete_cells": (c_int, [c_char_p, c_char_p, c_uint64, c_void_p, c_size_t, P, PP]),
     "tdb_array_evolve": (c_int, [c_char_p, c_char_p, c_uint64, P, PP]),
     # groups
     "tdb_group_create": (c_int, [c_char_p, P, PP]),

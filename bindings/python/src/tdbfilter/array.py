@@ -623,20 +623,15 @@ class Array(metaclass=abc.ABCMeta):
             bufs, self._config))
 
     def _flush_meta(self) -> None:
-        """Writes the pending metadata changes: deletions of the other spellings of a key
+        """Writes the pending metadata changes as one ``__meta`` file (as TileDB does when the
+        array closes): deletions of the other spellings of a key
         (plain vs ``__np_flat_``/``__np_shape_``) only where the array has them."""
         ops, self._meta_ops = self._meta_ops, {}
         with Array(self.path, key=self._key, config=self._config) as reader:
             present = set(reader.metadata)
-        names = [n for n in ops if ops[n] is not None or n in present]
-        for name in names:
-            op = ops[name]
-            if op is None:
-                _write.metadata_delete(self.path, self._key, self._write_timestamp, name,
-                                       self._config)
-            else:
-                _write.metadata_put(self.path, self._key, self._write_timestamp, name, *op,
-                                    config=self._config)
+        changes = {n: ops[n] for n in ops if ops[n] is not None or n in present}
+        _write.metadata_write(self.path, self._key, self._write_timestamp, changes,
+                              self._config)
 
 
 class Metadata:

@@ -335,6 +335,39 @@ def metadata_delete(path: str, key: Optional[bytes], timestamp: int, name: str,
               len(key) if key else 0, timestamp, name.encode(), cfg)
 
 
+def metadata_write(path: str, key: Optional[bytes], timestamp: int,
+                   changes: Mapping[str, Optional[tuple]],
+                   config: Optional[Mapping[str, Any]] = None) -> None:
+    """``changes`` (name -> ``(type name, count, bytes)`` to put, or None to delete) as one
+    ``tdb_array_metadata_write``: one ``__meta`` file, as TileDB writes on close."""
+    from ._datatypes import datatype_from_name
+
+    n = len(changes)
+    if n == 0:
+        return
+    names = (c_char_p * n)(*[k.encode() for k in changes])
+    types = (ctypes.c_uint32 * n)()
+    counts = (ctypes.c_uint32 * n)()
+    values = (c_void_p * n)()
+    sizes = (ctypes.c_size_t * n)()
+    deletes = (c_uint8 * n)()
+    keep = []
+    for i, op in enumerate(changes.values()):
+        if op is None:
+            deletes[i] = 1
+            continue
+        type_name, count, value = op
+        buf = ctypes.create_string_buffer(value, max(len(value), 1))
+        keep.append(buf)
+        types[i] = datatype_from_name(type_name)
+        counts[i] = count
+        values[i] = ctypes.cast(buf, ctypes.c_void_p)
+        sizes[i] = len(value)
+    with config_handle(config) as cfg:
+        _call(lib().tdb_array_metadata_write, path.encode(), key, len(key) if key else 0,
+              timestamp, names, types, counts, values, sizes, deletes, n, cfg)
+
+
 _U64_MAX = 2**64 - 1
 
 

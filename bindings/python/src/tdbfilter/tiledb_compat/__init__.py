@@ -14,7 +14,7 @@ import sys
 from ..errors import TdbfilterError as TileDBError
 from . import ctx, libtiledb, main, vfs  # noqa: F401
 from ._array import (Array, DenseArray, SparseArray, array_exists, from_numpy, object_type,
-                     open, remove)
+                     open, remove, schema_like)
 from ._fragment import (FragmentInfo, FragmentInfoList, array_fragments,
                         copy_fragments_to_existing_array, create_array_from_fragments)
 from ._group import Group, GroupMetadata, Object, group_create, ls, move, walk
@@ -62,7 +62,18 @@ stats_enable = _not_built("stats_enable")
 stats_disable = _not_built("stats_disable")
 stats_reset = _not_built("stats_reset")
 stats_dump = _not_built("stats_dump")
-schema_like = _not_built("schema_like")
+
+
+def as_built(return_json_string=False):
+    """TileDB-Py's ``as_built``: the storage backends this API's ``tiledb.VFS`` supports
+    (as ``VFS.supports`` answers) and no REST serialization."""
+    import json
+
+    fs = VFS()
+    built = {"as_built": {"parameters": {
+        "storage_backends": {b: {"enabled": fs.supports(b)} for b in ("azure", "gcs", "s3")},
+        "support": {"serialization": {"enabled": False}}}}}
+    return json.dumps(built, indent=2) if return_json_string else built
 empty_like = _not_built("empty_like")
 
 
@@ -87,7 +98,7 @@ __all__ = [
     "Enumeration", "FileIO", "Filter", "FilterList", "FloatScaleFilter", "FragmentInfo",
     "FragmentInfoList", "Group", "GroupMetadata", "GzipFilter", "LZ4Filter", "Metadata", "NDRectangle", "NoOpFilter", "Object",
     "PositiveDeltaFilter", "QueryCondition", "RleFilter", "SparseArray", "SparseArrayImpl", "Subarray", "TileDBError", "VFS",
-    "WebpFilter", "XORFilter", "ZstdFilter", "array_exists", "array_fragments", "consolidate",
+    "WebpFilter", "XORFilter", "ZstdFilter", "array_exists", "as_built", "array_fragments", "consolidate",
     "copy_fragments_to_existing_array", "create_array_from_fragments",
     "default_ctx", "empty_like", "from_csv", "from_numpy", "from_pandas", "from_parquet", "group_create", "ls",
     "move", "object_type", "open", "open_dataframe", "remove", "schema_like", "scope_ctx",

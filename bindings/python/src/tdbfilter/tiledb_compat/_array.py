@@ -25,8 +25,28 @@ from ._schema import ArraySchema, Attr
 _U64_MAX = 2**64 - 1
 
 
-def _key(key):
-    return key
+def _key(key, config=None, ctx=None):
+    """The encryption key: ``key``, else the ``sm.encryption_key`` of ``config`` or ``ctx``
+    (when its ``sm.encryption_type`` is AES_256_GCM), as TileDB-Py takes it."""
+    if key is not None:
+        return key
+    from .ctx import Config, default_ctx
+
+    for c in (config, (ctx if ctx is not None else default_ctx()).config()):
+        if c is None:
+            continue
+        cfg = c if isinstance(c, Config) else Config(c)
+        if cfg.get("sm.encryption_type", "NO_ENCRYPTION") == "AES_256_GCM" and \
+                cfg.get("sm.encryption_key"):
+            return cfg.get("sm.encryption_key")
+    return None
+
+
+def _check_ctx(ctx) -> None:
+    from .ctx import Ctx
+
+    if ctx is not None and not isinstance(ctx, Ctx):
+        raise TypeError(f"expected a tiledb.Ctx, not {type(ctx).__name__}")
 
 
 def _config_dict(config, ctx) -> Optional[dict]:
@@ -77,11 +97,34 @@ def _open_inner(uri, mode, key, timestamp, config) -> _Inner:
 
 
 def _schema_of(uri, key=None, ctx=None) -> ArraySchema:
-    inner = _open_inner(uri, "r", key, None, _config_dict(None, ctx))
+    inner = _open_inner(uri, "r", _key(key, None, ctx), None, _config_dict(None, ctx))
     try:
         return ArraySchema._from_json(_schema_json(inner))
     finally:
         inner.close()
+
+
+class DeleteQuery:
+    """``A.query(cond=...)`` of an array opened in mode ``"d"``: ``submit()`` deletes the
+    cells matching the condition (a commit at the array's opening timestamp, or now)."""
+
+    def __init__(self, array, cond):
+        from ._index import _cond_text
+
+        self.array = array
+        self.cond = _cond_text(cond)
+
+    def submit(self) -> None:
+        from ._lifecycle import delete_cells
+
+        a = self.array
+        a._open()
+        if self.cond is None:
+            raise TileDBError("Cannot initialize deletes; One condition is needed")
+        ts = a._timestamp
+        if isinstance(ts, tuple):
+            ts = ts[1]
+        delete_cells(a.uri, self.cond, ts, a._key, a._config)
 
 
 class Array:
@@ -90,7 +133,8 @@ class Array:
 
     def __new__(cls, uri=None, *args, **kwargs):
         if cls is Array and uri is not None:
-            sparse = _schema_of(uri, kwargs.get("key"), kwargs.get("ctx")).sparse
+            sparse = _schema_of(uri, _key(kwargs.get("key"), kwargs.get("config"),
+                                          kwargs.get("ctx")), kwargs.get("ctx")).sparse
             cls = SparseArray if sparse else DenseArray
         return object.__new__(cls)
 
@@ -98,11 +142,13 @@ class Array:
                  config=None, ctx=None):
         if mode not in ("r", "w", "d", "m"):
             raise TileDBError(f"TileDB array mode must be 'r', 'w', 'm', or 'd', not {mode!r}")
-        if mode in ("d", "m"):
-            raise TileDBError(f"mode {mode!r} (deletes, modify-exclusive) is not supported by "
-                              "tdbfilter's TileDB-Py API yet")
+        if mode == "m":
+            raise TileDBError("mode 'm' (modify-exclusive) is not supported by tdbfilter's "
+                              "TileDB-Py API yet")
+        _check_ctx(ctx)
         self._uri = str(uri)
         self._mode = mode
+        key = _key(key, config, ctx)
         self._key = key
         self._ctx = ctx
         self._timestamp = timestamp
@@ -122,12 +168,24 @@ class Array:
         self._meta = None
 
     # -- creation ----------------------------------------------------------------------------
-    @staticmethod
-    def create(uri, schema: ArraySchema, key=None, overwrite: bool = False, ctx=None):
+    @classmethod
+    def create(cls, uri, schema: ArraySchema, key=None, overwrite: bool = False, ctx=None):
         if not isinstance(schema, ArraySchema):
             raise TypeError("schema must be a tiledb.ArraySchema")
+        if issubclass(cls, DenseArray) and schema.sparse:
+            raise ValueError("Array.create `schema` argument must be a dense schema for "
+                             "DenseArray and subclasses")
+        if issubclass(cls, SparseArray) and not schema.sparse:
+            raise ValueError("Array.create `schema` argument must be a sparse schema for "
+                             "SparseArray and subclasses")
+        _check_ctx(ctx)
+        key = _key(key, None, ctx)
         if overwrite and os.path.isdir(str(uri)):
             shutil.rmtree(str(uri))
+        elif overwrite:
+            import warnings
+
+            warnings.warn("Overwrite set, but array does not exist", UserWarning, stacklevel=2)
         _write.create(str(uri), schema._json(), key, _config_dict(None, ctx))
 
     @classmethod
@@ -141,9 +199,16 @@ class Array:
             self._inner = None
 
     def reopen(self, timestamp=None) -> None:
+        if self._inner is None:
+            raise TileDBError("Cannot reopen array; Array is not open")
         self.close()
         if timestamp is not None:
             self._timestamp = timestamp
+        elif self._timestamp is not None:
+            # TileDB reopens at the current time (a start stays)
+            ts = self._timestamp
+            self._timestamp = (ts[0], None) if isinstance(ts, tuple) and ts[0] is not None \
+                else None
         self._inner = _open_inner(self._uri, self._mode, self._key, self._timestamp,
                                   self._config)
         self._schema = ArraySchema._from_json(_schema_json(self._inner))
@@ -174,6 +239,8 @@ class Array:
     # -- facts ---------------------------------------------------------------------------------
     @property
     def schema(self) -> ArraySchema:
+        if getattr(self, "_inner", None) is None:
+            raise TileDBError("Cannot get array schema; Array is not open")
         return self._schema
 
     @property
@@ -261,7 +328,14 @@ class Array:
             raise TileDBError("nonempty_domain is available in read mode")
         ned = inner.non_empty_domain()
         if ned is None:
-            return None
+            # TileDB-Py walks the dimensions: an empty string one is (None, None), an empty
+            # fixed-size one makes the whole None
+            out = []
+            for d in self._schema.domain:
+                if not d.isvar:
+                    return None
+                out.append((None, None))
+            return tuple(out)
         out = []
         for d, (lo, hi) in zip(self._schema.domain, ned):
             if d.isvar:
@@ -271,7 +345,7 @@ class Array:
                 out.append((np.datetime64(int(np.int64(lo.view(np.int64))), unit),
                             np.datetime64(int(np.int64(hi.view(np.int64))), unit)))
             else:
-                out.append((d.dtype.type(lo), d.dtype.type(hi)))
+                out.append((d.dtype.type(lo).item(), d.dtype.type(hi).item()))
         return tuple(out)
 
     # -- metadata --------------------------------------------------------------------------------
@@ -317,6 +391,11 @@ class Array:
     def query(self, attrs=None, cond=None, dims=None, coords=None, order=None,
               use_arrow=None, return_arrow=False, return_incomplete=False, index_col=True,
               has_coords=False, attr_cond=None):
+        if self._mode == "d":
+            self._open()
+            if not self._schema.sparse:
+                raise TileDBError("Delete mode is not supported for queries on Dense Arrays")
+            return DeleteQuery(self, cond)
         self._readable()
         if attr_cond is not None:
             raise TileDBError("attr_cond is removed in TileDB-Py 0.36; use cond")
@@ -347,7 +426,23 @@ class Array:
             raise TileDBError("Array is not opened for writing")
         from ._write import write
 
+        before = len(inner.written_fragments)
         write(self, inner, selection, value)
+        self._last_written = inner.written_fragments[before:]
+
+    @property
+    def last_write_info(self):
+        """TileDB-Py's ``last_write_info``: fragment URI -> (start, end) timestamps of the
+        fragments the last write made (None before any)."""
+        names = getattr(self, "_last_written", None)
+        if names is None:
+            return None
+        out = OrderedDict()
+        for n in names:
+            parts = os.path.basename(n).split("_")
+            out[os.path.join(self._uri, "__fragments", os.path.basename(n))] = \
+                (int(parts[2]), int(parts[3]))
+        return out
 
     def consolidate(self, config=None, key=None, fragment_uris=None, timestamp=None) -> None:
         """Consolidates this array's fragments (TileDB-Py's ``Array.consolidate``): as
@@ -453,8 +548,14 @@ class DenseArray(Array):
         write_subarray(self, subarray, values)
 
     def read_direct(self, name: str = None):
-        return self.query(attrs=[name] if name else None)[:] if name is None else \
-            self.query(attrs=[name])[:][name]
+        """The whole domain of attribute ``name`` (None: the only one) as numpy."""
+        if name is None:
+            if self.schema.nattr != 1:
+                raise ValueError("read_direct with no provided attribute is ambiguous for "
+                                 "multi-attribute arrays")
+            name = self.schema.attr(0).name
+        res = self.query(attrs=[name])[:]
+        return res[name] if isinstance(res, dict) else res
 
 
 class SparseArray(Array):
@@ -462,6 +563,18 @@ class SparseArray(Array):
 
     def __len__(self) -> int:
         raise TypeError("SparseArray length is ambiguous; use shape[0]")
+
+    def unique_dim_values(self, dim=None):
+        """TileDB-Py's ``unique_dim_values``: the sorted distinct coordinates of ``dim`` (a
+        tuple), or of every dimension (an OrderedDict name -> tuple)."""
+        if dim is not None and not isinstance(dim, str):
+            raise ValueError(f"Given Dimension {dim} is not a string.")
+        if dim is not None and not self._schema.domain.has_dim(dim):
+            raise ValueError(f"Array does not contain Dimension '{dim}'.")
+        res = self.query(attrs=[])[:]
+        if dim:
+            return tuple(np.unique(res[dim]))
+        return OrderedDict((d, tuple(np.unique(v))) for d, v in res.items())
 
 
 def open(uri, mode: str = "r", key=None, attr=None, config=None, timestamp=None, ctx=None):
@@ -498,6 +611,44 @@ def remove(uri, ctx=None) -> None:
     if object_type(p) is None:
         raise TileDBError(f"Cannot remove {uri!r}: not a TileDB object")
     shutil.rmtree(p[len("file://"):] if p.startswith("file://") else p)
+
+
+def schema_like(*args, shape=None, dtype=None, ctx=None, **kwargs):
+    """TileDB-Py's ``schema_like``: the dense schema of a numpy-like array (or of ``shape``
+    and ``dtype``): one anonymous attribute of its dtype, dimensions ``[0, n - 1]`` of
+    ``dim_dtype`` (uint64) tiled by ``tile`` (default: the whole dimension)."""
+    from ._schema import Dim, Domain
+
+    dim_dtype = np.dtype(kwargs.pop("dim_dtype", np.uint64))
+    tile = kwargs.pop("tile", None)
+    if len(args) == 1:
+        arr = args[0]
+        if not all(hasattr(arr, a) for a in ("shape", "dtype", "ndim")):
+            raise ValueError("expected ndarray-like object")
+        shape = tuple(arr.shape)
+        if arr.dtype == object:
+            first = arr.flat[0] if arr.size else ""
+            dtype = np.dtype("U") if isinstance(first, str) else np.dtype("S")
+        else:
+            dtype = arr.dtype
+        kwargs = {}
+    elif shape and dtype is not None:
+        if np.issubdtype(np.bytes_, dtype):
+            dtype = np.dtype("S")
+        elif np.issubdtype(dtype, np.str_):
+            dtype = np.dtype("U")
+    else:
+        raise ValueError("Must provide either ndarray-like object or 'shape' and 'dtype' "
+                         "keyword arguments")
+    ndim = len(shape)
+    tiles = None if tile is None else (tuple(tile) if isinstance(tile, (tuple, list)) else
+                                       (tile,) * ndim)
+    if tiles is not None and len(tiles) != ndim:
+        raise ValueError("'tile' argument must be iterable and match array dimensionality")
+    dims = [Dim(domain=(0, shape[d] - 1), tile=tiles[d] if tiles else shape[d],
+                dtype=dim_dtype, ctx=ctx) for d in range(ndim)]
+    return ArraySchema(domain=Domain(*dims), attrs=(Attr(dtype=dtype, ctx=ctx),), ctx=ctx,
+                       **kwargs)
 
 
 def from_numpy(uri, array, config=None, ctx=None, **kwargs):

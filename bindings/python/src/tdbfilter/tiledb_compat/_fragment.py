@@ -52,7 +52,10 @@ class PyFragmentInfo:
                               "(__fragment_meta) is not supported by tdbfilter's TileDB-Py "
                               "API yet")
         try:
-            inner = _Inner(self._uri, config=_config_dict(None, ctx))
+            from ._array import _key
+
+            inner = _Inner(self._uri, key=_key(None, None, ctx),
+                           config=_config_dict(None, ctx))
         except TileDBError as e:
             raise TileDBError(f"FragmentInfo: Cannot load fragment info: {e}") from e
         try:

@@ -324,9 +324,10 @@ def _packed(value) -> tuple[str, int, bytes]:
             if chars > 1 and flat.size > 1:
                 raise TypeError(f"Unsupported numpy dtype '{flat.dtype}' for metadata: "
                                 "arrays of strings of more than one character")
-            text = "".join(flat.tolist()) if kind == "U" else b"".join(flat.tolist())
-            b = text.encode("utf-8") if kind == "U" else text
-            return ("STRING_UTF8" if kind == "U" else "CHAR"), len(b), b
+            # TileDB-Py stores the numpy buffer: UCS-4 typed STRING_UTF8, bytes typed
+            # STRING_ASCII (b"" as its NUL)
+            b = flat.astype(f"<{kind}{max(1, chars)}").tobytes()
+            return ("STRING_UTF8" if kind == "U" else "STRING_ASCII"), len(b), b
         if kind in "OV":
             raise TypeError(f"Unsupported numpy dtype '{flat.dtype}' for metadata")
         return DataType.from_numpy(flat.dtype).tiledb_type, flat.size, flat.tobytes()
@@ -350,8 +351,11 @@ def _decode(type_number: int, count: int, value: c_void_p, ndarray: bool):
         raw = ctypes.string_at(value, count) if count else b""
         if ndarray:
             if name == "STRING_UTF8":
+                # TileDB-Py reads the numpy buffer back: UCS-4 characters
+                if len(raw) % 4 == 0:
+                    return np.frombuffer(raw, dtype="<U1").copy()
                 return np.array(list(raw.decode("utf-8")), dtype="U1")
-            return np.array([raw[i:i + 1] for i in range(len(raw))], dtype="S1")
+            return np.frombuffer(raw, dtype="S1").copy()
         if name in ("STRING_UTF8", "STRING_ASCII"):
             return raw.decode("utf-8", "replace")
         return raw

@@ -101,6 +101,12 @@ def _getitem_ranges(array, selection):
                 if x is not None and not isinstance(x, _INT):
                     raise IndexError("cannot index integral domain dimension with "
                                      f"non-integral slice (dtype: {type(x)})")
+            if start is not None and stop is not None and \
+                    np.array([start, stop]).dtype.kind == "f":
+                # TileDB-Py takes the bounds together: numpy makes uint64 with a signed
+                # integer a float
+                raise IndexError("cannot index integral domain dimension with floating "
+                                 "point slice")
         if kind == "M":
             for x in (start, stop):
                 if x is not None and not isinstance(x, np.datetime64):
@@ -231,6 +237,12 @@ def _convert(array, name, values):
     if isvar:
         # TileDB-Py unpacks text cells as numpy's bytes_/str_ do: trailing NULs dropped
         # (a dense cell holding the default fill "\0" reads as empty).
+        if tname == "GEOM_WKB":
+            # TileDB-Py reads WKB cells as int8 arrays
+            out = np.empty(len(values), dtype=object)
+            for k, v in enumerate(values):
+                out[k] = np.frombuffer(b"" if v is None else bytes(v), dtype=np.int8)
+            return _null_masked(f, values, out)
         if tname in ("CHAR", "STRING_ASCII") or tname == "BLOB" or dtype.kind == "S":
             text = tname != "BLOB"
             out = np.empty(len(values), dtype=object)
@@ -238,13 +250,21 @@ def _convert(array, name, values):
                 v = v.encode("utf-8", "surrogateescape") if isinstance(v, str) else (
                     b"" if v is None else v)
                 out[k] = v.rstrip(b"\0") if text else v
-            return out
+            return _null_masked(f, values, out)
         if tname == "STRING_UTF8" or dtype.kind == "U":
             out = np.empty(len(values), dtype=object)
             for k, v in enumerate(values):
-                out[k] = v.rstrip("\0") if isinstance(v, str) else v
-            return out
+                out[k] = v.rstrip("\0") if isinstance(v, str) else ("" if v is None else v)
+            return _null_masked(f, values, out)
         return values
+    if tname == "BLOB" and isinstance(values, np.ndarray) and values.dtype == np.uint8:
+        # TileDB-Py reads fixed-size blob cells as bytes
+        n = values.shape[1] if values.ndim == 2 else 1
+        data = np.ascontiguousarray(np.ma.getdata(values)).view(f"S{n}").reshape(-1)
+        if isinstance(values, np.ma.MaskedArray):
+            mask = np.ma.getmaskarray(values)
+            return np.ma.array(data, mask=mask[:, 0] if mask.ndim == 2 else mask)
+        return data
     if isinstance(values, np.ma.MaskedArray):
         data = _fixed(np.ma.getdata(values), dtype)
         mask = np.ma.getmaskarray(values)
@@ -252,6 +272,14 @@ def _convert(array, name, values):
             mask = mask[:, 0]
         return np.ma.array(data, mask=mask)
     return _fixed(values, dtype)
+
+
+def _null_masked(field, values, out):
+    """A nullable text attribute's cells as TileDB-Py returns them: a masked object array
+    (nulls masked, empty underneath); other fields' ``out`` as it is."""
+    if not getattr(field, "isnullable", False):
+        return out
+    return np.ma.array(out, mask=np.array([v is None for v in values], dtype=bool))
 
 
 def _fixed(values, dtype):
@@ -419,6 +447,11 @@ class Query:
             for n in names:
                 v = _convert(a, n, cells[n])
                 out[n] = v if len(shape) == 1 else v.reshape(shape + v.shape[1:])
+            return out
+        if self.order == "G":
+            # TileDB-Py: a global-order dense read is the linear buffer as read
+            for n in names:
+                out[n] = _convert(a, n, cells[n])
             return out
         fortran = self.order == "F"
         for n in names:

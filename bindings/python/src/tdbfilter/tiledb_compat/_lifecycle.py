@@ -1,8 +1,9 @@
 """TileDB-Py's array lifecycle over tdbfilter: ``tiledb.consolidate``,
 ``tiledb.ConsolidationPlan``, ``tiledb.vacuum``, ``Array.delete_fragments``,
-``Array.delete_array`` and ``tiledb.ArraySchemaEvolution`` (``tdb_array_consolidate``,
-``tdb_array_consolidation_plan``, ``tdb_array_vacuum``, ``tdb_array_delete_fragments``,
-``tdb_array_delete``, ``tdb_array_evolve``)."""
+``Array.delete_array``, delete queries (mode ``"d"``) and ``tiledb.ArraySchemaEvolution``
+(``tdb_array_consolidate``, ``tdb_array_consolidation_plan``, ``tdb_array_vacuum``,
+``tdb_array_delete_fragments``, ``tdb_array_delete``, ``tdb_array_delete_cells``,
+``tdb_array_evolve``)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,11 @@ def _setting(key: str, config, ctx) -> Optional[str]:
 
 
 _CONSOLIDATION = "sm.consolidation."
+# The consolidation settings tdb_array_consolidate reads.
+_CONSOLIDATION_KEYS = frozenset(_CONSOLIDATION + k for k in (
+    "mode", "amplification", "steps", "step_min_frags", "step_max_frags", "step_size_ratio",
+    "buffer_size", "timestamp_start", "timestamp_end", "purge_deleted_cells",
+    "max_fragment_size"))
 
 
 def _consolidate(uri, config, ctx, fragment_uris=None, timestamp=None) -> None:
@@ -51,7 +57,11 @@ def _consolidate(uri, config, ctx, fragment_uris=None, timestamp=None) -> None:
     cfg = cfg if isinstance(cfg, Config) else Config(cfg)
     storage = _config(config, ctx) or {}
     settings = {k: v for k, v in storage.items() if not k.startswith(_CONSOLIDATION)}
-    settings.update({k: v for k, v in cfg.items(_CONSOLIDATION) if str(v) != ""})
+    # TileDB's Config takes any key and its consolidator reads only its own: the others
+    # (misspellings such as TileDB-Py's tests' "step_min_frag", memory budgets such as
+    # "total_buffer_size") change nothing there, so they are not passed on.
+    settings.update({k: v for k, v in cfg.items(_CONSOLIDATION)
+                     if str(v) != "" and k in _CONSOLIDATION_KEYS})
     if timestamp is not None:
         if not isinstance(timestamp, tuple) or len(timestamp) != 2:
             raise TypeError("'timestamp' argument expects tuple(start: int, end: int)")
@@ -183,6 +193,16 @@ def delete_array(uri, ctx=None) -> None:
     """Removes an array (its fragments, commits, schemas and metadata)."""
     with _write.config_handle(_config(None, ctx)) as cfg:
         _call(lib().tdb_array_delete, str(uri).encode(), cfg)
+
+
+def delete_cells(uri, cond: str, timestamp, key, config) -> None:
+    """Deletes the cells matching ``cond`` (TileDB-Py's condition text) at ``timestamp``
+    (ms; None: now), as a delete query of TileDB-Py's mode ``"d"`` does; ``config``: the
+    object-store options (a dict or None)."""
+    k = _write.key_bytes(key) or b""
+    with _write.config_handle(config) as cfg:
+        _call(lib().tdb_array_delete_cells, str(uri).encode(), cond.encode(),
+              int(timestamp or 0), k or None, len(k), cfg)
 
 
 def _prefix(e: TileDBError, where: str) -> TileDBError:

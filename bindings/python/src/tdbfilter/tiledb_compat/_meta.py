@@ -22,8 +22,11 @@ class Metadata(MutableMapping):
         if self.array.mode != "r":
             raise TileDBError("metadata is readable in read mode ('r') only")
         raw = inner.metadata
+        types = self._types() if any(isinstance(v, str) for v in raw.values()) else {}
         out = {}
         for k, v in raw.items():
+            if isinstance(v, str) and types.get(k) == "STRING_ASCII":
+                v = v.encode("utf-8")  # TileDB-Py reads STRING_ASCII values as bytes
             if k.startswith(_write.NP_SHAPE_PREFIX):
                 continue
             if k.startswith(_write.NP_DATA_PREFIX):
@@ -186,5 +189,9 @@ class Metadata(MutableMapping):
         return repr(self._data())
 
     def consolidate(self):
-        raise TileDBError("metadata consolidation is not supported by tdbfilter's TileDB-Py API "
-                          "yet")
+        """Consolidates the array's metadata files (TileDB's ``array_meta`` consolidation;
+        vacuum with ``sm.vacuum.mode`` ``array_meta`` to remove the merged files)."""
+        a = self.array
+        a._open()
+        _write.consolidate(a.uri, mode="array_meta", config=a._config,
+                           key=_write.key_bytes(a._key))

@@ -485,6 +485,11 @@ class Dim:
         return self._dt.np_dtype
 
     @property
+    def _tiledb_dtype(self) -> str:
+        """TileDB's datatype (``tiledb.libtiledb.DataType``'s member: its name)."""
+        return self._dt.tiledb_type
+
+    @property
     def isvar(self) -> bool:
         return self._dt.ncells == VAR_NUM
 
@@ -785,6 +790,11 @@ class Attr:
         return self._dt.np_dtype
 
     @property
+    def _tiledb_dtype(self) -> str:
+        """TileDB's datatype (``tiledb.libtiledb.DataType``'s member: its name)."""
+        return self._dt.tiledb_type
+
+    @property
     def isvar(self) -> bool:
         return self._dt.ncells == VAR_NUM
 
@@ -814,6 +824,16 @@ class Attr:
 
     @property
     def fill(self):
+        """The fill value as TileDB-Py returns it: a one-element array for a number, the
+        text, record or datetime otherwise."""
+        v = self._fill_value()
+        if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind == "c":
+            return v.reshape(1)
+        if isinstance(v, (np.integer, np.floating, np.bool_)):
+            return np.array([v], dtype=v.dtype)
+        return v
+
+    def _fill_value(self):
         if self._fill is not None:
             return self._fill
         return self._default_fill()
@@ -858,7 +878,8 @@ class Attr:
         return (self.name == other.name and self.dtype == other.dtype and
                 self.isvar == other.isvar and self.isnullable == other.isnullable and
                 self.filters == other.filters and self._dt == other._dt and
-                self.enum_label == other.enum_label and _fill_equal(self.fill, other.fill))
+                self.enum_label == other.enum_label and
+                _fill_equal(self._fill_value(), other._fill_value()))
 
     __hash__ = None  # type: ignore
 
@@ -888,7 +909,7 @@ class Attr:
         cvn = "var" if self.isvar else self.ncells
         return (f"### Attribute ###\n- Name: {self.name}\n- Type: {self._dt.tiledb_type}\n"
                 f"- Nullable: {'true' if self.isnullable else 'false'}\n- Cell val num: {cvn}\n"
-                f"- Filters: {len(self.filters)}\n- Fill value: {self.fill}\n")
+                f"- Filters: {len(self.filters)}\n- Fill value: {self._fill_value()}\n")
 
     def dump(self) -> None:
         print(self._dump())
@@ -1014,6 +1035,11 @@ class Enumeration:
         return self._dt.np_dtype
 
     @property
+    def _tiledb_dtype(self) -> str:
+        """TileDB's datatype (``tiledb.libtiledb.DataType``'s member: its name)."""
+        return self._dt.tiledb_type
+
+    @property
     def cell_val_num(self) -> int:
         return self._dt.ncells
 
@@ -1044,7 +1070,7 @@ class Enumeration:
 
     def __repr__(self) -> str:
         return (f"Enumeration(name='{self.name}', dtype={self.dtype}, "
-                f"dtype_name={self.dtype.name}, cell_val_num={self.cell_val_num}, "
+                f"dtype_name='{self.dtype.name}', cell_val_num={self.cell_val_num}, "
                 f"ordered={self.ordered}, values={list(self.values())})")
 
     def _repr_html_(self) -> str:
@@ -1133,7 +1159,9 @@ class CurrentDomain:
 
     @property
     def type(self):
-        return "NDRECTANGLE"
+        from .libtiledb import CurrentDomainType
+
+        return CurrentDomainType.NDRECTANGLE
 
 
 # -- the schema --------------------------------------------------------------------------------
@@ -1261,7 +1289,8 @@ class ArraySchema:
         for e in self._enums:
             if e.name == name:
                 return e
-        raise TileDBError(f"enumeration '{name}' does not exist")
+        raise TileDBError("ArraySchema: Unable to check if unknown enumeration is loaded. No "
+                          f"enumeration named '{name}'.")
 
     def attr(self, key):
         if isinstance(key, str):

@@ -11,15 +11,35 @@ import numpy as np
 from ..errors import TdbfilterError as TileDBError
 
 
+def _same_kind(v: np.ndarray) -> bool:
+    """Whether an object array's cells are all of one kind (text, bytes, or arrays of one
+    dtype; None aside), as TileDB-Py's buffer conversion requires."""
+    kinds = set()
+    for x in np.ma.getdata(v).reshape(-1):
+        if x is None:
+            continue
+        kinds.add("str" if isinstance(x, str) else "bytes" if isinstance(x, bytes) else
+                  ("array", np.asarray(x).dtype.str))
+        if len(kinds) > 1:
+            return False
+    return True
+
+
 def _cells(attr, v: Any):
     """One attribute's values cast as TileDB-Py casts them."""
     if attr.isvar:
-        if isinstance(v, np.ndarray) and v.dtype.kind in "SU" and attr.dtype.kind in "SU":
-            return v
+        if isinstance(v, np.ndarray) and v.dtype == object and not _same_kind(v):
+            raise TypeError(f"Failed to convert buffer for attribute: '{attr.name}'")
         return v
     masked = isinstance(v, np.ma.MaskedArray)
     data = np.ma.getdata(v) if masked else v
     dtype = attr.dtype
+    if attr._tiledb_dtype == "BLOB" and not masked:
+        # a fixed-size blob cell is its bytes: bytes values are written as them
+        arr = np.asarray(data)
+        if arr.dtype.kind in "SO":
+            return np.ascontiguousarray(arr, dtype=f"S{attr.ncells}").view(np.uint8) \
+                .reshape(arr.shape + ((attr.ncells,) if attr.ncells > 1 else ()))
     nan_mask = None
     if attr.isnullable and not masked:
         src = np.asarray(data)
@@ -51,15 +71,94 @@ def _cells(attr, v: Any):
     return arr
 
 
+def _plain(v):
+    """A pyarrow Array or pandas Series as NumPy (nulls as None or NaN, as TileDB-Py takes
+    them); anything else as it is."""
+    mod = type(v).__module__ or ""
+    if (mod.startswith("pyarrow") or mod.startswith("pandas")) and hasattr(v, "to_numpy"):
+        try:
+            return v.to_numpy(zero_copy_only=False)
+        except TypeError:
+            return v.to_numpy()
+    return v
+
+
+def _nulls_of_objects(attr, v):
+    """A nullable attribute's object values with None: masked (None written as empty)."""
+    if not attr.isnullable or not isinstance(v, np.ndarray) or isinstance(v, np.ma.MaskedArray) \
+            or v.dtype != object:
+        return v
+    mask = np.array([x is None for x in v.reshape(-1)], dtype=bool).reshape(v.shape)
+    if not mask.any():
+        return v
+    first = next((x for x in v.reshape(-1) if x is not None), None)
+    if isinstance(first, (str, bytes)):
+        empty = type(first)()  # the kind of the other cells
+    else:
+        empty = b"" if attr.dtype.kind == "S" else "" if attr.dtype.kind == "U" else \
+            np.zeros((), attr.dtype)[()]
+    data = v.copy()
+    data[mask] = empty
+    return np.ma.array(data, mask=mask)
+
+
+def _check_lengths(sch, selection, values) -> None:
+    """A sparse write's attribute values must number the coordinates (a ValueError)."""
+    coords = selection if isinstance(selection, tuple) else (selection,)
+    first = coords[0] if coords else None
+    if first is None or isinstance(first, (str, bytes)) or np.ndim(first) == 0:
+        return
+    n = len(first)
+    for k, v in values.items():
+        if sch.has_attr(k) and not isinstance(v, (str, bytes)) and np.ndim(v) > 0 \
+                and len(v) != n:
+            raise ValueError(f"value length ({len(v)}) does not match coordinate length "
+                             f"({n})")
+
+
+def _check_ascii(field, v) -> None:
+    """TileDB-Py refuses non-ASCII text for a STRING_ASCII attribute or dimension."""
+    if field._tiledb_dtype != "STRING_ASCII" or isinstance(v, bytes):
+        return
+    cells = [v] if isinstance(v, str) else np.ma.getdata(v) if isinstance(v, np.ndarray) else v
+    try:
+        it = iter(cells)
+    except TypeError:
+        return
+    for c in it:
+        if isinstance(c, str) and not c.isascii():
+            raise TileDBError(f"Cannot write the non-ASCII text {c!r} to '{field.name}' "
+                              "(STRING_ASCII)")
+
+
+def _check_sparse_string(attr, v) -> None:
+    """TileDB-Py's sparse writes refuse non-string values for a fixed-size string attribute
+    (a ValueError naming the attribute, raised from one with TileDB-Py's message)."""
+    if attr.isvar or attr.dtype.kind != "S":
+        return
+    kind = np.asarray(np.ma.getdata(v)).dtype.kind
+    if kind not in "SO":
+        try:
+            raise ValueError("Cannot write a string value to non-string typed attribute "
+                             f"'{attr.name}'!")
+        except ValueError as exc:
+            raise ValueError(f"NumPy array conversion check failed for attr '{attr.name}'") \
+                from exc
+
+
 def write(array, inner, selection, value, nullmaps=None) -> None:
     """``A[selection] = value``; ``nullmaps`` (TileDB-Py's ``_setitem_impl``): per attribute
     name, one validity byte per cell (0: null)."""
     sch = array.schema
     if isinstance(value, Mapping):
         values = dict(value)
-        for k in values:
-            if not sch.has_attr(k) and not sch.domain.has_dim(k):
-                raise TileDBError(f"Attribute '{k}' does not exist in the array schema")
+        unknown = [k for k in values if not sch.has_attr(k) and not sch.domain.has_dim(k)]
+        if unknown and sch.sparse:
+            _check_lengths(sch, selection, values)  # (TileDB-Py checks these first)
+        if unknown:
+            raise TileDBError(f"Attribute '{unknown[0]}' does not exist in the array schema")
+    elif sch.nattr == 0 and value is None and sch.sparse:
+        values = {}  # coordinates only
     elif sch.nattr == 1 or array.view_attr is not None:
         name = array.view_attr if array.view_attr is not None else sch.attr(0).name
         values = {name: value}
@@ -78,23 +177,50 @@ def write(array, inner, selection, value, nullmaps=None) -> None:
         if missing:
             raise TileDBError(f"dense write: values for every attribute are required, missing "
                               f"{missing}")
+    values = {k: _plain(v) for k, v in values.items()}
+    for k, v in values.items():
+        if sch.has_attr(k):
+            values[k] = _nulls_of_objects(sch.attr(k), v)
+    for k, v in values.items():
+        _check_ascii(sch.attr(k) if sch.has_attr(k) else sch.domain.dim(k), v)
     out = {}
     for k, v in values.items():
+        if sch.sparse and sch.has_attr(k):
+            _check_sparse_string(sch.attr(k), v)
         if sch.has_attr(k):
             out[k] = _cells(sch.attr(k), v)
         else:
             out[k] = v
     if sch.sparse:
         selection = _coords(sch, selection)
+        coords = selection if isinstance(selection, tuple) else (selection,)
+        for d, c in zip(sch.domain, coords):
+            _check_ascii(d, c)
     if not sch.sparse and not isinstance(selection, tuple):
         selection = (selection,)
     if not sch.sparse:
+        # TileDB-Py: a datetime slice's stop is inclusive
+        selection = tuple(
+            slice(s.start, s.stop.astype(d.dtype) + np.timedelta64(1, np.datetime_data(
+                d.dtype)[0]), s.step)
+            if isinstance(s, slice) and isinstance(s.stop, np.datetime64) and
+            d.dtype.kind == "M" else s
+            for s, d in zip(selection, sch.domain)) + tuple(selection[sch.domain.ndim:])
         # TileDB-Py: a negative scalar index counts back from the domain's upper bound
         selection = tuple(
             int(s) + int(d.domain[1]) + 1 if isinstance(s, (int, np.integer)) and
             not isinstance(s, bool) and s < 0 and d.dtype.kind in "iu" else s
             for s, d in zip(selection, sch.domain)) + tuple(selection[sch.domain.ndim:])
     if not sch.sparse:
+        box = inner._dense_box(selection)
+        shape = tuple(b - a + 1 for a, b in box)
+        for k, v in out.items():
+            if sch.has_attr(k) and not sch.attr(k).isvar and sch.attr(k).ncells == 1 and \
+                    isinstance(v, np.ndarray) and v.ndim == len(shape) and v.shape != shape \
+                    and v.size == int(np.prod(shape)):
+                # (as many cells in another shape; a wrong count is TileDB's error below)
+                raise ValueError(f"value shape {v.shape} of '{k}' does not match the "
+                                 f"subarray shape {shape}")
         first = next(iter(out.values()))
         if np.ndim(first) == 0 and not isinstance(first, (str, bytes)):
             box = inner._dense_box(selection)
@@ -106,10 +232,17 @@ def write(array, inner, selection, value, nullmaps=None) -> None:
 def _coords(sch, selection):
     """Sparse coordinates cast to their dimensions' numeric dtypes as TileDB-Py casts them
     (``np.arange(1, 11)`` is int64; a uint32 dimension takes it)."""
-    coords = list(selection) if isinstance(selection, tuple) else [selection]
+    coords = [_plain(c) for c in selection] if isinstance(selection, tuple) else \
+        [_plain(selection)]
     if len(coords) != sch.domain.ndim:
         return selection
     out = []
+    scalar = [isinstance(c, (str, bytes)) or np.ndim(c) == 0 for c in coords]
+    if any(scalar) and not all(scalar):
+        # TileDB-Py: a lone coordinate among arrays counts as one cell
+        coords = [[c] if s else c for c, s in zip(coords, scalar)]
+    elif all(scalar) and any(isinstance(c, (str, bytes)) for c in coords):
+        coords = [[c] for c in coords]  # one cell (a string would read as its characters)
     for d, c in zip(sch.domain, coords):
         if not d.isvar and d.dtype.kind in "iuf" and not isinstance(c, (str, bytes)):
             arr = np.asarray(c)

@@ -1,5 +1,5 @@
 """``tiledb.main``: TileDB-Py's native module. ``PyFragmentInfo`` is tdbfilter's
-(``_fragment``); the other test helpers and native classes are not provided: each raises
+(``_fragment``), ``metadata_test_aux.write_ascii`` is the binding's; the other test helpers and native classes are not provided: each raises
 TileDBError naming itself."""
 
 from ..errors import TdbfilterError as TileDBError
@@ -11,8 +11,16 @@ def _refuse(name):
                       "tdbfilter's TileDB-Py API")
 
 
-def metadata_test_aux(*args, **kwargs):
-    _refuse("metadata_test_aux")
+class metadata_test_aux:  # noqa: N801 (TileDB-Py's name)
+    """TileDB-Py's native metadata test helper."""
+
+    @staticmethod
+    def write_ascii(uri: str) -> None:
+        """Puts the metadata ``abc`` = ``xyz`` typed STRING_ASCII into the array at ``uri``
+        (as the helper does through TileDB's C API)."""
+        from .. import write as _write
+
+        _write.metadata_put(str(uri), None, 0, "abc", "string_ascii", 3, b"xyz")
 
 
 def python_internal_stats(*args, **kwargs):
