@@ -257,6 +257,41 @@ fn absolute_uri(uri: &str) -> Result<String> {
     Ok(format!("file://{}", abs.to_string_lossy()))
 }
 
+/// The newest timestamp in the names of the group's details and metadata files (0: none).
+fn newest_timestamp(storage: &Storage, root: &Uri) -> Result<u64> {
+    let mut newest = 0;
+    for dir in [GROUP_DETAILS_DIR, names::META_DIR] {
+        let d = root.join(dir);
+        if !storage.is_dir(&d)? {
+            continue;
+        }
+        for e in storage.list(&d)? {
+            if let Ok(n) = TimestampedName::parse(&e.name) {
+                newest = newest.max(n.t2);
+            }
+        }
+    }
+    Ok(newest)
+}
+
+/// The current time (ms), once it is later than `t`: sessions of the same group written within
+/// one millisecond would otherwise share a timestamp and apply in the random order of their
+/// labels (TileDB's `now` has that race; docs/DIFFERENCES.md). Waits at most a millisecond
+/// unless the newest file is stamped in the future.
+fn later_than(t: u64) -> u64 {
+    loop {
+        let now = names::now_ms();
+        if now > t {
+            return now;
+        }
+        if t - now > 1_000 {
+            // A file stamped in the future (another clock): do not wait for it.
+            return now;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+}
+
 /// Writes one session of `changes` to the group at `uri`: a details file
 /// `__group/__<t>_<t>_<label>_2` when members change (the whole membership after the changes
 /// and the removed members, as TileDB writes it), and a `__meta` file when metadata changes,
@@ -350,7 +385,7 @@ pub fn update(uri: &str, changes: &GroupChanges, options: &GroupOptions) -> Resu
     }
     let t = match options.timestamp_end {
         Some(t) if t > 0 => t,
-        _ => names::now_ms(),
+        _ => later_than(newest_timestamp(&storage, &root)?),
     };
     let mut written = None;
     if !added.is_empty() || !removed.is_empty() {

@@ -335,6 +335,45 @@ fn groups_round_trip_members_and_metadata() {
     fs::remove_dir_all(&base).unwrap();
 }
 
+/// Sessions written one after another in the same millisecond apply in order: each later
+/// session is stamped later than the group's newest file (with `now` alone, two sessions in
+/// one millisecond applied in the random order of their labels).
+#[test]
+fn group_sessions_in_quick_succession_apply_in_order() {
+    let base = scratch("group_quick");
+    let g = base.join("g");
+    group::create(s(&g), &StorageConfig::new()).unwrap();
+    group::create(s(&g.join("sub")), &StorageConfig::new()).unwrap();
+    let o = GroupOptions::default();
+    for round in 0..40 {
+        let mut c = GroupChanges::default();
+        c.add("sub", true, Some("s"));
+        group::update(s(&g), &c, &o).unwrap();
+        assert_eq!(
+            Group::open(s(&g), &o).unwrap().members().len(),
+            1,
+            "round {round}: add"
+        );
+        let mut c = GroupChanges::default();
+        c.remove("s");
+        group::update(s(&g), &c, &o).unwrap();
+        assert!(
+            Group::open(s(&g), &o).unwrap().members().is_empty(),
+            "round {round}: remove"
+        );
+    }
+    let mut stamps: Vec<u64> = fs::read_dir(g.join("__group"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .map(|n| n.split('_').nth(2).unwrap().parse().unwrap())
+        .collect();
+    let n = stamps.len();
+    stamps.sort();
+    stamps.dedup();
+    assert_eq!(stamps.len(), n, "every session has its own timestamp");
+    fs::remove_dir_all(&base).unwrap();
+}
+
 #[test]
 fn evolution_from_json_types_values_by_the_schema() {
     let dir = array("evolve_json", 1);
