@@ -294,6 +294,9 @@ tdb_array_fragment(array, index, name, timestamp_start, timestamp_end, version, 
           (Ptr{ArrayHandle}, UInt32, Ref{Ptr{UInt8}}, Ref{UInt64}, Ref{UInt64}, Ref{UInt32}, Ref{Bool},
            Ref{UInt64}, Ref{UInt64}, Ref{Ptr{Error}}),
           array, index, name, timestamp_start, timestamp_end, version, dense, cell_count, tile_count, error)
+tdb_array_fragment_schema_name(array, index, name, error) =
+    ccall((:tdb_array_fragment_schema_name, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt32, Ref{Cstring}, Ref{Ptr{Error}}), array, index, name, error)
 tdb_array_fragment_non_empty_domain(array, index, dim, lo, lo_size, hi, hi_size, error) =
     ccall((:tdb_array_fragment_non_empty_domain, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, UInt32, UInt32, Ref{Ptr{Cvoid}}, Ref{Csize_t}, Ref{Ptr{Cvoid}}, Ref{Csize_t},
@@ -331,6 +334,13 @@ tdb_array_metadata_put(path, key, key_len, timestamp, name, type, value_count, v
           (Cstring, Ptr{Cvoid}, Csize_t, UInt64, Cstring, UInt32, UInt32, Ptr{Cvoid}, Csize_t,
            Ref{Ptr{Error}}),
           path, key, key_len, timestamp, name, type, value_count, value, value_size, error)
+tdb_array_metadata_write(path, key, key_len, timestamp, names, types, value_counts, values,
+                         value_sizes, deletes, count, config, error) =
+    ccall((:tdb_array_metadata_write, libtdbfilter), Cint,
+          (Cstring, Ptr{Cvoid}, Csize_t, UInt64, Ptr{Cstring}, Ptr{UInt32}, Ptr{UInt32},
+           Ptr{Ptr{Cvoid}}, Ptr{Csize_t}, Ptr{UInt8}, Csize_t, Ptr{ConfigHandle}, Ref{Ptr{Error}}),
+          path, key, key_len, timestamp, names, types, value_counts, values, value_sizes, deletes,
+          count, config, error)
 tdb_array_metadata_delete(path, key, key_len, timestamp, name, error) =
     ccall((:tdb_array_metadata_delete, libtdbfilter), Cint,
           (Cstring, Ptr{Cvoid}, Csize_t, UInt64, Cstring, Ref{Ptr{Error}}),
@@ -436,6 +446,10 @@ tdb_array_consolidate(uri, mode, config, key, key_len, timestamp_start, timestam
            Ptr{Cstring}, Csize_t, Ref{Ptr{Error}}),
           uri, mode, config, key, key_len, timestamp_start, timestamp_end, fragment_names,
           fragment_count, error)
+tdb_array_delete_cells(uri, condition, timestamp, key, key_len, config, error) =
+    ccall((:tdb_array_delete_cells, libtdbfilter), Cint,
+          (Cstring, Cstring, UInt64, Ptr{Cvoid}, Csize_t, Ptr{ConfigHandle}, Ref{Ptr{Error}}),
+          uri, condition, timestamp, key, key_len, config, error)
 tdb_array_vacuum(uri, mode, config, error) =
     ccall((:tdb_array_vacuum, libtdbfilter), Cint,
           (Cstring, Cstring, Ptr{ConfigHandle}, Ref{Ptr{Error}}), uri, mode, config, error)
