@@ -31,18 +31,6 @@ def test_fields_equal_tiledb(arrays, client, case):
         assert_cells_equal(computed[name], c["fields"][name], f"{case}.{name}")
 
 
-@pytest.mark.parametrize("case", ["d2-domain", "d3-domain"])
-def test_the_default_box_is_the_whole_domain_as_from_tiledb(arrays, client, case):
-    c = arrays["dense"][case]
-    assert c["default_box"]
-    names = list(c["fields"])
-    got = tdask.read(c["uri"], field=names)  # no subarray
-    computed = client.compute(got).result()
-    for name in names:
-        assert got[name].shape == tuple(hi - lo + 1 for lo, hi in c["subarray"])
-        assert_cells_equal(computed[name], c["fields"][name], f"{case}.{name}")
-
-
 @pytest.mark.parametrize("case", ["d2", "d3-sub"])
 def test_default_chunks_are_space_tiles(arrays, case):
     c = arrays["dense"][case]

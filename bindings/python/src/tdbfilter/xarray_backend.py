@@ -2,8 +2,7 @@
 TileDB array lazily, without libtiledb.
 
 - Each dimension is a dimension coordinate holding its coordinates over the box read (the
-  whole domain by default, as TileDB-Py's xarray backend and ``from_tiledb`` give it;
-  ``subarray=[(lo, hi), ...]`` for another box): ``lo, lo+1, …``
+  non-empty domain by default; ``subarray=[(lo, hi), ...]`` for another box): ``lo, lo+1, …``
   (``datetime64`` of the dimension's unit for datetime dimensions).
 - Each attribute is a data variable over the dimensions (a multi-value attribute has one
   more dimension, ``<attribute>_cell``), read only when indexed or loaded, through the C
