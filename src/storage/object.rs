@@ -14,7 +14,7 @@
 
 use super::backend::{Backend, Chunk, ReadFile, WriteFile};
 use super::batch::{BatchRule, coalesce};
-use super::runtime::block_on;
+use super::runtime::{block_on, runtime};
 use super::stores::{self, Kind};
 use super::{Entry, StorageConfig, Uri};
 use crate::error::{Error, Result};
@@ -25,9 +25,10 @@ use object_store::path::Path as ObjectPath;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig};
 use std::ops::Range;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWrite;
+use tokio::sync::Semaphore;
 
 /// Settings of reads and writes.
 #[derive(Clone, Debug)]
@@ -66,6 +67,9 @@ impl Settings {
 struct Shared {
     store: Arc<dyn ObjectStore>,
     settings: Settings,
+    /// Background requests of `prefetch` in flight at once, over every file of the store
+    /// (`settings.parallel`; granted in the order asked for).
+    permits: Arc<Semaphore>,
 }
 
 /// One bucket or container.
@@ -99,7 +103,11 @@ impl ObjectBackend {
         prefix: String,
     ) -> ObjectBackend {
         ObjectBackend {
-            shared: Arc::new(Shared { store, settings }),
+            shared: Arc::new(Shared {
+                permits: Arc::new(Semaphore::new(settings.parallel)),
+                store,
+                settings,
+            }),
             prefix,
         }
     }
@@ -121,6 +129,7 @@ impl ObjectBackend {
             path: self.key(uri)?,
             len,
             blocks: Mutex::new(Vec::new()),
+            in_flight: Mutex::new(Vec::new()),
         })
     }
 
@@ -373,6 +382,55 @@ struct ObjectFile {
     len: u64,
     /// Fetched ranges (start, bytes), sorted by start.
     blocks: Mutex<Vec<(u64, Bytes)>>,
+    /// Requests started by `prefetch` whose bytes have not been taken into `blocks` yet.
+    in_flight: Mutex<Vec<InFlight>>,
+}
+
+/// A request of `prefetch` running in the background: a read inside `range` waits for it
+/// alone, so tiles are decoded as their bytes arrive.
+struct InFlight {
+    range: Range<u64>,
+    slot: Arc<Slot>,
+    task: tokio::task::AbortHandle,
+}
+
+/// Where a background request leaves its answer.
+#[derive(Default)]
+struct Slot {
+    answer: Mutex<Option<Result<Bytes>>>,
+    ready: Condvar,
+}
+
+impl Slot {
+    fn fill(&self, answer: Result<Bytes>) {
+        *self.answer.lock().unwrap_or_else(|p| p.into_inner()) = Some(answer);
+        self.ready.notify_all();
+    }
+
+    /// Blocks until the request has answered.
+    fn wait(&self) -> Result<Bytes> {
+        let mut answer = self.answer.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(a) = answer.as_ref() {
+                return a.clone();
+            }
+            answer = self.ready.wait(answer).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+impl Drop for ObjectFile {
+    /// Requests nobody will read are cancelled.
+    fn drop(&mut self) {
+        for f in self
+            .in_flight
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+        {
+            f.task.abort();
+        }
+    }
 }
 
 /// Fetches `r` of `path`, checking the body (see the module documentation).
@@ -402,6 +460,41 @@ async fn fetch(shared: &Shared, uri: &Uri, path: &ObjectPath, r: Range<u64>) -> 
 }
 
 impl ObjectFile {
+    /// The bytes at `offset` if a request of `prefetch` covering them is running: waits for
+    /// that request alone and keeps its bytes. `None` when no request covers them.
+    fn wait_in_flight(&self, offset: u64, len: usize) -> Option<Result<Bytes>> {
+        let end = offset.checked_add(len as u64)?;
+        let (range, slot) = {
+            let in_flight = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+            let f = in_flight
+                .iter()
+                .find(|f| f.range.start <= offset && end <= f.range.end)?;
+            (f.range.clone(), Arc::clone(&f.slot))
+        };
+        let answer = slot.wait();
+        if let Ok(b) = &answer {
+            let mut in_flight = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(i) = in_flight.iter().position(|f| Arc::ptr_eq(&f.slot, &slot)) {
+                in_flight.swap_remove(i);
+                let mut blocks = self.blocks.lock().unwrap_or_else(|p| p.into_inner());
+                let at = blocks.partition_point(|(s, _)| *s < range.start);
+                blocks.insert(at, (range.start, b.clone()));
+            }
+        }
+        Some(answer.map(|b| {
+            let from = (offset - range.start) as usize;
+            b.slice(from..from + len)
+        }))
+    }
+
+    /// Whether a request of `prefetch` covering `r` is running.
+    fn covered_in_flight(&self, r: &Range<u64>) -> bool {
+        let in_flight = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+        in_flight
+            .iter()
+            .any(|f| f.range.start <= r.start && r.end <= f.range.end)
+    }
+
     fn cached(&self, offset: u64, len: usize) -> Option<Bytes> {
         let blocks = self.blocks.lock().unwrap_or_else(|p| p.into_inner());
         let end = offset.checked_add(len as u64)?;
@@ -429,13 +522,18 @@ impl ReadFile for ObjectFile {
         self.len
     }
 
-    /// Merges the ranges not fetched yet into few requests (`batch.rs`), fetches them with
-    /// at most `parallel` in flight and keeps them for the reads that follow.
+    /// Merges the ranges not fetched or being fetched yet into few requests (`batch.rs`) and
+    /// starts them in the background, at most `parallel` in flight in the store, in order of
+    /// offset. Returns at once: a read waits for the one request holding its bytes, so tiles
+    /// are decoded while later ones are still arriving. A failed request is the error of the
+    /// reads inside it.
     fn prefetch(&self, uri: &Uri, ranges: &[Range<u64>]) -> Result<()> {
         let missing: Vec<Range<u64>> = ranges
             .iter()
             .filter(|r| {
-                r.end > r.start && self.cached(r.start, (r.end - r.start) as usize).is_none()
+                r.end > r.start
+                    && self.cached(r.start, (r.end - r.start) as usize).is_none()
+                    && !self.covered_in_flight(r)
             })
             .cloned()
             .collect();
@@ -443,23 +541,28 @@ impl ReadFile for ObjectFile {
             self.check_bounds(uri, r)?;
         }
         let batches = coalesce(&missing, self.shared.settings.rule);
-        if batches.is_empty() {
-            return Ok(());
+        let mut in_flight = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+        for r in batches {
+            let slot = Arc::new(Slot::default());
+            let (shared, path, uri, answer) = (
+                Arc::clone(&self.shared),
+                self.path.clone(),
+                uri.clone(),
+                Arc::clone(&slot),
+            );
+            let range = r.clone();
+            let task = runtime().spawn(async move {
+                let permit = Arc::clone(&shared.permits).acquire_owned().await;
+                let got = fetch(&shared, &uri, &path, r).await;
+                drop(permit);
+                answer.fill(got);
+            });
+            in_flight.push(InFlight {
+                range,
+                slot,
+                task: task.abort_handle(),
+            });
         }
-        let shared = &*self.shared;
-        let path = &self.path;
-        let fetched: Vec<(u64, Bytes)> = block_on(
-            futures_util::stream::iter(batches)
-                .map(|r| async move {
-                    let start = r.start;
-                    fetch(shared, uri, path, r).await.map(|b| (start, b))
-                })
-                .buffer_unordered(shared.settings.parallel)
-                .try_collect(),
-        )?;
-        let mut blocks = self.blocks.lock().unwrap_or_else(|p| p.into_inner());
-        blocks.extend(fetched);
-        blocks.sort_by_key(|(s, _)| *s);
         Ok(())
     }
 
@@ -470,6 +573,13 @@ impl ReadFile for ObjectFile {
         len: usize,
         _scratch: &'a mut Vec<u8>,
     ) -> Result<Chunk<'a>> {
+        if let Some(b) = self.cached(offset, len) {
+            return Ok(Chunk::Shared(b));
+        }
+        if let Some(answer) = self.wait_in_flight(offset, len) {
+            return answer.map(Chunk::Shared);
+        }
+        // Taken into `blocks` by another reader since the first look.
         if let Some(b) = self.cached(offset, len) {
             return Ok(Chunk::Shared(b));
         }
@@ -593,6 +703,14 @@ mod tests {
         let ranges = [50..60, 0..10, 5_000..5_100, 5_150..5_200, 90_000..100_000];
         f.prefetch(&Uri::new("mem://t/arr/a0.tdb"), &ranges)
             .unwrap();
+        // Reads wait for the background requests holding their bytes.
+        let mut scratch = Vec::new();
+        for r in ranges {
+            let got = f
+                .range(&uri, r.start, (r.end - r.start) as usize, &mut scratch)
+                .unwrap();
+            assert_eq!(&*got, &data[r.start as usize..r.end as usize]);
+        }
         let log = store.take_log();
         assert_eq!(gets(&log), 3, "{log:?}");
         assert!(
@@ -603,13 +721,6 @@ mod tests {
             log.contains(&"get arr/a0.tdb bytes=5000-5199".to_string()),
             "{log:?}"
         );
-        let mut scratch = Vec::new();
-        for r in ranges {
-            let got = f
-                .range(&uri, r.start, (r.end - r.start) as usize, &mut scratch)
-                .unwrap();
-            assert_eq!(&*got, &data[r.start as usize..r.end as usize]);
-        }
         // Prefetching what is there already, and reading inside it, asks for nothing.
         f.prefetch(&uri, &[1..9, 91_000..92_000]).unwrap();
         assert!(store.take_log().is_empty());
@@ -627,6 +738,33 @@ mod tests {
     }
 
     #[test]
+    fn reads_wait_only_for_the_request_holding_their_bytes() {
+        let store = RecordingStore::new();
+        let b = backend(&store, 1 << 20, 4);
+        let uri = Uri::new("mem://t/arr/a1.tdb");
+        let data = bytes(300_000);
+        b.write_new(&uri, &data).unwrap();
+        let f = b.open_file(&uri, Some(data.len() as u64)).unwrap();
+        // The last of three requests is held back: the first two are read meanwhile.
+        let gate = store.hold("bytes=200000-");
+        f.prefetch(&uri, &[0..1_000, 100_000..101_000, 200_000..201_000])
+            .unwrap();
+        let mut scratch = Vec::new();
+        for r in [0..1_000u64, 100_000..101_000] {
+            let got = f.range(&uri, r.start, 1_000, &mut scratch).unwrap();
+            assert_eq!(&*got, &data[r.start as usize..r.end as usize]);
+        }
+        gate.add_permits(1);
+        let got = f.range(&uri, 200_500, 500, &mut scratch).unwrap();
+        assert_eq!(&*got, &data[200_500..201_000]);
+        // Three requests in all: none was repeated by a read waiting for it.
+        assert_eq!(gets(&store.take_log()), 3);
+        // A second prefetch of ranges being fetched or fetched asks for nothing.
+        f.prefetch(&uri, &[0..10, 200_000..200_010]).unwrap();
+        assert!(store.take_log().is_empty());
+    }
+
+    #[test]
     fn short_bodies_are_fetched_again_under_the_retry_config() {
         let store = RecordingStore::new();
         let b = backend(&store, 1 << 20, 4);
@@ -638,9 +776,9 @@ mod tests {
         store.short("a1_var", 2);
         store.take_log();
         f.prefetch(&uri, &[0..4_000]).unwrap();
-        assert_eq!(gets(&store.take_log()), 3);
         let mut scratch = Vec::new();
         assert_eq!(&*f.range(&uri, 0, 4_000, &mut scratch).unwrap(), &data[..]);
+        assert_eq!(gets(&store.take_log()), 3);
         // Whole reads check the body against the object's size too.
         store.short("a1_var", 1);
         assert_eq!(b.read(&uri).unwrap(), data);
@@ -648,7 +786,17 @@ mod tests {
         // Always short: 1 + 3 fetches, then an error naming the object and the lengths.
         store.short("a1_var", 100);
         let f = b.open_file(&uri, Some(4_000)).unwrap();
-        let e = f.prefetch(&uri, &[0..4_000]).unwrap_err();
+        // The failed background request is the error of every read inside it.
+        f.prefetch(&uri, &[0..4_000]).unwrap();
+        let e = f
+            .range(&uri, 1_000, 10, &mut scratch)
+            .err()
+            .expect("an error");
+        let again = f
+            .range(&uri, 0, 4_000, &mut scratch)
+            .err()
+            .expect("an error");
+        assert_eq!(e, again);
         let m = e.message();
         assert!(
             m.contains("a1_var.tdb") && m.contains("came back 2000 bytes long"),
@@ -669,7 +817,11 @@ mod tests {
         store.fail("get", "a0.tdb");
         store.take_log();
         let f = b.open_file(&uri, Some(100)).unwrap();
-        let e = f.prefetch(&uri, &[0..100]).unwrap_err();
+        f.prefetch(&uri, &[0..100]).unwrap();
+        let e = f
+            .range(&uri, 0, 100, &mut Vec::new())
+            .err()
+            .expect("an error");
         assert!(
             e.message().contains("a0.tdb") && e.message().contains("injected"),
             "{e}"

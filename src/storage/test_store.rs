@@ -23,6 +23,9 @@ struct Faults {
     fail: Vec<(&'static str, String)>,
     /// (path part, times): the next `times` GETs of such paths return half their body.
     short: Vec<(String, usize)>,
+    /// (request part, gate): GETs whose `path range` contains the part wait for a permit
+    /// of the gate before they answer.
+    held: Vec<(String, Arc<tokio::sync::Semaphore>)>,
 }
 
 /// `InMemory` with a request log and fault injection.
@@ -76,6 +79,26 @@ impl RecordingStore {
             .unwrap()
             .short
             .push((part.to_string(), times));
+    }
+
+    /// GETs whose `path range` (as the log writes it) contains `part` wait from now on until
+    /// the returned gate is given a permit (`add_permits(1)` lets one through).
+    pub(crate) fn hold(&self, part: &str) -> Arc<tokio::sync::Semaphore> {
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        self.faults
+            .lock()
+            .unwrap()
+            .held
+            .push((part.to_string(), Arc::clone(&gate)));
+        gate
+    }
+
+    fn gate(&self, request: &str) -> Option<Arc<tokio::sync::Semaphore>> {
+        let f = self.faults.lock().unwrap();
+        f.held
+            .iter()
+            .find(|(part, _)| request.contains(part.as_str()))
+            .map(|(_, g)| Arc::clone(g))
     }
 
     fn record(&self, op: &'static str, path: &Path, detail: String) -> Result<()> {
@@ -147,6 +170,7 @@ impl ObjectStore for RecordingStore {
             faults: Arc::new(Mutex::new(Faults {
                 fail: self.faults.lock().unwrap().fail.clone(),
                 short: Vec::new(),
+                held: Vec::new(),
             })),
         }))
     }
@@ -157,7 +181,11 @@ impl ObjectStore for RecordingStore {
             None => String::new(),
         };
         let op = if options.head { "head" } else { "get" };
+        let request = format!("{location} {detail}");
         self.record(op, location, detail)?;
+        if let Some(gate) = self.gate(&request) {
+            gate.acquire().await.expect("the gate stays open").forget();
+        }
         let got = self.inner.get_opts(location, options).await?;
         if op == "head" || !self.take_short(location) {
             return Ok(got);
