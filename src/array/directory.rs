@@ -252,10 +252,25 @@ impl ArrayDirectory {
     }
 
     /// Lists the array at `root` in `storage`: the root, `__schema`, `__commits` and `__meta`,
-    /// one listing each.
+    /// one listing each (at once in an object store: four round trips cost one).
     pub fn open_in(storage: Storage, root: Uri) -> Result<ArrayDirectory> {
-        let root_entries = list(&storage, &root)?;
         let schema_dir = root.join(names::SCHEMA_DIR);
+        let (commits_dir, meta_dir) = (root.join(names::COMMITS_DIR), root.join(names::META_DIR));
+        let [root_entries, schema_entries, commits, meta] = if storage.is_local() {
+            [&root, &schema_dir, &commits_dir, &meta_dir].map(|d| list(&storage, d))
+        } else {
+            let ((a, b), (c, d)) = rayon::join(
+                || rayon::join(|| list(&storage, &root), || list(&storage, &schema_dir)),
+                || {
+                    rayon::join(
+                        || list(&storage, &commits_dir),
+                        || list(&storage, &meta_dir),
+                    )
+                },
+            );
+            [a, b, c, d]
+        };
+        let root_entries = root_entries?;
         let mut schemas = Vec::new();
         if root_entries
             .iter()
@@ -267,7 +282,7 @@ impl ArrayDirectory {
                 timestamps: None,
             });
         }
-        for (name, _, _) in list(&storage, &schema_dir)? {
+        for (name, _, _) in schema_entries? {
             if name == names::ENUMERATIONS_DIR {
                 continue;
             }
@@ -286,7 +301,7 @@ impl ArrayDirectory {
                 names::LEGACY_SCHEMA_FILE
             )));
         }
-        let commits = list(&storage, &root.join(names::COMMITS_DIR))?;
+        let commits = commits?;
         let mut dir = ArrayDirectory {
             storage,
             root,
@@ -295,7 +310,7 @@ impl ArrayDirectory {
             conditions: Vec::new(),
             meta: Vec::new(),
         };
-        dir.meta = list(&dir.storage, &dir.root.join(names::META_DIR))?
+        dir.meta = meta?
             .into_iter()
             .filter(|(_, d, _)| !d)
             .map(|(n, _, _)| n)
