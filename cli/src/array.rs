@@ -1,7 +1,9 @@
 //! `tdbf array info|cat|verify|create|write|metadata|delete`: a TileDB array folder's schema and fragments, its
 //! cells, an integrity check of every tile, and new arrays from a schema JSON (src/array/).
 
-use crate::common::{CliResult, Failure, parse_key, parse_size, print_json, to_json};
+use crate::common::{
+    CliResult, Failure, parse_coordinate, parse_key, parse_size, print_json, to_json,
+};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::{Serialize, Serializer};
 use std::io::{self, Write};
@@ -646,35 +648,11 @@ fn parse_subarray(s: &ArraySchema, text: &str) -> CliResult<Vec<Range>> {
                 return Ok(Range::Var(lo.as_bytes().to_vec(), hi.as_bytes().to_vec()));
             }
             Ok(Range::Fixed(
-                parse_value(d.datatype, lo)?,
-                parse_value(d.datatype, hi)?,
+                parse_coordinate("--subarray", d.datatype, lo)?,
+                parse_coordinate("--subarray", d.datatype, hi)?,
             ))
         })
         .collect()
-}
-
-fn parse_value(datatype: Datatype, text: &str) -> CliResult<Vec<u8>> {
-    let bad = || Failure::new(format!("--subarray: '{text}' is not a {datatype} value"));
-    Ok(match datatype {
-        Datatype::Float32 => text
-            .parse::<f32>()
-            .map_err(|_| bad())?
-            .to_le_bytes()
-            .to_vec(),
-        Datatype::Float64 => text
-            .parse::<f64>()
-            .map_err(|_| bad())?
-            .to_le_bytes()
-            .to_vec(),
-        d => {
-            let v = text.parse::<i128>().map_err(|_| bad())?;
-            let bytes = value::from_i128(d, v);
-            if value::as_i128(d, &bytes).ok() != Some(v) {
-                return Err(bad());
-            }
-            bytes
-        }
-    })
 }
 
 fn cat(args: &CatArgs, out: &mut impl Write) -> CliResult<()> {

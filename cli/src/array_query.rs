@@ -1,17 +1,16 @@
 //! `tdbf array cat --range/--layout` and `tdbf array agg`: queries with several ranges per
 //! dimension, TileDB's result layouts and aggregates (src/array/query/).
 
-use crate::common::{CliResult, Failure, print_json};
+use crate::common::{CliResult, Failure, parse_coordinate, print_json};
 use clap::Args;
 use serde::{Serialize, Serializer};
 use std::io::Write;
-use tdbfilter::Datatype;
 use tdbfilter::array::query::{
     Aggregate, AggregateOp, AggregateValue, CellFilter, Query, QueryCondition, QueryLayout,
     QueryStats,
 };
 use tdbfilter::array::schema::ArraySchema;
-use tdbfilter::array::{Array, FieldData, value};
+use tdbfilter::array::{Array, FieldData};
 
 /// `tdbf array agg`.
 #[derive(Debug, Args)]
@@ -61,37 +60,12 @@ fn with_ranges<'a>(
         } else {
             q = q.add_range_bytes(
                 dim,
-                &parse_value(d.datatype, lo)?,
-                &parse_value(d.datatype, hi)?,
+                &parse_coordinate("--range", d.datatype, lo)?,
+                &parse_coordinate("--range", d.datatype, hi)?,
             );
         }
     }
     Ok(q)
-}
-
-/// One coordinate of `datatype` from text.
-fn parse_value(datatype: Datatype, text: &str) -> CliResult<Vec<u8>> {
-    let bad = || Failure::new(format!("--range: '{text}' is not a {datatype} value"));
-    Ok(match datatype {
-        Datatype::Float32 => text
-            .parse::<f32>()
-            .map_err(|_| bad())?
-            .to_le_bytes()
-            .to_vec(),
-        Datatype::Float64 => text
-            .parse::<f64>()
-            .map_err(|_| bad())?
-            .to_le_bytes()
-            .to_vec(),
-        d => {
-            let v = text.parse::<i128>().map_err(|_| bad())?;
-            let bytes = value::from_i128(d, v);
-            if value::as_i128(d, &bytes).ok() != Some(v) {
-                return Err(bad());
-            }
-            bytes
-        }
-    })
 }
 
 /// Parses `--cond` against the array.

@@ -279,6 +279,32 @@ pub fn parse_key(text: &str) -> CliResult<Zeroizing<Vec<u8>>> {
     Ok(key)
 }
 
+/// One coordinate of `datatype` from the text of `option` (an integer in the type's range, or
+/// a float), as little-endian bytes.
+pub fn parse_coordinate(option: &str, datatype: Datatype, text: &str) -> CliResult<Vec<u8>> {
+    let bad = || Failure::new(format!("{option}: '{text}' is not a {datatype} value"));
+    Ok(match datatype {
+        Datatype::Float32 => text
+            .parse::<f32>()
+            .map_err(|_| bad())?
+            .to_le_bytes()
+            .to_vec(),
+        Datatype::Float64 => text
+            .parse::<f64>()
+            .map_err(|_| bad())?
+            .to_le_bytes()
+            .to_vec(),
+        d => {
+            let v = text.parse::<i128>().map_err(|_| bad())?;
+            let bytes = tdbfilter::array::value::from_i128(d, v);
+            if tdbfilter::array::value::as_i128(d, &bytes).ok() != Some(v) {
+                return Err(bad());
+            }
+            bytes
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
