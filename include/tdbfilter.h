@@ -1943,11 +1943,12 @@ tdb_status_t tdb_query_set_validity_buffer(tdb_query_t *query,
  * var-size cell is never split), continuing after the previous batch; then
  * `tdb_query_status` says `TDB_QUERY_INCOMPLETE` (submit again, with the same or fresh
  * buffers) or `TDB_QUERY_COMPLETED`, and `tdb_query_result_size` what each field received.
- * Submitting a completed read starts it again. Row- and col-major reads (sparse ones over an
- * integer slowest dimension) are computed slab by slab, each within about half the buffers'
- * total size, so the library holds about that and a few tiles; other reads (global order,
- * unordered) are computed whole at the first submit. A next cell larger than its buffer is `TDB_ERR_BUFFER_TOO_SMALL` naming
- * the field and the bytes needed, with nothing consumed: retry with larger buffers. Changing
+ * Submitting a completed read starts it again. Reads are computed slab by slab, each within
+ * about half the buffers' total size (global order and unordered: whole space tiles of the
+ * dimension the tile order compares first), so the library holds about that and a few
+ * tiles; sparse reads whose slowest dimension is a string or float one, or with Hilbert
+ * cells in global order or unordered, are computed whole at the first submit. A next cell
+ * larger than its buffer is `TDB_ERR_BUFFER_TOO_SMALL` naming the field and the bytes needed, with nothing consumed: retry with larger buffers. Changing
  * the layout, ranges or condition restarts the read. Aggregates are refused.
  */
 tdb_status_t tdb_query_submit_batch(tdb_query_t *query,

@@ -8,7 +8,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use tdbfilter::array::query::{BatchBuffers, Query};
+use tdbfilter::array::query::{BatchBuffers, Query, QueryLayout};
 use tdbfilter::array::schema::ArraySchema;
 use tdbfilter::array::{Array, OpenOptions, WriteLayout, Writer, create};
 use tdbfilter::storage::StorageConfig;
@@ -105,9 +105,10 @@ fn write(path: &str) {
     w.finalize().expect("finalize");
 }
 
-/// Reads every cell in batches into buffers allocated before the measurement, checking every
-/// cell; returns (batches, cells, peak growth of the live heap during the read).
-fn read(path: &str) -> (usize, usize, usize) {
+/// Reads every cell in `layout` in batches into buffers allocated before the measurement,
+/// checking every cell (the global order of tiles of whole rows is the row-major order);
+/// returns (batches, cells, peak growth of the live heap during the read).
+fn read(path: &str, layout: QueryLayout) -> (usize, usize, usize) {
     let array = Array::open(path, &OpenOptions::default()).expect("open");
     let mut a = vec![1u8; ROWS * N * 8];
     let mut b = vec![1u8; ROWS * N * 4];
@@ -115,6 +116,7 @@ fn read(path: &str) -> (usize, usize, usize) {
     let ((batches, cells), extra) = peak_growth(|| {
         let mut batches = Query::new(&array)
             .fields(&["a", "b"])
+            .layout(layout)
             .submit_batches(BUDGET as u64)
             .expect("batches");
         let (mut count, mut next) = (0usize, 0usize);
@@ -189,13 +191,29 @@ fn batched_sparse_reads_stay_within_the_budget_plus_a_few_tiles() {
     let _ = std::fs::remove_dir_all(&dir);
     write_sparse(&path);
     let array = Array::open(&path, &OpenOptions::default()).expect("open");
+    // 1-D: row-major, global order and unordered are all the order of x.
+    for layout in [
+        QueryLayout::RowMajor,
+        QueryLayout::GlobalOrder,
+        QueryLayout::Unordered,
+    ] {
+        sparse_read_within_budget(&array, layout);
+    }
+    drop(array);
+    std::fs::remove_dir_all(&dir).expect("remove the array");
+}
+
+/// Reads the array of [`write_sparse`] in `layout` through buffers of a twentieth of it,
+/// checking every cell and the peak memory.
+fn sparse_read_within_budget(array: &Array, layout: QueryLayout) {
     let per = SPARSE_CELLS / 20;
     let budget = per * 16;
     let mut x = vec![1u8; per * 8];
     let mut a = vec![1u8; per * 8];
     let ((batches, cells), extra) = peak_growth(|| {
-        let mut b = Query::new(&array)
+        let mut b = Query::new(array)
             .fields(&["x", "a"])
+            .layout(layout)
             .submit_batches(budget as u64)
             .expect("batches");
         let (mut count, mut next) = (0usize, 0usize);
@@ -227,11 +245,9 @@ fn batched_sparse_reads_stay_within_the_budget_plus_a_few_tiles() {
         }
         (count, next)
     });
-    drop(array);
-    std::fs::remove_dir_all(&dir).expect("remove the array");
     let allowed = budget + 4 * 2 * SPARSE_TILE;
     println!(
-        "sparse query batches: {batches} batches, {cells} cells of {} KiB, budget {} KiB, \
+        "sparse query batches ({layout:?}): {batches} batches, {cells} cells of {} KiB, budget {} KiB, \
          peak {} KiB beyond the buffers (allowed {} KiB)",
         SPARSE_CELLS * 16 / 1024,
         budget / 1024,
@@ -239,10 +255,10 @@ fn batched_sparse_reads_stay_within_the_budget_plus_a_few_tiles() {
         allowed / 1024
     );
     assert_eq!(cells, SPARSE_CELLS);
-    assert!(batches >= 20, "{batches} batches");
+    assert!(batches >= 20, "{layout:?}: {batches} batches");
     assert!(
         extra <= allowed,
-        "the batched sparse read held {extra} bytes beyond its buffers (allowed {allowed})"
+        "{layout:?}: the batched sparse read held {extra} bytes beyond its buffers (allowed {allowed})"
     );
 }
 
@@ -253,21 +269,24 @@ fn batched_query_reads_stay_within_the_budget_plus_a_few_tiles() {
     let path = dir.to_str().expect("utf-8 path").to_string();
     let _ = std::fs::remove_dir_all(&dir);
     write(&path);
-    let (batches, cells, extra) = read(&path);
+    for layout in [QueryLayout::RowMajor, QueryLayout::GlobalOrder] {
+        let (batches, cells, extra) = read(&path, layout);
+        let allowed = BUDGET + 4 * TILE;
+        println!(
+            "query batches ({layout:?}): {batches} batches, {cells} cells of {} KiB, \
+             budget {} KiB, peak {} KiB beyond the buffers (allowed {} KiB)",
+            N * N * 13 / 1024,
+            BUDGET / 1024,
+            extra / 1024,
+            allowed / 1024
+        );
+        assert_eq!(cells, N * N);
+        assert!(batches >= 10, "{layout:?}: {batches} batches");
+        assert!(
+            extra <= allowed,
+            "{layout:?}: the batched read held {extra} bytes beyond its buffers \
+             (allowed {allowed})"
+        );
+    }
     std::fs::remove_dir_all(&dir).expect("remove the array");
-    let allowed = BUDGET + 4 * TILE;
-    println!(
-        "query batches: {batches} batches, {cells} cells of {} KiB, budget {} KiB, \
-         peak {} KiB beyond the buffers (allowed {} KiB)",
-        N * N * 13 / 1024,
-        BUDGET / 1024,
-        extra / 1024,
-        allowed / 1024
-    );
-    assert_eq!(cells, N * N);
-    assert!(batches >= 10, "{batches} batches");
-    assert!(
-        extra <= allowed,
-        "the batched read held {extra} bytes beyond its buffers (allowed {allowed})"
-    );
 }

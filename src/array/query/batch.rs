@@ -1,11 +1,11 @@
 //! Results in bounded batches: a query's cells handed out in pieces of at most a byte budget
 //! (data, offsets and validity of every field), never splitting a cell, as TileDB hands out
-//! an incomplete query's results buffer by buffer. Row-major and col-major reads are
-//! computed slab by slab (dense: a run of positions of the slowest dimension at a time;
-//! sparse: an interval of the slowest dimension when it is an integer one, see
-//! sparse_slabs.rs), so memory stays near one slab; other reads (global order, unordered,
-//! sparse over a string or float slowest dimension) are computed whole and handed out in
-//! pieces.
+//! an incomplete query's results buffer by buffer. Reads are computed slab by slab (dense: a
+//! run of positions of the slowest dimension at a time, whole tiles of it in global order;
+//! sparse: an interval of the slowest integer dimension, see sparse_slabs.rs), so memory
+//! stays near one slab. Only sparse reads whose slowest dimension is a string or a float one,
+//! or whose cell order is Hilbert (global order, unordered), are computed whole and handed
+//! out in pieces.
 //!
 //! Batches come either as owned [`Batch`]es of at most the budget ([`Batches::next_batch`])
 //! or written into caller buffers ([`Batches::next_into`]): as many whole cells as every
@@ -18,7 +18,7 @@ use super::gather::{self, gather};
 use super::sparse_slabs::SparseSlabs;
 use super::{QueryLayout, QueryStats};
 use crate::array::geometry::DimGrid;
-use crate::array::schema::VAR_NUM;
+use crate::array::schema::{Layout, VAR_NUM};
 use crate::array::{Array, FieldData};
 use crate::error::{Error, Result};
 
@@ -267,9 +267,10 @@ impl<'a> Batches<'a> {
         }
     }
 
-    /// Batches of a dense row-major or col-major read, computed slab by slab: as many
-    /// positions of the slowest dimension as half the budget allows in fixed-size bytes,
-    /// ending on tile boundaries when a slab spans tiles.
+    /// Batches of a dense read, computed slab by slab: as many positions of the slowest
+    /// dimension (global order: the one the tile order compares first) as half the budget
+    /// allows in fixed-size bytes, ending on tile boundaries when a slab spans tiles (global
+    /// order: always whole tiles, at least one).
     pub(crate) fn dense(
         array: &'a Array,
         names: Vec<String>,
@@ -279,10 +280,11 @@ impl<'a> Batches<'a> {
         budget: u64,
     ) -> Batches<'a> {
         let schema = array.schema();
-        let outer = if layout == QueryLayout::ColMajor {
-            ranges.len() - 1
-        } else {
-            0
+        let last = ranges.len() - 1;
+        let outer = match layout {
+            QueryLayout::ColMajor => last,
+            QueryLayout::GlobalOrder if schema.tile_order == Layout::ColMajor => last,
+            _ => 0,
         };
         let width = |rs: &[(i128, i128)]| rs.iter().map(|(l, h)| (h - l + 1) as u64).sum::<u64>();
         let inner: u64 = ranges
@@ -307,10 +309,16 @@ impl<'a> Batches<'a> {
             .sum();
         // Reading a slab holds its cells and, meanwhile, its tiles' bytes: half the budget
         // each.
-        let step = (budget / 2 / inner.saturating_mul(per_cell).max(1)).max(1);
-        let grid = DimGrid::of(&schema.dimensions[outer])
-            .ok()
-            .filter(|g| step >= g.extent as u64);
+        let mut step = (budget / 2 / inner.saturating_mul(per_cell).max(1)).max(1);
+        let grid = DimGrid::of(&schema.dimensions[outer]).ok();
+        if layout == QueryLayout::GlobalOrder
+            && let Some(g) = grid
+        {
+            // Global order: whole tiles of `outer` per slab (the tile order compares it
+            // first), however small the budget.
+            step = step.max(g.extent as u64);
+        }
+        let grid = grid.filter(|g| step >= g.extent as u64);
         Batches {
             field_count: names.len(),
             fields: Vec::new(),

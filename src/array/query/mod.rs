@@ -297,14 +297,16 @@ impl<'a> Query<'a> {
     }
 
     /// Runs the query and hands its cells out in batches of at most `budget` bytes each
-    /// (data, offsets and validity of every field), never splitting a cell. Row-major and
-    /// col-major reads are computed slab by slab as the batches are taken, each slab of about
-    /// half the budget (dense: in fixed-size bytes, ending on tile boundaries; sparse: an
-    /// interval of an integer slowest dimension sized from the fragments' cell counts and
-    /// adapted to what each slab held), so memory stays near the budget and a few tiles;
-    /// other reads are computed whole first. [`Batches::next_into`] writes batches into
-    /// caller buffers instead.
-    pub fn submit_batches(self, budget: u64) -> Result<Batches<'a>> {
+    /// (data, offsets and validity of every field), never splitting a cell. Reads are
+    /// computed slab by slab as the batches are taken, each slab of about half the budget
+    /// (dense: in fixed-size bytes, ending on tile boundaries; sparse: an interval of an
+    /// integer slowest dimension sized from the fragments' cell counts and adapted to what
+    /// each slab held; global order and unordered: whole space tiles of the dimension the
+    /// tile order compares first), so memory stays near the budget and a few tiles. Sparse
+    /// reads over a string or float slowest dimension, or in global order with Hilbert cells,
+    /// are computed whole first. [`Batches::next_into`] writes batches into caller buffers
+    /// instead.
+    pub fn submit_batches(mut self, budget: u64) -> Result<Batches<'a>> {
         if !self.aggregates.is_empty() {
             return Err(Error::invalid(
                 "aggregates come as one result, not in batches",
@@ -315,8 +317,10 @@ impl<'a> Query<'a> {
         }
         self.check()?;
         let schema = self.array.schema();
-        if schema.is_dense() && matches!(self.layout, QueryLayout::RowMajor | QueryLayout::ColMajor)
-        {
+        if self.layout == QueryLayout::GlobalOrder {
+            self.ranges = self.ranges.merged(schema);
+        }
+        if schema.is_dense() && self.layout != QueryLayout::Unordered {
             let names = self.field_names();
             for n in &names {
                 if schema.attribute_index(n).is_none() && schema.dimension_index(n).is_none() {

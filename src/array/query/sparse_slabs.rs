@@ -1,12 +1,16 @@
-//! A sparse row-major or col-major read computed slab by slab: consecutive intervals of the
-//! slowest dimension (the first row-major, the last col-major), whose results concatenated
-//! are the whole result in its order. The interval width comes from the fragments' cell
-//! counts and the budget, and adapts to the cells each slab held.
+//! A sparse read computed slab by slab: consecutive intervals of the slowest dimension, whose
+//! results concatenated are the whole result in its order. Row-major and col-major: the first
+//! or the last dimension. Global order and unordered: the dimension the tile order compares
+//! first, with every slab ending on a space-tile boundary, since the tile index of that
+//! dimension is the most significant part of the global order (docs/ARRAY.md §5); unordered
+//! results come in global order, each cell once. The interval width comes from the
+//! fragments' cell counts and the budget, and adapts to the cells each slab held.
 
 use super::filter::CellFilter;
 use super::ranges::MultiRange;
 use super::{QueryLayout, QueryStats, sparse};
-use crate::array::schema::{Range, VAR_NUM};
+use crate::array::geometry::DimGrid;
+use crate::array::schema::{Layout, Range, VAR_NUM};
 use crate::array::{Array, FieldData, value};
 use crate::error::Result;
 
@@ -24,6 +28,9 @@ pub(crate) struct SparseSlabs<'a> {
     hi: i128,
     /// Values of `outer` per slab.
     width: i128,
+    /// Global order and unordered: the space-tile grid of `outer`, on whose boundaries every
+    /// slab ends.
+    grid: Option<DimGrid>,
     /// Bytes a slab should hold at most.
     target: u64,
     /// What the slabs' reads did.
@@ -31,9 +38,10 @@ pub(crate) struct SparseSlabs<'a> {
 }
 
 impl<'a> SparseSlabs<'a> {
-    /// The slabs of a sparse row- or col-major read of `names` over `ranges` within about half
-    /// of `budget` bytes each; `None` when the slowest dimension is not an integer one (the
-    /// read is then computed whole).
+    /// The slabs of a sparse read of `names` over `ranges` in `layout` within about half of
+    /// `budget` bytes each; `None` when the slowest dimension is not an integer one, or, for
+    /// global order and unordered, when the cell order is Hilbert or that dimension has no
+    /// tile extent (the read is then computed whole).
     pub(crate) fn new(
         array: &'a Array,
         names: Vec<String>,
@@ -43,15 +51,31 @@ impl<'a> SparseSlabs<'a> {
         budget: u64,
     ) -> Option<SparseSlabs<'a>> {
         let schema = array.schema();
-        let outer = match layout {
-            QueryLayout::RowMajor => 0,
-            QueryLayout::ColMajor => schema.dimensions.len() - 1,
-            _ => return None,
+        let last = schema.dimensions.len() - 1;
+        let (outer, tiled) = match layout {
+            QueryLayout::RowMajor => (0, false),
+            QueryLayout::ColMajor => (last, false),
+            QueryLayout::GlobalOrder | QueryLayout::Unordered => {
+                if schema.cell_order == Layout::Hilbert {
+                    return None;
+                }
+                let outer = if schema.tile_order == Layout::ColMajor {
+                    last
+                } else {
+                    0
+                };
+                (outer, true)
+            }
         };
         let d = &schema.dimensions[outer];
         if d.is_var() {
             return None;
         }
+        let grid = if tiled && !cell_order_within_tiles(array, &ranges, outer) {
+            Some(DimGrid::of(d).ok()?)
+        } else {
+            None
+        };
         let int = |b: &[u8]| value::as_i128(d.datatype, b).ok();
         let (mut lo, mut hi) = match array.non_empty_domain() {
             Some(ned) => match &ned[outer] {
@@ -106,6 +130,7 @@ impl<'a> SparseSlabs<'a> {
             next: lo,
             hi,
             width: width.max(1),
+            grid,
             target,
             stats: QueryStats::default(),
         })
@@ -123,7 +148,12 @@ impl<'a> SparseSlabs<'a> {
         }
         let schema = self.array.schema();
         let d = &schema.dimensions[self.outer];
-        let (a, b) = (self.next, (self.next + self.width - 1).min(self.hi));
+        let mut b = self.next.saturating_add(self.width - 1);
+        if let Some(g) = self.grid {
+            // The end of the space tile holding `b`.
+            b = g.tile_lo(g.tile_of(b)).saturating_add(g.extent - 1);
+        }
+        let (a, b) = (self.next, b.min(self.hi));
         self.next = b + 1;
         let bytes = |v: i128| value::from_i128(d.datatype, v);
         let added = self.ranges.ranges(self.outer);
@@ -163,6 +193,51 @@ impl<'a> SparseSlabs<'a> {
         }
         Ok(Some(fields))
     }
+}
+
+/// Whether the global order over the query's box is the cell order with `outer` compared
+/// first: the cell order starts with `outer` and every other dimension's part of the box
+/// (its ranges' hull within the non-empty domain) lies in one space tile. Slabs may then end
+/// anywhere, not only on `outer`'s tile boundaries.
+fn cell_order_within_tiles(array: &Array, ranges: &MultiRange, outer: usize) -> bool {
+    let schema = array.schema();
+    let last = schema.dimensions.len() - 1;
+    let first = match schema.cell_order {
+        Layout::RowMajor => 0,
+        Layout::ColMajor => last,
+        _ => return false,
+    };
+    if first != outer {
+        return false;
+    }
+    let Some(ned) = array.non_empty_domain() else {
+        return true;
+    };
+    schema.dimensions.iter().enumerate().all(|(j, d)| {
+        if j == outer || d.tile_extent.is_none() {
+            return true;
+        }
+        let (Ok(g), Range::Fixed(l, h)) = (DimGrid::of(d), &ned[j]) else {
+            return false;
+        };
+        let int = |b: &[u8]| value::as_i128(d.datatype, b).ok();
+        let (Some(mut lo), Some(mut hi)) = (int(l), int(h)) else {
+            return false;
+        };
+        let added = ranges.ranges(j);
+        if !added.is_empty() {
+            let bounds: Option<Vec<(i128, i128)>> = added
+                .iter()
+                .map(|r| Some((int(r.lo())?, int(r.hi())?)))
+                .collect();
+            let Some(bounds) = bounds else {
+                return false;
+            };
+            lo = lo.max(bounds.iter().map(|b| b.0).min().unwrap_or(lo));
+            hi = hi.min(bounds.iter().map(|b| b.1).max().unwrap_or(hi));
+        }
+        lo > hi || g.tile_of(lo) == g.tile_of(hi)
+    })
 }
 
 /// The bytes a field's cells take.

@@ -714,14 +714,20 @@ fn dense_batches_into_buffers_span_slabs() {
 /// A sparse 2-D array (x, y in 1..=40, tiles 10x10, capacity 8) written in two fragments
 /// that overlap (the second overwrites some cells), a = 1000 * fragment + 40 * x + y.
 fn sparse_grid_array() -> PathBuf {
+    sparse_grid_array_in("row-major")
+}
+
+/// [`sparse_grid_array`] with the given tile order.
+fn sparse_grid_array_in(tile_order: &str) -> PathBuf {
     let root = scratch("sparse_grid");
-    let schema = ArraySchema::from_json(
-        r#"{"sparse":true,"capacity":8,
-            "dimensions":[{"name":"x","type":"INT32","domain":[1,40],"tile":10},
-                          {"name":"y","type":"INT32","domain":[1,40],"tile":10}],
-            "attributes":[{"name":"a","type":"INT64"}]}"#,
-    )
+    let schema = ArraySchema::from_json(&format!(
+        r#"{{"sparse":true,"capacity":8,"tile_order":"{tile_order}",
+            "dimensions":[{{"name":"x","type":"INT32","domain":[1,40],"tile":10}},
+                          {{"name":"y","type":"INT32","domain":[1,40],"tile":10}}],
+            "attributes":[{{"name":"a","type":"INT64"}}]}}"#
+    ))
     .unwrap();
+    assert_eq!(schema.tile_order.name(), tile_order);
     create(root.to_str().unwrap(), &schema, None, &StorageConfig::new()).unwrap();
     for (frag, step) in [(1i64, 3i32), (2, 5)] {
         let mut w = Writer::open(
@@ -838,4 +844,85 @@ fn condition_errors_carry_tiledb_py_messages() {
     );
     assert!(e.contains("'x'"), "{e}");
     std::fs::remove_dir_all(dense).unwrap();
+}
+
+#[test]
+fn sparse_global_and_unordered_batches_come_tile_by_tile() {
+    // Row-major tile order (x first) and col-major tile order (y first), two overlapping
+    // fragments: batches of a small budget equal the whole read, slab after slab.
+    for tile_order in ["row-major", "col-major"] {
+        let root = sparse_grid_array_in(tile_order);
+        let array = open(&root);
+        for layout in [QueryLayout::GlobalOrder, QueryLayout::Unordered] {
+            for ranged in [false, true] {
+                let q = || {
+                    let q = Query::new(&array).fields(&["x", "y", "a"]).layout(layout);
+                    if ranged {
+                        // Overlapping ranges: one range once merged (global order).
+                        q.add_range("x", 7, 25)
+                            .add_range("x", 20, 33)
+                            .add_range("y", 4, 36)
+                    } else {
+                        q
+                    }
+                };
+                let whole = q().submit().unwrap();
+                let want = cells_of(&whole.fields);
+                assert!(want[0].len() > 200, "{} cells", want[0].len());
+                let mut b = q().submit_batches(200).unwrap();
+                let (got, rounds) = drain_into(&mut b, &[(40, 0, 0), (40, 0, 0), (80, 0, 0)]);
+                assert_eq!(got, want, "{tile_order} {layout:?} ranged {ranged}");
+                assert!(rounds >= want[0].len() / 10, "{rounds} batches");
+                // Computed slab by slab: the first batch held one slab, not the whole read.
+                let mut b = q().submit_batches(200).unwrap();
+                let first = b.next_batch().unwrap().unwrap();
+                assert!(!first.complete);
+                let mut owned = cells_of(&first.fields);
+                assert!(owned[0].len() < want[0].len() / 2);
+                while let Some(batch) = b.next_batch().unwrap() {
+                    for (o, c) in owned.iter_mut().zip(cells_of(&batch.fields)) {
+                        o.extend(c);
+                    }
+                }
+                assert_eq!(owned, want, "{tile_order} {layout:?}: owned batches");
+            }
+        }
+        drop(array);
+        std::fs::remove_dir_all(root).unwrap();
+    }
+}
+
+#[test]
+fn dense_global_order_batches_come_tile_by_tile() {
+    let root = dense_array();
+    let array = open(&root);
+    for ranged in [false, true] {
+        let q = || {
+            let q = Query::new(&array)
+                .fields(&["a", "x", "y"])
+                .layout(QueryLayout::GlobalOrder);
+            if ranged {
+                q.add_range("x", 2, 4)
+                    .add_range("x", 3, 6)
+                    .add_range("y", 2, 3)
+            } else {
+                q
+            }
+        };
+        let whole = cells_of(&q().submit().unwrap().fields);
+        // 12 bytes a cell: a budget of 24 bytes still computes one tile row at a time.
+        let mut b = q().submit_batches(24).unwrap();
+        let (got, rounds) = drain_into(&mut b, &[(8, 0, 0), (8, 0, 0), (8, 0, 0)]);
+        assert_eq!(got, whole, "ranged {ranged}");
+        assert_eq!(rounds, whole[0].len().div_ceil(2), "ranged {ranged}");
+        let mut b = q().submit_batches(24).unwrap();
+        let mut owned = vec![Vec::new(); 3];
+        while let Some(batch) = b.next_batch().unwrap() {
+            for (o, c) in owned.iter_mut().zip(cells_of(&batch.fields)) {
+                o.extend(c);
+            }
+        }
+        assert_eq!(owned, whole, "ranged {ranged}: owned batches");
+    }
+    std::fs::remove_dir_all(root).unwrap();
 }
