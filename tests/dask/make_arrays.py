@@ -4,9 +4,11 @@ them (the expected results), for tests/dask: run with a Python that has ``tiledb
 workers' environment has only tdbfilter), so the oracle's answers are computed here and
 pickled to ``OUT_DIR/expected.pkl``:
 
-``{"dense": {case: {"uri", "subarray", "fields": {name: cells}}},
+``{"dense": {case: {"uri", "subarray", "fields": {name: cells}},
+             "from_tiledb-<array>": {"uri", "field", "shape", "chunks", "cells"}},
    "sparse": {array: {"columns": {name: cells}, "mbrs": per fragment per tile ((lo, hi), ...),
-                      "cell_counts", "fragments"}}}``.
+                      "cell_counts", "fragments"}}}`` (``from_tiledb-*``: the dask array
+``dask.array.from_tiledb`` gives, so this script needs dask beside tiledb).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pickle
 import sys
 from pathlib import Path
 
+import dask.array as da
 import numpy as np
 import tiledb
 
@@ -96,6 +99,35 @@ def dense_arrays(root: Path) -> dict:
     def ned(uri):
         with tiledb.open(uri) as A:
             return [tuple(int(v) for v in r) for r in A.nonempty_domain()]
+
+    def whole(name, uri, fields):
+        # TileDB-Py's A[:] of a dense array: its whole domain (what from_tiledb covers).
+        with tiledb.open(uri) as A:
+            dom = [tuple(int(v) for v in d.domain) for d in A.schema.domain]
+            got = A[:]
+            cases[name] = {"uri": uri, "subarray": dom, "default_box": True,
+                           "fields": {k: _plain(got[k]) for k in fields}}
+
+    whole("d2-domain", uri2, ["a", "b"])  # written area 1..57 x 5..54 of 1..60 x 5..54
+    whole("d3-domain", uri3, ["v"])
+
+    # A 2-D array with its domain from 0, partly written (rows 0..22 of 0..69, columns 3..40
+    # of 0..49): what dask.array.from_tiledb gives is the oracle of tdbfilter.dask.read's
+    # default box and chunks. (from_tiledb slices TileDB-Py's DenseArray with the dask
+    # array's indices as coordinates, so it computes only arrays whose domain starts at 0;
+    # of d2, whose domain starts at (1, 5), only its shape and chunks are taken.)
+    uri6 = str(root / "dpart")
+    dom = tiledb.Domain(tiledb.Dim("r", domain=(0, 69), tile=16, dtype=np.int64),
+                        tiledb.Dim("c", domain=(0, 49), tile=8, dtype=np.int64))
+    tiledb.Array.create(uri6, tiledb.ArraySchema(
+        domain=dom, attrs=[tiledb.Attr("a", dtype=np.float64, filters=ZSTD)]))
+    with tiledb.open(uri6, "w") as A:
+        A[0:23, 3:41] = np.random.default_rng(6).normal(size=(23, 38))
+    for name, u, attr, compute in (("dpart", uri6, "a", True), ("d2", uri2, "a", False)):
+        x = da.from_tiledb(u, attribute=attr)
+        cases[f"from_tiledb-{name}"] = {
+            "uri": u, "field": attr, "shape": x.shape, "chunks": x.chunks,
+            "cells": x.compute(scheduler="sync") if compute else None}
 
     expect("d1", uri, ned(uri), ["a"])
     expect("d1-sub", uri, [(77, 901)], ["a"])

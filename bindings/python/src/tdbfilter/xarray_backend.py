@@ -2,7 +2,9 @@
 TileDB array lazily, without libtiledb.
 
 - Each dimension is a dimension coordinate holding its coordinates over the box read (the
-  non-empty domain by default; ``subarray=[(lo, hi), ...]`` for another box): ``lo, lo+1, …``
+  whole domain by default, as TileDB's own xarray backends (TileDB-xarray, TileDB-CF-Py) and
+  ``dask.array.from_tiledb`` give a dense array; ``subarray=[(lo, hi), ...]`` for another box,
+  the non-empty domain for example): ``lo, lo+1, …``
   (``datetime64`` of the dimension's unit for datetime dimensions).
 - Each attribute is a data variable over the dimensions (a multi-value attribute has one
   more dimension, ``<attribute>_cell``), read only when indexed or loaded, through the C
