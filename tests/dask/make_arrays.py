@@ -6,7 +6,7 @@ pickled to ``OUT_DIR/expected.pkl``:
 
 ``{"dense": {case: {"uri", "subarray", "fields": {name: cells}},
              "from_tiledb-<array>": {"uri", "field", "shape", "chunks", "cells"}},
-   "sparse": {array: {"columns": {name: cells}, "mbrs": per fragment per tile ((lo, hi), ...),
+   "sparse": {array: {"columns": {name: cells}, "global_columns": (in global order), "mbrs": per fragment per tile ((lo, hi), ...),
                       "cell_counts", "fragments"}}}`` (``from_tiledb-*``: the dask array
 ``dask.array.from_tiledb`` gives, so this script needs dask beside tiledb).
 """
@@ -20,6 +20,7 @@ from pathlib import Path
 import dask.array as da
 import numpy as np
 import tiledb
+from tiledb.sparse_array import _setitem_impl_sparse
 
 ZSTD = tiledb.FilterList([tiledb.ZstdFilter(level=3)])
 SHUF = tiledb.FilterList([tiledb.ByteShuffleFilter(), tiledb.LZ4Filter()])
@@ -209,6 +210,24 @@ def sparse_arrays(root: Path) -> dict:
         with tiledb.open(uri, "w", timestamp=t) as A:
             A[keys] = {"v": np.arange(300, dtype=np.int64) + t * 1000}
     out["sstr"] = _sparse_expect(uri)
+
+    # 1-D, an int64 dimension, two fragments (the second rewrites some cells), a nullable
+    # int32 and a float32 attribute.
+    uri = str(root / "s1")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(-5000, 4999), tile=500, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(
+        domain=dom, sparse=True, capacity=100,
+        attrs=[tiledb.Attr("n", dtype=np.int32, nullable=True, filters=ZSTD),
+               tiledb.Attr("p", dtype=np.float32)]))
+    for t in (1, 2):
+        x = np.unique(rng.integers(-5000, 5000, 700)).astype(np.int64)
+        k = np.arange(len(x))
+        with tiledb.open(uri, "w", timestamp=t) as A:
+            # TileDB-Py's A[x] = takes no validity for integer cells: its nullmaps argument.
+            _setitem_impl_sparse(A, x, {"n": (k * 3 + t).astype(np.int32),
+                                        "p": (k / 2.0 - t).astype(np.float32)},
+                                 {"n": (k % 6 != 0).astype(np.uint8)})
+    out["s1"] = _sparse_expect(uri)
     return out
 
 
@@ -216,8 +235,10 @@ def _sparse_expect(uri: str) -> dict:
     with tiledb.open(uri) as A:
         got = A.query(order="U")[:]
         cols = {k: _plain(v) for k, v in got.items()}
+        ordered = A.query(order="G")[:]  # the order tdbfilter's reads give
+        global_cols = {k: _plain(v) for k, v in ordered.items()}
     fi = tiledb.array_fragments(uri, include_mbrs=True)
-    return {"uri": uri, "columns": cols,
+    return {"uri": uri, "columns": cols, "global_columns": global_cols,
             "mbrs": [[tuple(tuple(r) for r in tile) for tile in frag] for frag in fi.mbrs],
             "fragments": len(fi)}
 
