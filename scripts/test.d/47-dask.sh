@@ -30,12 +30,13 @@ else
   export TDBFILTER_LIBRARY="$TDBF_BUILD/libtdbfilter.so"
 fi
 export TDBF_TILEDB_PYTHON="$root/.venv/bin/python"
+# make_arrays.py (run by the tests with TDBF_TILEDB_PYTHON) takes dask.array.from_tiledb's
+# arrays as an oracle, and the benchmark runs from_tiledb on the same cluster: .venv gets the
+# same Dask stack and the package.
+pip_in "$root/.venv/bin/python" -r tests/dask/requirements.txt
+pip_in "$root/.venv/bin/python" --force-reinstall --no-deps ./bindings/python
 # From the tests directory, so that the installed package (not the source tree) is imported.
 # A skipped test fails the run (tests/dask/conftest.py).
 (cd tests/dask && "$venv/bin/python" -m pytest -q -p no:cacheprovider .)
 
-# The benchmark runs from_tiledb on the same cluster, so its workers need tiledb: .venv gets
-# the same Dask stack and the package.
-pip_in "$root/.venv/bin/python" -r tests/dask/requirements.txt
-pip_in "$root/.venv/bin/python" --force-reinstall --no-deps ./bindings/python
 (cd "$root/build" && "$root/.venv/bin/python" "$root/bench/compare_dask.py" --quick)

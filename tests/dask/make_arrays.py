@@ -4,9 +4,11 @@ them (the expected results), for tests/dask: run with a Python that has ``tiledb
 workers' environment has only tdbfilter), so the oracle's answers are computed here and
 pickled to ``OUT_DIR/expected.pkl``:
 
-``{"dense": {case: {"uri", "subarray", "fields": {name: cells}}},
-   "sparse": {array: {"columns": {name: cells}, "mbrs": per fragment per tile ((lo, hi), ...),
-                      "cell_counts", "fragments"}}}``.
+``{"dense": {case: {"uri", "subarray", "fields": {name: cells}},
+             "from_tiledb-<array>": {"uri", "field", "shape", "chunks", "cells"}},
+   "sparse": {array: {"columns": {name: cells}, "global_columns": (in global order), "mbrs": per fragment per tile ((lo, hi), ...),
+                      "cell_counts", "fragments"}}}`` (``from_tiledb-*``: the dask array
+``dask.array.from_tiledb`` gives, so this script needs dask beside tiledb).
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import pickle
 import sys
 from pathlib import Path
 
+import dask.array as da
 import numpy as np
 import tiledb
+from tiledb.sparse_array import _setitem_impl_sparse
 
 ZSTD = tiledb.FilterList([tiledb.ZstdFilter(level=3)])
 SHUF = tiledb.FilterList([tiledb.ByteShuffleFilter(), tiledb.LZ4Filter()])
@@ -96,6 +100,35 @@ def dense_arrays(root: Path) -> dict:
     def ned(uri):
         with tiledb.open(uri) as A:
             return [tuple(int(v) for v in r) for r in A.nonempty_domain()]
+
+    def whole(name, uri, fields):
+        # TileDB-Py's A[:] of a dense array: its whole domain (what from_tiledb covers).
+        with tiledb.open(uri) as A:
+            dom = [tuple(int(v) for v in d.domain) for d in A.schema.domain]
+            got = A[:]
+            cases[name] = {"uri": uri, "subarray": dom, "default_box": True,
+                           "fields": {k: _plain(got[k]) for k in fields}}
+
+    whole("d2-domain", uri2, ["a", "b"])  # written area 1..57 x 5..54 of 1..60 x 5..54
+    whole("d3-domain", uri3, ["v"])
+
+    # A 2-D array with its domain from 0, partly written (rows 0..22 of 0..69, columns 3..40
+    # of 0..49): what dask.array.from_tiledb gives is the oracle of tdbfilter.dask.read's
+    # default box and chunks. (from_tiledb slices TileDB-Py's DenseArray with the dask
+    # array's indices as coordinates, so it computes only arrays whose domain starts at 0;
+    # of d2, whose domain starts at (1, 5), only its shape and chunks are taken.)
+    uri6 = str(root / "dpart")
+    dom = tiledb.Domain(tiledb.Dim("r", domain=(0, 69), tile=16, dtype=np.int64),
+                        tiledb.Dim("c", domain=(0, 49), tile=8, dtype=np.int64))
+    tiledb.Array.create(uri6, tiledb.ArraySchema(
+        domain=dom, attrs=[tiledb.Attr("a", dtype=np.float64, filters=ZSTD)]))
+    with tiledb.open(uri6, "w") as A:
+        A[0:23, 3:41] = np.random.default_rng(6).normal(size=(23, 38))
+    for name, u, attr, compute in (("dpart", uri6, "a", True), ("d2", uri2, "a", False)):
+        x = da.from_tiledb(u, attribute=attr)
+        cases[f"from_tiledb-{name}"] = {
+            "uri": u, "field": attr, "shape": x.shape, "chunks": x.chunks,
+            "cells": x.compute(scheduler="sync") if compute else None}
 
     expect("d1", uri, ned(uri), ["a"])
     expect("d1-sub", uri, [(77, 901)], ["a"])
@@ -177,6 +210,24 @@ def sparse_arrays(root: Path) -> dict:
         with tiledb.open(uri, "w", timestamp=t) as A:
             A[keys] = {"v": np.arange(300, dtype=np.int64) + t * 1000}
     out["sstr"] = _sparse_expect(uri)
+
+    # 1-D, an int64 dimension, two fragments (the second rewrites some cells), a nullable
+    # int32 and a float32 attribute.
+    uri = str(root / "s1")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(-5000, 4999), tile=500, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(
+        domain=dom, sparse=True, capacity=100,
+        attrs=[tiledb.Attr("n", dtype=np.int32, nullable=True, filters=ZSTD),
+               tiledb.Attr("p", dtype=np.float32)]))
+    for t in (1, 2):
+        x = np.unique(rng.integers(-5000, 5000, 700)).astype(np.int64)
+        k = np.arange(len(x))
+        with tiledb.open(uri, "w", timestamp=t) as A:
+            # TileDB-Py's A[x] = takes no validity for integer cells: its nullmaps argument.
+            _setitem_impl_sparse(A, x, {"n": (k * 3 + t).astype(np.int32),
+                                        "p": (k / 2.0 - t).astype(np.float32)},
+                                 {"n": (k % 6 != 0).astype(np.uint8)})
+    out["s1"] = _sparse_expect(uri)
     return out
 
 
@@ -184,8 +235,10 @@ def _sparse_expect(uri: str) -> dict:
     with tiledb.open(uri) as A:
         got = A.query(order="U")[:]
         cols = {k: _plain(v) for k, v in got.items()}
+        ordered = A.query(order="G")[:]  # the order tdbfilter's reads give
+        global_cols = {k: _plain(v) for k, v in ordered.items()}
     fi = tiledb.array_fragments(uri, include_mbrs=True)
-    return {"uri": uri, "columns": cols,
+    return {"uri": uri, "columns": cols, "global_columns": global_cols,
             "mbrs": [[tuple(tuple(r) for r in tile) for tile in frag] for frag in fi.mbrs],
             "fragments": len(fi)}
 

@@ -31,6 +31,33 @@ def test_fields_equal_tiledb(arrays, client, case):
         assert_cells_equal(computed[name], c["fields"][name], f"{case}.{name}")
 
 
+@pytest.mark.parametrize("case", ["d2-domain", "d3-domain"])
+def test_the_default_box_is_the_whole_domain_as_from_tiledb(arrays, client, case):
+    c = arrays["dense"][case]
+    assert c["default_box"]
+    names = list(c["fields"])
+    got = tdask.read(c["uri"], field=names)  # no subarray
+    computed = client.compute(got).result()
+    for name in names:
+        assert got[name].shape == tuple(hi - lo + 1 for lo, hi in c["subarray"])
+        assert_cells_equal(computed[name], c["fields"][name], f"{case}.{name}")
+
+
+@pytest.mark.parametrize("array", ["dpart", "d2"])
+def test_default_box_and_chunks_equal_from_tiledb(arrays, client, array):
+    """No subarray, no chunks: the shape and chunks of dask.array.from_tiledb on the same
+    array (its whole domain, one chunk per space tile), and its cells (dpart: from_tiledb
+    computes only arrays whose domain starts at 0)."""
+    c = arrays["dense"][f"from_tiledb-{array}"]
+    got = tdask.read(c["uri"], field=c["field"])
+    assert got.shape == c["shape"]
+    assert got.chunks == c["chunks"]
+    if array == "dpart":
+        assert_cells_equal(client.compute(got).result(), c["cells"], "dpart against from_tiledb")
+    else:
+        assert c["cells"] is None
+
+
 @pytest.mark.parametrize("case", ["d2", "d3-sub"])
 def test_default_chunks_are_space_tiles(arrays, case):
     c = arrays["dense"][case]

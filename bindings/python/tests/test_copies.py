@@ -41,7 +41,10 @@ def test_unfilter_allocates_only_its_result(monkeypatch):
     no_string_at(monkeypatch)
     back, peak = traced_peak(lambda: p.unfilter(tile, np.int64))
     np.testing.assert_array_equal(back, CELLS)
-    assert back.flags.owndata and back.flags.writeable
+    # The result's memory is its own (a buffer of the unfilter pool, returned to the pool
+    # when the result and its views are gone), writable, no view of the input.
+    assert back.flags.writeable and back.base is not None
+    assert not np.shares_memory(back, np.frombuffer(tile, np.uint8))
     # The result itself (8 MiB) and a few small objects; a bytes copy would double it.
     assert peak < CELLS.nbytes + MIB // 8, f"unfilter allocated {peak} bytes"
 
@@ -137,3 +140,45 @@ def test_array_read_copies_cells_once(tmp_path, monkeypatch):
         v = A.read("v")
         np.testing.assert_array_equal(v.mask, valid == 0)
         np.testing.assert_array_equal(v.data[valid == 1], want["v"][valid == 1])
+
+
+def test_unfilter_reuses_memory_only_when_the_result_is_gone():
+    """unfilter's output pool: the memory of a result that is gone (with its views) serves
+    the next result of the same size; live results never share memory; limit 0 keeps none."""
+    p = tdbfilter.Pipeline.from_spec("bitshuffle,lz4")
+    tile = p.filter(CELLS)
+    first = p.unfilter(tile, np.int64)
+    addr = first.ctypes.data
+    second = p.unfilter(tile, np.int64)
+    assert second.ctypes.data != addr  # first is alive
+    view = first[10:20]
+    del first
+    third = p.unfilter(tile, np.int64)
+    assert third.ctypes.data != addr  # a view of first is alive
+    np.testing.assert_array_equal(view, CELLS[10:20])
+    del view
+    fourth = p.unfilter(tile, np.int64)
+    assert fourth.ctypes.data == addr  # recycled, and decoded anew
+    np.testing.assert_array_equal(fourth, CELLS)
+    fourth[:] = -1  # writable, and no other result sees it
+    np.testing.assert_array_equal(second, CELLS)
+    np.testing.assert_array_equal(third, CELLS)
+    # another dtype of the same size reuses it too
+    del fourth
+    dates = p.unfilter(tile, "datetime_ns")
+    assert dates.ctypes.data == addr and dates.dtype == np.dtype("datetime64[ns]")
+    np.testing.assert_array_equal(dates.view(np.int64), CELLS)
+    del dates
+    from tdbfilter.pipeline import _POOL
+    assert _POOL.held >= CELLS.nbytes
+    try:
+        tdbfilter.set_unfilter_pool_limit(0)  # drops what the pool holds, keeps nothing
+        assert _POOL.held == 0 and not _POOL.free
+        a = p.unfilter(tile, np.int64)
+        del a
+        assert _POOL.held == 0 and not _POOL.free
+        np.testing.assert_array_equal(p.unfilter(tile, np.int64), CELLS)
+    finally:
+        tdbfilter.set_unfilter_pool_limit(64 << 20)
+    with pytest.raises(tdbfilter.InvalidArgument, match="byte count"):
+        tdbfilter.set_unfilter_pool_limit(-1)

@@ -23,12 +23,12 @@ from .array import Array, Field, Fragment, Metadata, RawResult
 from .write import create
 from .write import from_numpy as _from_numpy_spec
 from .pipeline import (FORMAT_VERSION, Pipeline, datatype_of, generic_tile_read,
-                       generic_tile_write, version)
+                       generic_tile_write, set_unfilter_pool_limit, version)
 
 __all__ = [
     "Array", "Field", "Fragment", "Metadata", "RawResult", "create", "from_numpy", "BufferTooSmall", "ChecksumMismatch", "CorruptData", "DecryptionFailed", "FORMAT_VERSION",
     "InternalError", "InvalidArgument", "OutOfMemory", "Pipeline", "TdbfilterError",
-    "TdbfilterIOError", "Unsupported", "datatype_of", "generic_tile_read", "generic_tile_write", "version",
+    "TdbfilterIOError", "Unsupported", "datatype_of", "generic_tile_read", "generic_tile_write", "set_unfilter_pool_limit", "version",
 ]
 __version__ = "0.3.0"
 

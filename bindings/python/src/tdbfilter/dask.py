@@ -23,10 +23,10 @@ storage_options=None)`` is the model):
   ``cell_val_num``), fixed text as ``S<n>``, var-size fields as ``object`` arrays (``str`` for
   text), nullable fields as numpy masked arrays (var-size: ``None`` for null) — the cells
   :meth:`tdbfilter.Array.read` returns.
-- The default box is the non-empty domain (what :meth:`tdbfilter.Array.read` reads;
-  ``from_tiledb`` covers the whole domain); ``subarray=[(lo, hi), ...]`` (inclusive, one pair
-  per dimension) reads any box, the whole domain included. Index ``i`` of the dask array's axis
-  ``d`` is coordinate ``subarray[d][0] + i``.
+- The default box of a dense array is its whole domain, as ``dask.array.from_tiledb`` gives
+  it (cells never written read as fill values); ``subarray=[(lo, hi), ...]`` (inclusive, one
+  pair per dimension) reads any other box, the non-empty domain for example. Index ``i`` of
+  the dask array's axis ``d`` is coordinate ``subarray[d][0] + i``.
 - ``chunks``: default one chunk per space tile (tile-aligned: a box starting inside a tile
   starts with a partial chunk); anything ``dask.array.from_array`` takes otherwise (``"auto"``
   sizes are multiples of the tiles).
@@ -229,9 +229,8 @@ def _dense_box(a: Array, subarray) -> list[tuple[int, int]]:
         a._subarray_bytes(subarray)  # the same checks (count, types, ranges) as a read
         box = [(_as_int(lo), _as_int(hi)) for lo, hi in subarray]
     else:
-        ned = a.non_empty_domain()
-        src = ned if ned is not None else [a.domain(i) for i in range(len(dims))]
-        box = [(_as_int(lo), _as_int(hi)) for lo, hi in src]
+        # The whole domain, as from_tiledb (and TileDB-Py's A[:]) give a dense array.
+        box = [(_as_int(lo), _as_int(hi)) for lo, hi in (a.domain(i) for i in range(len(dims)))]
     for d, (lo, hi) in zip(dims, box):
         if hi < lo:
             raise InvalidArgument(f"dimension '{d.name}': the range [{lo}, {hi}] is empty")
@@ -470,7 +469,7 @@ def read(uri: str, field: Union[str, Sequence[str], None] = None, chunks=None, k
     """A TileDB array as Dask collections (see the module's documentation).
 
     Dense: ``field`` a name → a ``dask.array.Array`` of the cells of ``subarray`` (default
-    the non-empty domain), chunked by space tile (``chunks=None``) or as given; ``field`` a list
+    the whole domain, as ``dask.array.from_tiledb``), chunked by space tile (``chunks=None``) or as given; ``field`` a list
     (or None on a multi-attribute array) → ``{name: dask array}``. Sparse: a
     ``dask.dataframe.DataFrame`` of the dimensions and ``field``'s attributes (default all),
     ``chunks`` cells per partition (default 1,000,000). ``key``: an encrypted array's key;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import threading
 from ctypes import byref, c_double, c_float, c_int32, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
 from typing import Optional, Sequence, Union
 
@@ -91,6 +92,84 @@ def _take_tile(tile: c_void_p) -> bytes:
         return ctypes.string_at(data, size.value) if size.value else b""
     finally:
         L.tdb_tile_free(tile)
+
+
+class _OutputPool:
+    """Recycles :meth:`Pipeline.unfilter`'s output memory: when the last reference to a
+    result (and to every view of it) goes, its buffer waits here, up to ``limit`` bytes in
+    all, for the next result of the same size. A recycled buffer's pages are already mapped,
+    so the next tile is decoded into them without the first-touch page faults (and the
+    kernel's zeroing) of fresh memory, which cost as much as the decoding itself; glibc's
+    malloc returns large freed blocks to the system (trimming or unmapping them) when many
+    are freed at once. Thread-safe."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.held = 0
+        self.free: dict[int, list[np.ndarray]] = {}
+        self.lock = threading.Lock()
+
+    def take(self, nbytes: int) -> np.ndarray:
+        """A uint8 buffer of ``nbytes``: a recycled one, else new (uninitialised)."""
+        with self.lock:
+            stack = self.free.get(nbytes)
+            if stack:
+                self.held -= nbytes
+                buf = stack.pop()
+                if not stack:
+                    del self.free[nbytes]
+                return buf
+        return np.empty(nbytes, dtype=np.uint8)
+
+    def give(self, buf: np.ndarray) -> None:
+        """Keeps ``buf`` for a later :meth:`take` if the pool has room (else it is freed)."""
+        n = buf.nbytes
+        with self.lock:
+            if self.held + n <= self.limit:
+                self.free.setdefault(n, []).append(buf)
+                self.held += n
+
+    def set_limit(self, limit: int) -> None:
+        with self.lock:
+            self.limit = limit
+            while self.held > limit and self.free:
+                n, stack = next(iter(self.free.items()))
+                stack.pop()
+                self.held -= n
+                if not stack:
+                    del self.free[n]
+
+
+_POOL = _OutputPool(64 << 20)
+
+
+def set_unfilter_pool_limit(nbytes: int) -> None:
+    """The most bytes of freed :meth:`Pipeline.unfilter` results kept for reuse (default 64
+    MiB; 0 keeps none: every result is fresh memory). Reused memory spares the page faults
+    of fresh memory, most of the cost of an allocating decode when many tiles are decoded
+    and dropped in turn; the price is up to this many bytes kept mapped while unused."""
+    if nbytes < 0:
+        raise InvalidArgument(f"the pool limit is a byte count, not {nbytes}")
+    _POOL.set_limit(int(nbytes))
+
+
+class _PooledOutput:
+    """The owner (``base``) of an :meth:`Pipeline.unfilter` result: exposes a pool buffer as
+    the result's dtype and shape, and gives the buffer back to the pool when the result and
+    its views are gone."""
+
+    __slots__ = ("buf", "__array_interface__")
+
+    def __init__(self, buf: np.ndarray, dtype: np.dtype, count: int):
+        self.buf = buf
+        self.__array_interface__ = {"shape": (count,), "typestr": dtype.str,
+                                    "data": (buf.ctypes.data, False), "version": 3}
+
+    def __del__(self) -> None:
+        try:
+            _POOL.give(self.buf)
+        except Exception:  # interpreter shutdown
+            pass
 
 
 class _Tile:
@@ -370,7 +449,8 @@ class Pipeline:
         ``np.int64``, ``"M8[ns]"``…) gives that dtype; a TileDB datatype name or number gives
         its numpy dtype (``"datetime_ns"``: ``datetime64[ns]``, ``"string_utf8"``: ``S1``
         bytes, ``"blob"``: ``uint8``). The library writes the cells straight into the array's
-        memory (no intermediate copy)."""
+        memory (no intermediate copy): memory of an earlier result of the same size that is
+        gone, when the pool of :func:`set_unfilter_pool_limit` holds one, else new memory."""
         cell = resolve(dtype)
         cs = cell_size or cell.cell_size
         src, size, keep = _input(data)
@@ -386,19 +466,20 @@ class Pipeline:
             raise OutOfMemory(f"unfiltering the tile needs {needed} bytes, over the memory "
                               f"limit of {self._memory_limit} bytes", OutOfMemory.status,
                               "TDB_ERR_OUT_OF_MEMORY")
+        if not needed:
+            return np.empty(0, dtype=cell.dtype)
         try:
-            out = np.empty(needed // itemsize, dtype=cell.dtype)
+            buf = _POOL.take(needed)
         except MemoryError:
             raise OutOfMemory(f"cannot allocate {needed} bytes for the unfiltered tile",
                               OutOfMemory.status, "TDB_ERR_OUT_OF_MEMORY") from None
-        if needed:
-            written = self._unfilter_into(src, size, cell.datatype, cs, out.ctypes.data, needed)
-            if written != needed:
-                raise InternalError(f"the tile unfiltered to {written} bytes after its chunk "
-                                    f"headers announced {needed}", InternalError.status,
-                                    "TDB_ERR_INTERNAL")
+        written = self._unfilter_into(src, size, cell.datatype, cs, buf.ctypes.data, needed)
+        if written != needed:
+            raise InternalError(f"the tile unfiltered to {written} bytes after its chunk "
+                                f"headers announced {needed}", InternalError.status,
+                                "TDB_ERR_INTERNAL")
         del keep
-        return out
+        return np.asarray(_PooledOutput(buf, cell.dtype, needed // itemsize))
 
     def unfilter_into(self, data: Buffer, out: Buffer, dtype: Datatype,
                       cell_size: Optional[int] = None) -> int:
