@@ -385,7 +385,7 @@ class Array:
 
     def __getitem__(self, selection):
         self._readable()
-        return Query(self).__getitem__(selection)
+        return Query(self)._getitem(selection, enum_values=self._view_attr is None)
 
     def subarray(self, selection, attrs=None, coords=False, order=None, cond=None):
         return Query(self, attrs=attrs, coords=coords, order=order, cond=cond)[selection]

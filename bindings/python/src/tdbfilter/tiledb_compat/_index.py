@@ -120,7 +120,8 @@ def _getitem_ranges(array, selection):
             start = lo_dom
         elif kind not in "M" and start < 0 and kind in "iu":
             start = int(start) + int(hi_dom) + 1
-        if start is not None and start < lo_dom:
+        full_lo, full_hi = d.domain
+        if start is not None and start < full_lo:
             raise IndexError("index out of bounds <todo>")
         if stop is None:
             stop = hi_dom if kind in "fM" else int(hi_dom) + 1
@@ -129,13 +130,37 @@ def _getitem_ranges(array, selection):
                 # TileDB-Py adds the domain's upper bound; on uint64 dimensions numpy makes
                 # that a float, which TileDB-Py then takes as an inclusive end.
                 stop = int(stop) + int(hi_dom) + (1 if d.dtype == np.uint64 else 0)
-            if stop > hi_dom:
-                stop = hi_dom if kind in "fM" else int(hi_dom) + 1
+            if stop > full_hi:
+                stop = full_hi if kind in "fM" else int(full_hi) + 1
         if kind in "fM":
             ranges.append([(_cast(d, start), _cast(d, stop))])
         else:
             ranges.append([(int(start), int(stop) - 1)])
+        _check_current_domain(array, i, ranges[-1])
     return ranges, drop, steps
+
+
+def _current_range(array, i):
+    """Dimension ``i``'s range in the schema's current domain (as the open array's schema
+    holds it), or None."""
+    cd = array.schema._current_domain
+    if cd is None or cd.is_empty or array.schema.domain.dim(i).isvar:
+        return None
+    return cd.ndrectangle.range(i)
+
+
+def _check_current_domain(array, i, ranges) -> None:
+    """TileDB refuses a range reaching outside the current domain."""
+    cur = _current_range(array, i)
+    if cur is None:
+        return
+    for lo, hi in ranges:
+        if lo is None or hi is None:
+            continue
+        if lo < cur[0] or hi > cur[1]:
+            d = array.schema.domain.dim(i)
+            raise TileDBError(f"Subarray: the range [{lo}, {hi}] of dimension '{d.name}' is "
+                              f"outside the current domain [{cur[0]}, {cur[1]}]")
 
 
 def _b(x):
@@ -238,7 +263,15 @@ def _mi_ranges(array, selection):
     for an empty selection."""
     if is_empty_range(selection):
         return None
-    return [list(r) for r in getitem_ranges(array, selection)]
+    out = []
+    for i, r in enumerate(getitem_ranges(array, selection)):
+        _check_current_domain(array, i, r)
+        cur = _current_range(array, i)
+        # the whole dimension of an array with a current domain: that domain (TileDB's
+        # default subarray, which the library does not know when the open array's schema
+        # was given its current domain in memory)
+        out.append(list(r) if r or cur is None else [tuple(cur)])
+    return out
 
 
 # -- reading boxes ---------------------------------------------------------------------------
@@ -454,10 +487,15 @@ class Query:
         return self[:]
 
     def __getitem__(self, selection):
+        return self._getitem(selection)
+
+    def _getitem(self, selection, enum_values=False):
+        """``[...]``; ``enum_values``: enumerated attributes as their values (TileDB-Py's
+        ``A[...]``, unlike its ``A.query(...)[...]``)."""
         if self.return_arrow:
             raise TileDBError("`return_arrow=True` requires .df indexer`")
         ranges, drop, steps = _getitem_ranges(self.array, selection)
-        res = self._read(ranges, drop, steps)
+        res = self._read(ranges, drop, steps, enum_values=enum_values)
         sch = self.array.schema
         if not sch.sparse and len(self.attrs) == 1 and not self.dims:
             # TileDB-Py: the bare array for a view attribute or a lone anonymous one
@@ -470,9 +508,10 @@ class Query:
             return list(self.attrs) + list(self.dims)
         return list(self.dims) + list(self.attrs)
 
-    def _read_batches(self, ranges):
+    def _read_batches(self, ranges, enum_values=True):
         """``multi_index`` reads of a sparse array in batches (``return_incomplete``): one
-        OrderedDict of the fields per batch, each buffer ``py.init_buffer_bytes`` bytes."""
+        OrderedDict of the fields per batch, each buffer ``py.init_buffer_bytes`` bytes
+        (enumerated attributes as their values, or codes unless ``enum_values``)."""
         a = self.array
         names = self._names(True)
         if not names:
@@ -484,6 +523,8 @@ class Query:
             self._record(q, start, cells)
             with _stats.timing("buffer_conversion_time"):
                 out = OrderedDict((n, _convert(a, n, cells[n])) for n in names)
+                if enum_values:
+                    out = _enum_values(a, out)
             yield out
             start = time.perf_counter()
 
@@ -500,7 +541,7 @@ class Query:
         return OrderedDict((n, (8 * sizes[n][0] if _isvar(a, n) else 0, sizes[n][1]))
                            for n in names)
 
-    def _read(self, ranges, drop=(), steps=None, multi=False):
+    def _read(self, ranges, drop=(), steps=None, multi=False, enum_values=False):
         """Reads the cells of ``ranges`` (per dimension, inclusive ``(lo, hi)`` pairs): a dict
         name -> array (dense: shaped by the ranges, concatenated per dimension in the order
         given; sparse: the cells inside them, filtered by the condition)."""
@@ -514,7 +555,8 @@ class Query:
         cells = q.read()
         self._record(q, start, cells)
         with _stats.timing("buffer_conversion_time"):
-            return self._shape(cells, names, ranges, drop, steps, multi)
+            out = self._shape(cells, names, ranges, drop, steps, multi)
+            return _enum_values(a, out) if enum_values else out
 
     def _shape(self, cells, names, ranges, drop, steps, multi):
         """The cells of a read as TileDB-Py returns them (see :meth:`_read`)."""
@@ -549,6 +591,30 @@ class Query:
                               v.shape[len(shape):])
             out[n] = v
         return out
+
+
+def _enum_values(array, out):
+    """TileDB-Py's ``A[...]`` and ``multi_index`` give an enumerated attribute's values, not
+    its codes (a null cell stays masked; codes index the values as numpy indexes)."""
+    sch = array.schema
+    for n, v in out.items():
+        if not sch.has_attr(n) or sch.attr(n).enum_label is None:
+            continue
+        values = np.asarray(array.enum(sch.attr(n).enum_label).values())
+        codes = np.asarray(np.ma.getdata(v)).astype(np.int64)
+        mask = np.ma.getmaskarray(v) if isinstance(v, np.ma.MaskedArray) else None
+        valid = codes if mask is None else codes[~mask]
+        bad = valid[(valid < -len(values)) | (valid >= len(values))]
+        if bad.size:
+            raise IndexError(f"attribute '{n}': code {int(bad[0])} is outside its enumeration "
+                             f"of {len(values)} values")
+        if mask is not None:
+            codes = np.where(mask, 0, codes)
+        mapped = values[codes] if len(values) else np.empty(codes.shape, values.dtype)
+        if mapped.dtype.kind in "SU" and mapped.size:
+            mapped = np.array(mapped.tolist(), dtype=mapped.dtype.kind)  # as narrow as read
+        out[n] = np.ma.array(mapped, mask=mask) if mask is not None else mapped
+    return out
 
 
 def _agg_map(schema, aggs):
@@ -678,7 +744,7 @@ class MultiRangeIndexer:
             return IncompleteResults(self.array, self.query, ranges, lambda res: res)
         if ranges is None:
             return _empty(self.array, self.query)
-        return self.query._read(ranges, multi=True)
+        return self.query._read(ranges, multi=True, enum_values=True)
 
 
 class IncompleteResults:
@@ -687,11 +753,12 @@ class IncompleteResults:
     buffer (TileDB-Py's incomplete queries), yielding one result (an OrderedDict, or a
     DataFrame for ``.df``) per batch; an empty selection yields one empty result."""
 
-    def __init__(self, array, query, ranges, finish):
+    def __init__(self, array, query, ranges, finish, enum_values=True):
         self.array = array
         self.query = query
         self.ranges = ranges
         self._finish = finish
+        self._enum_values = enum_values
 
     def estimated_result_sizes(self):
         """TileDB-Py's ``estimated_result_sizes``: field name -> ``EstimatedResultSize``
@@ -707,7 +774,7 @@ class IncompleteResults:
         if self.ranges is None:
             yield self._finish(_empty(self.array, self.query))
             return
-        for res in self.query._read_batches(self.ranges):
+        for res in self.query._read_batches(self.ranges, self._enum_values):
             yield self._finish(res)
 
 
@@ -783,10 +850,11 @@ class DataFrameIndexer:
         arrow = self._arrow
         if q.return_incomplete:
             return IncompleteResults(a, q, ranges,
-                                     lambda res: _frame(a, q, res, arrow, ranges is not None))
+                                     lambda res: _frame(a, q, res, arrow, ranges is not None),
+                                     enum_values=False)
         if ranges is None:
             return _frame(a, q, _empty(a, q), arrow, False)
-        return _frame(a, q, q._read(ranges, multi=True), arrow)
+        return _frame(a, q, q._read(ranges, multi=True, enum_values=False), arrow)
 
 
 def _frame(a, q, res, arrow, table=True):
@@ -820,7 +888,8 @@ def _frame(a, q, res, arrow, table=True):
             codes = np.asarray(np.ma.getdata(v), dtype=np.int64)
             if isinstance(v, np.ma.MaskedArray):
                 codes = np.where(np.ma.getmaskarray(v), -1, codes)
-            v = pd.Categorical.from_codes(codes, categories=e.values(), ordered=e.ordered)
+            # (unordered whatever the enumeration says: TileDB-Py's dictionary arrays are)
+            v = pd.Categorical.from_codes(codes, categories=e.values())
         elif isinstance(v, np.ma.MaskedArray):
             v = _masked_to_pandas(v, arrow)
         elif v.ndim > 1:
