@@ -138,3 +138,26 @@ def test_a_current_domain_set_on_the_open_schema_bounds_reads(lib, tmp_path):
         A.schema.set_current_domain(cd)
         assert A.df[:]["a"].tolist() == [225, 226, 245, 246, 265, 266]
         assert A.multi_index[:]["d1"].tolist() == [21, 21, 22, 22, 23, 23]
+
+
+@pytest.mark.parametrize("dtype, fill", [("datetime64[s]", np.datetime64(5, "s")),
+                                         ("datetime64[D]", None), ("int32", None)])
+def test_fill_values_as_tiledb_py_gives_them(dtype, fill):
+    kw = {} if fill is None else {"fill": fill}
+    ours, ref = tiledb_like.Attr("a", dtype=dtype, **kw).fill, tiledb_real.Attr(
+        "a", dtype=dtype, **kw).fill
+    assert type(ours) is type(ref) and np.asarray(ours).dtype == np.asarray(ref).dtype
+    np.testing.assert_array_equal(ours, ref)
+
+
+@LIBS
+def test_datetime_coordinates_on_an_integer_dimension(lib, tmp_path):
+    uri = str(tmp_path / "t")
+    dom = lib.Domain(lib.Dim("t", domain=(0, 2**62), tile=2**40, dtype=np.uint64))
+    lib.Array.create(uri, lib.ArraySchema(domain=dom, sparse=True,
+                                          attrs=[lib.Attr("a", dtype=np.int64)]))
+    times = np.array([5, 3_000_000_000], dtype="datetime64[ns]")
+    with lib.open(uri, "w") as A:
+        A[times] = np.array([1, 2])
+    with lib.open(uri) as A:
+        assert A[:]["t"].tolist() == [5, 3_000_000_000]

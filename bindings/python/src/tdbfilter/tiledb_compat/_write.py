@@ -255,7 +255,8 @@ def _coords(sch, selection):
     for d, c in zip(sch.domain, coords):
         if not d.isvar and d.dtype.kind in "iuf" and not isinstance(c, (str, bytes)):
             arr = np.asarray(c)
-            if arr.dtype.kind in "iuf" and arr.dtype != d.dtype:
+            # (datetimes too: TileDB-Py's np.array(sel, dtype=dim.dtype) takes their counts)
+            if arr.dtype.kind in "iufMm" and arr.dtype != d.dtype:
                 c = arr.astype(d.dtype) if arr.ndim else arr.astype(d.dtype)[()]
         out.append(c)
     return tuple(out) if isinstance(selection, tuple) else out[0]
