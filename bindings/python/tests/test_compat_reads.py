@@ -161,3 +161,11 @@ def test_datetime_coordinates_on_an_integer_dimension(lib, tmp_path):
         A[times] = np.array([1, 2])
     with lib.open(uri) as A:
         assert A[:]["t"].tolist() == [5, 3_000_000_000]
+
+
+def test_datatype_members_as_tiledb_pys():
+    ours, ref = tiledb_like.libtiledb.DataType.UINT64, tiledb_real.libtiledb.DataType.UINT64
+    assert (ours.name, str(ours), int(ours)) == (ref.name, str(ref), int(ref))
+    for lib in (tiledb_like, tiledb_real):
+        f = lib.DeltaFilter(reinterp_dtype=lib.libtiledb.DataType.UINT64)
+        assert f.reinterp_dtype == np.uint64

@@ -102,8 +102,9 @@ class _ReinterpretFilter(CompressionFilter):
         super().__init__(level, ctx)
         self._reinterp = None
         if reinterp_dtype is not None:
-            if isinstance(reinterp_dtype, str) and reinterp_dtype.isupper():
-                self._reinterp = DataType.from_tiledb(reinterp_dtype).np_dtype
+            name = getattr(reinterp_dtype, "name", reinterp_dtype)  # (a DataType member)
+            if isinstance(name, str) and name.isupper():
+                self._reinterp = DataType.from_tiledb(name).np_dtype
             else:
                 self._reinterp = np.dtype(reinterp_dtype)
 
