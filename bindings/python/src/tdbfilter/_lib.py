@@ -118,6 +118,8 @@ CONSTANTS = {
     "TDB_FORMAT_VERSION": 22,
     # tdb_layout_t (the writer's cell orders)
     "TDB_ROW_MAJOR": 0, "TDB_COL_MAJOR": 1, "TDB_GLOBAL_ORDER": 2, "TDB_UNORDERED": 3,
+    # tdb_query_status_t (batch reads)
+    "TDB_QUERY_COMPLETED": 1, "TDB_QUERY_INCOMPLETE": 3, "TDB_QUERY_UNINITIALIZED": 4,
 }
 
 P = c_void_p  # an opaque handle, or a void pointer

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ctypes
 from ctypes import byref, c_char_p, c_size_t, c_uint8, c_uint32, c_uint64, c_void_p
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
@@ -23,8 +23,8 @@ from ._datatypes import of_datatype
 from ._ffi import call as _call
 from ._ffi import lib
 from ._lib import CONSTANTS
-from .array import Array, RawResult, _bound, _numeric, _take_result, _to_numpy
-from .errors import InvalidArgument
+from .array import Array, Field, RawResult, _bound, _numeric, _take_result, _to_numpy
+from .errors import BufferTooSmall, InvalidArgument
 
 LAYOUTS = {"row": CONSTANTS["TDB_ROW_MAJOR"], "col": CONSTANTS["TDB_COL_MAJOR"],
            "global": CONSTANTS["TDB_GLOBAL_ORDER"], "unordered": CONSTANTS["TDB_UNORDERED"]}
@@ -138,6 +138,95 @@ class Query:
         :meth:`tdbfilter.Array.read`), one-dimensional in the query's layout."""
         return {n: _to_numpy(r) for n, r in self.read_raw().items()}
 
+    def read_batches(self, buffer_bytes: int) -> Iterator[dict[str, Any]]:
+        """Runs the read in bounded batches (``tdb_query_submit_batch``): each field gets a
+        data buffer of ``buffer_bytes`` bytes (and offsets and validity buffers of as many
+        bytes when var-size or nullable), and each batch is a dict as :meth:`read` returns,
+        of the cells that fit, in the query's layout; the batches concatenated are
+        :meth:`read`'s result. A read of no cell yields one empty batch. A next cell larger
+        than a buffer doubles the buffers until it fits (TileDB-Py's resubmit). The library
+        holds only about a batch (see ``tdb_query_submit_batch``) for row- and col-major
+        reads."""
+        if int(buffer_bytes) < 1:
+            raise InvalidArgument(f"buffer_bytes must be positive, not {buffer_bytes}")
+        self.array._readable()
+        L = lib()
+        fields = self._fields()
+        size = int(buffer_bytes)
+        q = self._handle()
+        try:
+            while True:
+                bufs = _BatchBuffers(fields, size)
+                bufs.set_on(q)
+                try:
+                    _call(L.tdb_query_submit_batch, q)
+                except BufferTooSmall:
+                    size *= 2  # nothing was consumed: retry with larger buffers
+                    continue
+                status = c_uint32()
+                _call(L.tdb_query_status, q, byref(status))
+                cells, batch = bufs.take(q)
+                done = status.value == CONSTANTS["TDB_QUERY_COMPLETED"]
+                if not done and cells == 0:
+                    size *= 2  # an incomplete batch of no cell: make room
+                    continue
+                self.stats = _stats(q)
+                yield batch
+                if done:
+                    return
+        finally:
+            L.tdb_query_free(q)
+
+    def result_sizes(self, buffer_bytes: int) -> dict[str, tuple[int, int]]:
+        """The size of the read's result without keeping it: per field, (cells, data
+        bytes), summed over a batch read (:meth:`read_batches`'s buffers of
+        ``buffer_bytes``), so memory stays bounded."""
+        if int(buffer_bytes) < 1:
+            raise InvalidArgument(f"buffer_bytes must be positive, not {buffer_bytes}")
+        self.array._readable()
+        L = lib()
+        fields = self._fields()
+        totals = {f.name: [0, 0] for f in fields}
+        size = int(buffer_bytes)
+        q = self._handle()
+        try:
+            bufs = _BatchBuffers(fields, size)
+            while True:
+                bufs.set_on(q)
+                try:
+                    _call(L.tdb_query_submit_batch, q)
+                except BufferTooSmall:
+                    size *= 2
+                    bufs = _BatchBuffers(fields, size)
+                    continue
+                status = c_uint32()
+                _call(L.tdb_query_status, q, byref(status))
+                cells = 0
+                for f in fields:
+                    n, dsize = c_uint64(), c_size_t()
+                    _call(L.tdb_query_result_size, q, f.name.encode(), byref(n), byref(dsize),
+                          None, None)
+                    totals[f.name][0] += n.value
+                    totals[f.name][1] += dsize.value
+                    cells = n.value
+                if status.value == CONSTANTS["TDB_QUERY_COMPLETED"]:
+                    self.stats = _stats(q)
+                    return {n: (c, b) for n, (c, b) in totals.items()}
+                if cells == 0:
+                    size *= 2
+                    bufs = _BatchBuffers(fields, size)
+        finally:
+            L.tdb_query_free(q)
+
+    def _fields(self) -> list[Field]:
+        by_name = {f.name: f for f in list(self.array.dimensions) + list(self.array.attributes)}
+        out = []
+        for n in self._names():
+            if n not in by_name:
+                raise InvalidArgument(f"the array has no field {n!r}")
+            out.append(by_name[n])
+        return out
+
     def aggregate(self, aggregates: Sequence[tuple[str, Optional[str]]]) -> dict[str, Any]:
         """Computes ``aggregates``, pairs of (operator, attribute) with the operators of
         :data:`AGGREGATES` (``count`` takes None), over the ranges and condition: a dict by
@@ -174,6 +263,50 @@ class Query:
             return out
         finally:
             L.tdb_query_free(q)
+
+
+class _BatchBuffers:
+    """The numpy buffers of one batch: per field, data (and offsets, validity)."""
+
+    def __init__(self, fields: Sequence[Field], size: int):
+        self.fields = list(fields)
+        self.data = [np.empty(size, np.uint8) for _ in self.fields]
+        self.offsets = [np.empty(max(1, size // 8), np.uint64) if f.var else None
+                        for f in self.fields]
+        self.validity = [np.empty(size, np.uint8) if f.nullable else None
+                         for f in self.fields]
+
+    def set_on(self, q: c_void_p) -> None:
+        L = lib()
+        for f, d, o, v in zip(self.fields, self.data, self.offsets, self.validity):
+            name = f.name.encode()
+            _call(L.tdb_query_set_data_buffer, q, name, d.ctypes.data_as(c_void_p), d.nbytes)
+            if o is not None:
+                _call(L.tdb_query_set_offsets_buffer, q, name,
+                      o.ctypes.data_as(ctypes.POINTER(c_uint64)), o.shape[0])
+            if v is not None:
+                _call(L.tdb_query_set_validity_buffer, q, name,
+                      v.ctypes.data_as(ctypes.POINTER(c_uint8)), v.nbytes)
+
+    def take(self, q: c_void_p) -> tuple[int, dict[str, Any]]:
+        """The number of cells the last batch wrote and the fields' cells, as numpy (views
+        of this batch's buffers)."""
+        L = lib()
+        out = {}
+        cells = 0
+        for f, d, o, v in zip(self.fields, self.data, self.offsets, self.validity):
+            n, dsize, osize, vsize = c_uint64(), c_size_t(), c_size_t(), c_size_t()
+            _call(L.tdb_query_result_size, q, f.name.encode(), byref(n), byref(dsize),
+                  byref(osize), byref(vsize))
+            raw: Any = d[:dsize.value]
+            offsets = o[:osize.value] if o is not None else None
+            if f.var:
+                raw = raw.tobytes()
+            validity = v[:vsize.value] if v is not None else None
+            out[f.name] = _to_numpy(RawResult(f.datatype, f.cell_val_num, n.value, raw,
+                                              offsets, validity))
+            cells = n.value
+        return cells, out
 
 
 def _text_bound(name: str, v: Any) -> bytes:

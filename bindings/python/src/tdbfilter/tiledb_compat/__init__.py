@@ -12,7 +12,7 @@ import importlib
 import sys
 
 from ..errors import TdbfilterError as TileDBError
-from . import ctx, libtiledb, main, vfs  # noqa: F401
+from . import _stats, ctx, libtiledb, main, vfs  # noqa: F401
 from ._array import (Array, DenseArray, SparseArray, array_exists, from_numpy, object_type,
                      open, remove, schema_like)
 from ._fragment import (FragmentInfo, FragmentInfoList, array_fragments,
@@ -58,10 +58,26 @@ def _not_built(name: str):
     return f
 
 
-stats_enable = _not_built("stats_enable")
-stats_disable = _not_built("stats_disable")
-stats_reset = _not_built("stats_reset")
-stats_dump = _not_built("stats_dump")
+def stats_enable() -> None:
+    """Starts collecting statistics (see ``tiledb_compat._stats``)."""
+    _stats.enable()
+
+
+def stats_disable() -> None:
+    """Stops collecting statistics (what was collected stays)."""
+    _stats.disable()
+
+
+def stats_reset() -> None:
+    """Clears the statistics collected."""
+    _stats.reset()
+
+
+def stats_dump(version=True, print_out=True, include_python=True, json=False, verbose=True):
+    """TileDB-Py's ``stats_dump``: the statistics as text (printed unless ``print_out`` is
+    False) or, with ``json``, a JSON string; refused while statistics are disabled."""
+    return _stats.dump(version=version, print_out=print_out, include_python=include_python,
+                       json=json, verbose=verbose)
 
 
 def as_built(return_json_string=False):

@@ -8,6 +8,7 @@ import ctypes
 import json
 import os
 import shutil
+import time
 from collections import OrderedDict
 from ctypes import byref, c_size_t
 from typing import Any, Optional
@@ -19,6 +20,7 @@ from .._ffi import call as _call
 from .._ffi import lib
 from ..array import Array as _Inner
 from ..errors import TdbfilterError as TileDBError
+from . import _stats
 from ._index import DataFrameIndexer, MultiRangeIndexer, Query
 from ._schema import ArraySchema, Attr
 
@@ -383,7 +385,7 @@ class Array:
 
     def __getitem__(self, selection):
         self._readable()
-        return Query(self).__getitem__(selection)
+        return Query(self)._getitem(selection, enum_values=self._view_attr is None)
 
     def subarray(self, selection, attrs=None, coords=False, order=None, cond=None):
         return Query(self, attrs=attrs, coords=coords, order=order, cond=cond)[selection]
@@ -403,11 +405,13 @@ class Array:
             raise TileDBError("Incomplete queries are only supported for sparse arrays at "
                               "this time")
         if return_arrow:
-            raise TileDBError("return_arrow (pyarrow results) is not supported by "
-                              "tdbfilter's TileDB-Py API yet")
+            if use_arrow is None:
+                use_arrow = True
+            if not use_arrow:
+                raise TileDBError("Cannot initialize return_arrow with use_arrow=False")
         return Query(self, attrs=attrs, cond=cond, dims=dims, coords=coords, order=order,
                      index_col=index_col, has_coords=has_coords, use_arrow=use_arrow,
-                     return_incomplete=return_incomplete)
+                     return_arrow=return_arrow, return_incomplete=return_incomplete)
 
     @property
     def multi_index(self):
@@ -427,8 +431,10 @@ class Array:
         from ._write import write
 
         before = len(inner.written_fragments)
+        start = time.perf_counter()
         write(self, inner, selection, value)
         self._last_written = inner.written_fragments[before:]
+        _stats.record_write(len(self._last_written), time.perf_counter() - start)
 
     @property
     def last_write_info(self):

@@ -9,12 +9,14 @@ concatenates them; sparse: the coordinates filtered), which is exact.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
 from ..errors import TdbfilterError as TileDBError
+from . import _stats
 from ._types import VAR_NUM
 
 _INT = (int, np.integer)
@@ -52,6 +54,8 @@ def _getitem_ranges(array, selection):
     ranges, drop, steps = [], [], [None] * dom.ndim
     for i, s in enumerate(sel):
         d = dom.dim(i)
+        if _is_arrow_array(s):
+            s = s.to_pylist()  # TileDB-Py: a pyarrow array is a list of points
         if d.isvar:
             if isinstance(s, slice):
                 if s.step is not None:
@@ -116,7 +120,8 @@ def _getitem_ranges(array, selection):
             start = lo_dom
         elif kind not in "M" and start < 0 and kind in "iu":
             start = int(start) + int(hi_dom) + 1
-        if start is not None and start < lo_dom:
+        full_lo, full_hi = d.domain
+        if start is not None and start < full_lo:
             raise IndexError("index out of bounds <todo>")
         if stop is None:
             stop = hi_dom if kind in "fM" else int(hi_dom) + 1
@@ -125,13 +130,37 @@ def _getitem_ranges(array, selection):
                 # TileDB-Py adds the domain's upper bound; on uint64 dimensions numpy makes
                 # that a float, which TileDB-Py then takes as an inclusive end.
                 stop = int(stop) + int(hi_dom) + (1 if d.dtype == np.uint64 else 0)
-            if stop > hi_dom:
-                stop = hi_dom if kind in "fM" else int(hi_dom) + 1
+            if stop > full_hi:
+                stop = full_hi if kind in "fM" else int(full_hi) + 1
         if kind in "fM":
             ranges.append([(_cast(d, start), _cast(d, stop))])
         else:
             ranges.append([(int(start), int(stop) - 1)])
+        _check_current_domain(array, i, ranges[-1])
     return ranges, drop, steps
+
+
+def _current_range(array, i):
+    """Dimension ``i``'s range in the schema's current domain (as the open array's schema
+    holds it), or None."""
+    cd = array.schema._current_domain
+    if cd is None or cd.is_empty or array.schema.domain.dim(i).isvar:
+        return None
+    return cd.ndrectangle.range(i)
+
+
+def _check_current_domain(array, i, ranges) -> None:
+    """TileDB refuses a range reaching outside the current domain."""
+    cur = _current_range(array, i)
+    if cur is None:
+        return
+    for lo, hi in ranges:
+        if lo is None or hi is None:
+            continue
+        if lo < cur[0] or hi > cur[1]:
+            d = array.schema.domain.dim(i)
+            raise TileDBError(f"Subarray: the range [{lo}, {hi}] of dimension '{d.name}' is "
+                              f"outside the current domain [{cur[0]}, {cur[1]}]")
 
 
 def _b(x):
@@ -159,7 +188,17 @@ def _to_scalar(obj):
         return obj
     if isinstance(obj, np.ndarray) and obj.ndim == 0:
         return obj[()]
+    pa = _pyarrow_if_loaded()
+    if pa is not None and isinstance(obj, pa.Scalar):
+        return obj.as_py()
     raise ValueError(f"Cannot convert {type(obj)} to scalar")
+
+
+def _pyarrow_if_loaded():
+    """pyarrow when already imported (a pyarrow value can only come from it), else None."""
+    import sys
+
+    return sys.modules.get("pyarrow")
 
 
 def _iter_ranges(sel, sparse, ned, cur):
@@ -183,13 +222,18 @@ def _iter_ranges(sel, sparse, ned, cur):
         if len(sel) != 2:
             raise TileDBError(f"a multi_index range is a (start, end) pair, not {sel!r}")
         yield _to_scalar(sel[0]), _to_scalar(sel[1])
-    elif isinstance(sel, (list, np.ndarray)):
+    elif isinstance(sel, (list, np.ndarray)) or _is_arrow_array(sel):
         for x in sel:
             x = _to_scalar(x)
             yield x, x
     else:
         x = _to_scalar(sel)
         yield x, x
+
+
+def _is_arrow_array(sel) -> bool:
+    pa = _pyarrow_if_loaded()
+    return pa is not None and isinstance(sel, pa.Array)
 
 
 def getitem_ranges(array, idx):
@@ -219,7 +263,15 @@ def _mi_ranges(array, selection):
     for an empty selection."""
     if is_empty_range(selection):
         return None
-    return [list(r) for r in getitem_ranges(array, selection)]
+    out = []
+    for i, r in enumerate(getitem_ranges(array, selection)):
+        _check_current_domain(array, i, r)
+        cur = _current_range(array, i)
+        # the whole dimension of an array with a current domain: that domain (TileDB's
+        # default subarray, which the library does not know when the open array's schema
+        # was given its current domain in memory)
+        out.append(list(r) if r or cur is None else [tuple(cur)])
+    return out
 
 
 # -- reading boxes ---------------------------------------------------------------------------
@@ -243,6 +295,11 @@ def _convert(array, name, values):
             for k, v in enumerate(values):
                 out[k] = np.frombuffer(b"" if v is None else bytes(v), dtype=np.int8)
             return _null_masked(f, values, out)
+        if len(values) == 0 and tname != "BLOB" and (
+                tname in ("CHAR", "STRING_ASCII", "STRING_UTF8") or dtype.kind in "SU"):
+            # TileDB-Py: no text cell reads as an empty numpy text array (not objects)
+            kind = "U" if tname == "STRING_UTF8" or dtype.kind == "U" else "S"
+            return _null_masked(f, values, np.array([], dtype=f"{kind}1"))
         if tname in ("CHAR", "STRING_ASCII") or tname == "BLOB" or dtype.kind == "S":
             text = tname != "BLOB"
             out = np.empty(len(values), dtype=object)
@@ -394,6 +451,24 @@ class Query:
         self.use_arrow = use_arrow
         self.return_arrow = return_arrow
         self.return_incomplete = return_incomplete
+        self._last_stats = None
+
+    def get_stats(self, print_out: bool = True, json: bool = False):
+        """TileDB-Py's ``Query.get_stats``: the statistics of this query's last read ("" before
+        any), as TileDB prints them or parsed with ``json``."""
+        if self._last_stats is None:
+            return ""
+        out = (_stats.core_json if json else _stats.core_text)(*self._last_stats)
+        if print_out:
+            print(out)
+            return None
+        return out
+
+    def _record(self, q, start: float, cells) -> None:
+        """Keeps the statistics of the read ``q`` (begun at ``start``) that gave ``cells``."""
+        n = len(next(iter(cells.values()))) if cells else 0
+        self._last_stats = _stats.read_stats(q.stats, time.perf_counter() - start, n)
+        _stats.record(*self._last_stats)
 
     @property
     def multi_index(self):
@@ -412,8 +487,15 @@ class Query:
         return self[:]
 
     def __getitem__(self, selection):
+        return self._getitem(selection)
+
+    def _getitem(self, selection, enum_values=False):
+        """``[...]``; ``enum_values``: enumerated attributes as their values (TileDB-Py's
+        ``A[...]``, unlike its ``A.query(...)[...]``)."""
+        if self.return_arrow:
+            raise TileDBError("`return_arrow=True` requires .df indexer`")
         ranges, drop, steps = _getitem_ranges(self.array, selection)
-        res = self._read(ranges, drop, steps)
+        res = self._read(ranges, drop, steps, enum_values=enum_values)
         sch = self.array.schema
         if not sch.sparse and len(self.attrs) == 1 and not self.dims:
             # TileDB-Py: the bare array for a view attribute or a lone anonymous one
@@ -421,20 +503,65 @@ class Query:
                 return res[self.attrs[0]]
         return res
 
-    def _read(self, ranges, drop=(), steps=None, multi=False):
+    def _names(self, multi: bool) -> list:
+        if self.array.schema.sparse and not multi:
+            return list(self.attrs) + list(self.dims)
+        return list(self.dims) + list(self.attrs)
+
+    def _read_batches(self, ranges, enum_values=True):
+        """``multi_index`` reads of a sparse array in batches (``return_incomplete``): one
+        OrderedDict of the fields per batch, each buffer ``py.init_buffer_bytes`` bytes
+        (enumerated attributes as their values, or codes unless ``enum_values``)."""
+        a = self.array
+        names = self._names(True)
+        if not names:
+            yield OrderedDict()
+            return
+        q = low_level_query(a, names, ranges, self.order, self.cond)
+        start = time.perf_counter()
+        for cells in q.read_batches(_buffer_bytes(a)):
+            self._record(q, start, cells)
+            with _stats.timing("buffer_conversion_time"):
+                out = OrderedDict((n, _convert(a, n, cells[n])) for n in names)
+                if enum_values:
+                    out = _enum_values(a, out)
+            yield out
+            start = time.perf_counter()
+
+    def _estimate(self, ranges):
+        """TileDB-Py's ``estimated_result_sizes`` of a read of ``ranges``: name ->
+        (offsets bytes, data bytes). Computed exactly, by a pass over the cells in batches
+        of ``py.init_buffer_bytes`` (the library has no size estimate of its own)."""
+        a = self.array
+        names = self._names(True)
+        if not names:
+            return OrderedDict()
+        q = low_level_query(a, names, ranges, self.order, self.cond)
+        sizes = q.result_sizes(_buffer_bytes(a))
+        return OrderedDict((n, (8 * sizes[n][0] if _isvar(a, n) else 0, sizes[n][1]))
+                           for n in names)
+
+    def _read(self, ranges, drop=(), steps=None, multi=False, enum_values=False):
         """Reads the cells of ``ranges`` (per dimension, inclusive ``(lo, hi)`` pairs): a dict
         name -> array (dense: shaped by the ranges, concatenated per dimension in the order
         given; sparse: the cells inside them, filtered by the condition)."""
         a = self.array
         sch = a.schema
-        if sch.sparse and not multi:
-            names = list(self.attrs) + list(self.dims)
-        else:
-            names = list(self.dims) + list(self.attrs)
+        names = self._names(multi)
         if not names:
             return OrderedDict()
         q = low_level_query(a, names, ranges, self.order, self.cond)
+        start = time.perf_counter()
         cells = q.read()
+        self._record(q, start, cells)
+        with _stats.timing("buffer_conversion_time"):
+            out = self._shape(cells, names, ranges, drop, steps, multi)
+            return _enum_values(a, out) if enum_values else out
+
+    def _shape(self, cells, names, ranges, drop, steps, multi):
+        """The cells of a read as TileDB-Py returns them (see :meth:`_read`)."""
+        a = self.array
+        sch = a.schema
         out = OrderedDict()
         if sch.sparse:
             for n in names:
@@ -464,6 +591,30 @@ class Query:
                               v.shape[len(shape):])
             out[n] = v
         return out
+
+
+def _enum_values(array, out):
+    """TileDB-Py's ``A[...]`` and ``multi_index`` give an enumerated attribute's values, not
+    its codes (a null cell stays masked; codes index the values as numpy indexes)."""
+    sch = array.schema
+    for n, v in out.items():
+        if not sch.has_attr(n) or sch.attr(n).enum_label is None:
+            continue
+        values = np.asarray(array.enum(sch.attr(n).enum_label).values())
+        codes = np.asarray(np.ma.getdata(v)).astype(np.int64)
+        mask = np.ma.getmaskarray(v) if isinstance(v, np.ma.MaskedArray) else None
+        valid = codes if mask is None else codes[~mask]
+        bad = valid[(valid < -len(values)) | (valid >= len(values))]
+        if bad.size:
+            raise IndexError(f"attribute '{n}': code {int(bad[0])} is outside its enumeration "
+                             f"of {len(values)} values")
+        if mask is not None:
+            codes = np.where(mask, 0, codes)
+        mapped = values[codes] if len(values) else np.empty(codes.shape, values.dtype)
+        if mapped.dtype.kind in "SU" and mapped.size:
+            mapped = np.array(mapped.tolist(), dtype=mapped.dtype.kind)  # as narrow as read
+        out[n] = np.ma.array(mapped, mask=mask) if mask is not None else mapped
+    return out
 
 
 def _agg_map(schema, aggs):
@@ -522,7 +673,9 @@ class Aggregation:
                                       "not supported: TileDB-Py computes it on numbers only")
                 pairs.append((op, attr))
         q = low_level_query(a, None, ranges, self.query.order, self.query.cond)
+        start = time.perf_counter()
         values = q.aggregate([(op, None if op == "count" else attr) for op, attr in pairs])
+        self.query._record(q, start, None)
         result = {}
         for op, attr in pairs:
             label = "count" if op == "count" else f"{op}({attr})"
@@ -582,10 +735,66 @@ class MultiRangeIndexer:
         self.query = query if query is not None else Query(array)
 
     def __getitem__(self, selection):
+        with _stats.timing("getitem_time"):
+            return self._getitem(selection)
+
+    def _getitem(self, selection):
         ranges = _mi_ranges(self.array, selection)
+        if self.query.return_incomplete:
+            return IncompleteResults(self.array, self.query, ranges, lambda res: res)
         if ranges is None:
             return _empty(self.array, self.query)
-        return self.query._read(ranges, multi=True)
+        return self.query._read(ranges, multi=True, enum_values=True)
+
+
+class IncompleteResults:
+    """``A.query(return_incomplete=True).multi_index[...]`` (and ``.df[...]``): iterating
+    reads the selection in batches, each of at most ``py.init_buffer_bytes`` bytes per
+    buffer (TileDB-Py's incomplete queries), yielding one result (an OrderedDict, or a
+    DataFrame for ``.df``) per batch; an empty selection yields one empty result."""
+
+    def __init__(self, array, query, ranges, finish, enum_values=True):
+        self.array = array
+        self.query = query
+        self.ranges = ranges
+        self._finish = finish
+        self._enum_values = enum_values
+
+    def estimated_result_sizes(self):
+        """TileDB-Py's ``estimated_result_sizes``: field name -> ``EstimatedResultSize``
+        (offsets bytes, data bytes)."""
+        from .multirange_indexing import EstimatedResultSize
+
+        if self.ranges is None:
+            return {n: EstimatedResultSize(0, 0) for n in _empty(self.array, self.query)}
+        return {n: EstimatedResultSize(o, d)
+                for n, (o, d) in self.query._estimate(self.ranges).items()}
+
+    def __iter__(self):
+        if self.ranges is None:
+            yield self._finish(_empty(self.array, self.query))
+            return
+        for res in self.query._read_batches(self.ranges, self._enum_values):
+            yield self._finish(res)
+
+
+def _buffer_bytes(array) -> int:
+    """TileDB-Py's ``py.init_buffer_bytes`` of the array's context (default 10 MiB)."""
+    v = array.ctx.config().get("py.init_buffer_bytes")
+    if v is None:
+        return 10 * 1024 ** 2
+    try:
+        n = int(v)
+    except ValueError:
+        raise TileDBError(f"py.init_buffer_bytes must be a number of bytes, not {v!r}") from None
+    if n < 1:
+        raise TileDBError(f"py.init_buffer_bytes must be positive, not {n}")
+    return n
+
+
+def _isvar(array, name) -> bool:
+    sch = array.schema
+    return (sch.attr(name) if sch.has_attr(name) else sch.domain.dim(name)).isvar
 
 
 def _empty(array, q):
@@ -603,50 +812,101 @@ class DataFrameIndexer:
     """``A.df[...]``: ``multi_index`` as a pandas DataFrame (dimensions, then attributes)."""
 
     def __init__(self, array, query: Query = None):
+        sch = array.schema
+        names = query.attrs if query is not None else [sch.attr(i).name
+                                                        for i in range(sch.nattr)]
+        # TileDB-Py's arrow reads have no list columns
+        can_arrow = not any((f.isvar or len(f.dtype) > 1) and f.dtype.kind not in "SU"
+                            for f in (sch.attr(n) for n in names if sch.has_attr(n)))
+        use_arrow = query.use_arrow if query is not None else None
+        if use_arrow and not can_arrow:
+            raise TileDBError(
+                "Multi-value attributes are not currently supported when use_arrow=True. "
+                "This includes all variable-length attributes and fixed-length attributes "
+                "with more than one value. Use `query(use_arrow=False)`.")
+        # TileDB-Py: arrow unless asked otherwise, when the columns allow it
+        if use_arrow is None:
+            import importlib.util
+
+            use_arrow = can_arrow and importlib.util.find_spec("pyarrow") is not None
+        self._arrow = bool(use_arrow)
         self.array = array
         self.query = query
 
     def __getitem__(self, selection):
-        import pandas as pd
+        with _stats.timing("getitem_time"):
+            return self._getitem(selection)
 
+    def _getitem(self, selection):
         a = self.array
-        sch = a.schema
         q = self.query
         if q is None:
             q = Query(a, coords=True)
         elif not q.explicit:
             q = Query(a, coords=True, order=q.order, cond=q.cond, index_col=q.index_col,
-                      use_arrow=q.use_arrow)
-        res = MultiRangeIndexer(a, q)[selection]
-        if not sch.sparse and sch.ndim > 1:
-            # a dense box's cells as rows (C order, as TileDB-Py's row-major buffers)
-            res = OrderedDict((n, v.reshape((-1,) + v.shape[sch.ndim:])) for n, v in res.items())
-        cols = OrderedDict()
-        for d in sch.domain:
-            if d.name in res:
-                cols[d.name] = res[d.name]
-        for n, v in res.items():
-            if n in cols:
-                continue
-            if sch.has_attr(n) and sch.attr(n).enum_label is not None:
-                # as TileDB-Py's arrow reads: an enumerated attribute is categorical (a
-                # null cell NA)
-                e = a.enum(sch.attr(n).enum_label)
-                codes = np.asarray(np.ma.getdata(v), dtype=np.int64)
-                if isinstance(v, np.ma.MaskedArray):
-                    codes = np.where(np.ma.getmaskarray(v), -1, codes)
-                v = pd.Categorical.from_codes(codes, categories=e.values(), ordered=e.ordered)
-            elif isinstance(v, np.ma.MaskedArray):
-                v = _masked_to_pandas(v, q.use_arrow is not False)
-            elif v.ndim > 1:
-                v = list(v)
-            elif (q.use_arrow is not False and v.dtype.kind == "M"
-                    and np.datetime_data(v.dtype)[0] == "D"):
-                v = _days_as_dates(v)
-            cols[n] = v
-        df = pd.DataFrame(cols)
-        from ._pandas import update_df_from_meta
+                      use_arrow=q.use_arrow, return_arrow=q.return_arrow,
+                      return_incomplete=q.return_incomplete)
+        ranges = _mi_ranges(a, selection)
+        arrow = self._arrow
+        if q.return_incomplete:
+            return IncompleteResults(a, q, ranges,
+                                     lambda res: _frame(a, q, res, arrow, ranges is not None),
+                                     enum_values=False)
+        if ranges is None:
+            return _frame(a, q, _empty(a, q), arrow, False)
+        return _frame(a, q, q._read(ranges, multi=True, enum_values=False), arrow)
 
+
+def _frame(a, q, res, arrow, table=True):
+    """A ``multi_index`` result as ``.df`` gives it: a DataFrame (dimensions, then
+    attributes; the index from the array's pandas metadata), or with ``return_arrow`` (and
+    ``table``: TileDB-Py gives an empty selection as a DataFrame) a pyarrow Table of the
+    columns. ``arrow``: converted as TileDB-Py's arrow reads convert (ascii dimensions as
+    str, nullable integers as pandas integer arrays, days as dates)."""
+    import pandas as pd
+
+    sch = a.schema
+    if not sch.sparse and sch.ndim > 1:
+        # a dense box's cells as rows (C order, as TileDB-Py's row-major buffers)
+        res = OrderedDict((n, v.reshape((-1,) + v.shape[sch.ndim:])) for n, v in res.items())
+    cols = OrderedDict()
+    for d in sch.domain:
+        if d.name in res:
+            v = res[d.name]
+            if arrow and d.isvar and d._dt.tiledb_type == "STRING_ASCII":
+                # TileDB-Py's arrow reads give ascii dimensions as str
+                v = np.array([b.decode("utf-8", "surrogateescape") if isinstance(b, bytes)
+                              else b for b in v], dtype=object)
+            cols[d.name] = v
+    for n, v in res.items():
+        if n in cols:
+            continue
+        if sch.has_attr(n) and sch.attr(n).enum_label is not None:
+            # as TileDB-Py's arrow reads: an enumerated attribute is categorical (a
+            # null cell NA)
+            e = a.enum(sch.attr(n).enum_label)
+            codes = np.asarray(np.ma.getdata(v), dtype=np.int64)
+            if isinstance(v, np.ma.MaskedArray):
+                codes = np.where(np.ma.getmaskarray(v), -1, codes)
+            # (unordered whatever the enumeration says: TileDB-Py's dictionary arrays are)
+            v = pd.Categorical.from_codes(codes, categories=e.values())
+        elif isinstance(v, np.ma.MaskedArray):
+            v = _masked_to_pandas(v, arrow)
+        elif v.ndim > 1:
+            v = list(v)
+        elif (arrow and v.dtype.kind == "M"
+                and np.datetime_data(v.dtype)[0] == "D"):
+            v = _days_as_dates(v)
+        cols[n] = v
+    df = pd.DataFrame(cols)
+    if q.return_arrow and table:
+        import pyarrow as pa
+
+        # TileDB-Py's arrow table: the columns as read, no index
+        return pa.Table.from_pandas(df, preserve_index=False)
+    from ._pandas import update_df_from_meta
+
+    with _stats.timing("pandas_index_update_time"):
         return update_df_from_meta(df, a.meta, q.index_col)
 
 

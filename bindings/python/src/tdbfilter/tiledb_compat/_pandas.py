@@ -343,6 +343,11 @@ def _write(uri, df, values, valid, created, index_dims, row_start_idx, fit_to_df
             if attr.enum_label is not None and attr.name in values:
                 cats = A.enum(attr.enum_label).values()
                 values[attr.name] = df[attr.name].cat.set_categories(cats).cat.codes.to_numpy()
+            elif (attr.dtype.kind in "SU" and attr.name in values
+                    and np.asarray(values[attr.name]).dtype.kind in "Mm"):
+                # TileDB-Py: datetimes appended to a text attribute are written as pandas
+                # prints them
+                values[attr.name] = df[attr.name].astype(str).to_numpy(dtype=object)
         if sch.sparse:
             coords = []
             for k in range(sch.ndim):

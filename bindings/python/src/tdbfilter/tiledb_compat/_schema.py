@@ -102,8 +102,9 @@ class _ReinterpretFilter(CompressionFilter):
         super().__init__(level, ctx)
         self._reinterp = None
         if reinterp_dtype is not None:
-            if isinstance(reinterp_dtype, str) and reinterp_dtype.isupper():
-                self._reinterp = DataType.from_tiledb(reinterp_dtype).np_dtype
+            name = getattr(reinterp_dtype, "name", reinterp_dtype)  # (a DataType member)
+            if isinstance(name, str) and name.isupper():
+                self._reinterp = DataType.from_tiledb(name).np_dtype
             else:
                 self._reinterp = np.dtype(reinterp_dtype)
 
@@ -824,9 +825,12 @@ class Attr:
 
     @property
     def fill(self):
-        """The fill value as TileDB-Py returns it: a one-element array for a number, the
-        text, record or datetime otherwise."""
+        """The fill value as TileDB-Py returns it: a one-element array for a number, a
+        timedelta for a datetime (sic), the text or record otherwise."""
         v = self._fill_value()
+        if isinstance(v, np.datetime64):
+            # TileDB-Py gives a datetime attribute's fill as a timedelta of the same unit
+            return np.timedelta64(int(v.astype(np.int64)), np.datetime_data(v.dtype)[0])
         if isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind == "c":
             return v.reshape(1)
         if isinstance(v, (np.integer, np.floating, np.bool_)):

@@ -9,6 +9,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..errors import TdbfilterError as TileDBError
+from ._index import Query
 
 
 def _same_kind(v: np.ndarray) -> bool:
@@ -159,6 +160,14 @@ def write(array, inner, selection, value, nullmaps=None) -> None:
             raise TileDBError(f"Attribute '{unknown[0]}' does not exist in the array schema")
     elif sch.nattr == 0 and value is None and sch.sparse:
         values = {}  # coordinates only
+    elif array.view_attr is not None and sch.nattr > 1 and not sch.sparse:
+        # TileDB-Py: a dense write through one attribute's view writes the other attributes'
+        # current cells of the selection back with it (read at the latest time)
+        from ._array import DenseArray
+
+        with DenseArray(array.uri, "r", key=array.key, ctx=array._ctx) as readable:
+            values = dict(Query(readable)._getitem(selection))
+        values[array.view_attr] = value
     elif sch.nattr == 1 or array.view_attr is not None:
         name = array.view_attr if array.view_attr is not None else sch.attr(0).name
         values = {name: value}
@@ -246,7 +255,8 @@ def _coords(sch, selection):
     for d, c in zip(sch.domain, coords):
         if not d.isvar and d.dtype.kind in "iuf" and not isinstance(c, (str, bytes)):
             arr = np.asarray(c)
-            if arr.dtype.kind in "iuf" and arr.dtype != d.dtype:
+            # (datetimes too: TileDB-Py's np.array(sel, dtype=dim.dtype) takes their counts)
+            if arr.dtype.kind in "iufMm" and arr.dtype != d.dtype:
                 c = arr.astype(d.dtype) if arr.ndim else arr.astype(d.dtype)[()]
         out.append(c)
     return tuple(out) if isinstance(selection, tuple) else out[0]

@@ -139,7 +139,15 @@ class Ctx:
         self._config[f"tag.{key}"] = value
 
     def get_stats(self, print_out: bool = True, json: bool = False):
-        raise TileDBError("statistics are not supported by tdbfilter's TileDB-Py API yet")
+        """The statistics collected (every context's, see ``stats_enable``) as TileDB prints
+        them ("" when none), parsed with ``json``; printed unless ``print_out`` is False."""
+        from ._stats import core_json, core_text
+
+        out = core_json() if json else core_text()
+        if print_out:
+            print(out)
+            return None
+        return out
 
     def __repr__(self) -> str:
         return f"tiledb.Ctx() [see Ctx.config() for configuration]"

@@ -24,9 +24,43 @@ class CurrentDomainType(enum.IntEnum):
     NDRECTANGLE = 0
 
 
+class DataTypeMember:
+    """A member of ``tiledb.libtiledb.DataType`` (TileDB-Py's pybind11 enum): ``name``,
+    ``value`` (TileDB's number), ``int()``; equal to its name too, as the attributes'
+    ``_tiledb_dtype`` are names."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    @property
+    def value(self) -> int:
+        from .._datatypes import datatype_from_name
+
+        return datatype_from_name(self.name)
+
+    def __int__(self) -> int:
+        return self.value
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, DataTypeMember):
+            return other.name == self.name
+        return isinstance(other, str) and other == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"<DataType.{self.name}>"
+
+    def __str__(self) -> str:
+        return f"DataType.{self.name}"
+
+
 class DataType:
-    """TileDB's datatypes by name (``tiledb.libtiledb.DataType.INT32``): the name strings the
-    filters and schema JSON take."""
+    """TileDB's datatypes (``tiledb.libtiledb.DataType.INT32``), members as TileDB-Py's enum
+    has them (:class:`DataTypeMember`)."""
 
 
 for _n in ["INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "FLOAT32",
@@ -35,4 +69,4 @@ for _n in ["INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT
            *[f"DATETIME_{u}" for u in ("YEAR", "MONTH", "WEEK", "DAY", "HR", "MIN", "SEC", "MS",
                                        "US", "NS", "PS", "FS", "AS")],
            *[f"TIME_{u}" for u in ("HR", "MIN", "SEC", "MS", "US", "NS", "PS", "FS", "AS")]]:
-    setattr(DataType, _n, _n)
+    setattr(DataType, _n, DataTypeMember(_n))

@@ -23,8 +23,11 @@ class metadata_test_aux:  # noqa: N801 (TileDB-Py's name)
         _write.metadata_put(str(uri), None, 0, "abc", "string_ascii", 3, b"xyz")
 
 
-def python_internal_stats(*args, **kwargs):
-    _refuse("python_internal_stats")
+def python_internal_stats(as_dict: bool = False):
+    """TileDB-Py's Python timers (``py.getitem_time``…): their text block, or a dict."""
+    from ._stats import python_stats
+
+    return python_stats(as_dict)
 
 
 

@@ -1,10 +1,22 @@
-"""``tiledb.multirange_indexing``: ``getitem_ranges`` and ``mr_dense_result_shape``."""
+"""``tiledb.multirange_indexing``: ``getitem_ranges``, ``mr_dense_result_shape`` and
+``EstimatedResultSize``."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from ._index import EmptyRange, getitem_ranges, is_empty_range  # noqa: F401
+
+
+@dataclass
+class EstimatedResultSize:
+    """A field's estimated result size in bytes (``estimated_result_sizes``): its offsets
+    (var-size fields, else 0) and its data."""
+
+    offsets_bytes: int
+    data_bytes: int
 
 
 def mr_dense_result_shape(ranges, base_shape=None):
