@@ -5,7 +5,7 @@
 //! duplicates (the newest by per-cell timestamp, else fragment timestamp, then fragment
 //! order, wins), and cells deleted at or before the open timestamp are dropped afterwards.
 
-use super::deletes::{Delete, scopes};
+use super::deletes::{Delete, Scope, scopes};
 use super::tiles::{DecodedTile, TileField, TileReader};
 use crate::array::condition::{Column, evaluate};
 use crate::array::field::{FieldData, FieldRef};
@@ -357,6 +357,11 @@ pub(crate) fn read(
     if simple || frags.is_empty() {
         return refs.iter().map(|r| read_whole(array, r)).collect();
     }
+    if subarray.is_none()
+        && let Some(fields) = read_one_fragment(array, refs, &deletes)?
+    {
+        return Ok(fields);
+    }
     // Coordinates of every needed tile (each fragment's metadata loaded in parallel).
     let per_frag: Vec<Vec<u64>> = frags
         .par_iter()
@@ -455,6 +460,187 @@ pub(crate) fn read(
     refs.iter()
         .map(|r| gather(array, r, &coord_tiles, &cells))
         .collect()
+}
+
+/// The whole of a single fragment whose cells all lie in the open time range (a fragment
+/// written at once, or a consolidated one with per-cell timestamps inside the range), its
+/// fields read tile by tile in parallel as [`read_whole`] reads them, then the cells a delete
+/// commit hides dropped: no coordinate tiles, merge or gather. `None` (the general read then)
+/// when the array has other fragments, the fragment carries delete metadata or reaches
+/// outside the open range, or, holding per-cell timestamps in an array without duplicates,
+/// it keeps several versions of a cell (adjacent equal coordinates: de-duplication needed).
+fn read_one_fragment(
+    array: &Array,
+    refs: &[FieldRef],
+    deletes: &[Delete],
+) -> Result<Option<Vec<FieldData>>> {
+    let schema = array.schema();
+    let [frag] = array.fragments() else {
+        return Ok(None);
+    };
+    let (t_start, t_end) = array.timestamps();
+    let (f1, f2) = frag.timestamps();
+    if frag.meta.has_delete_meta || f1 < t_start || f2 > t_end {
+        return Ok(None);
+    }
+    let dedup = frag.meta.has_timestamps && !schema.allows_dups;
+    let scopes = scopes(array, frag, deletes)?;
+    let active: Vec<usize> = (0..deletes.len())
+        .filter(|&k| scopes[k] != Scope::Nothing)
+        .collect();
+    let mut names: Vec<&str> = Vec::new();
+    for &k in &active {
+        for f in deletes[k].keep.fields() {
+            if !names.contains(&f) {
+                names.push(f);
+            }
+        }
+    }
+    let condition_refs = names
+        .iter()
+        .map(|name| {
+            array
+                .field(name)
+                .map_err(|e| e.context("a delete condition"))
+        })
+        .collect::<Result<Vec<FieldRef>>>()?;
+    let per_cell_time = active.iter().any(|&k| matches!(scopes[k], Scope::UpTo(_)));
+    // Every field is read once, whoever needs it.
+    let mut wanted: Vec<FieldRef> = refs.to_vec();
+    if dedup {
+        wanted.extend((0..schema.dimensions.len()).map(FieldRef::Dimension));
+    }
+    wanted.extend(&condition_refs);
+    if per_cell_time {
+        wanted.push(FieldRef::Timestamps);
+    }
+    let mut unique: Vec<FieldRef> = Vec::new();
+    for r in wanted {
+        if !unique.contains(&r) {
+            unique.push(r);
+        }
+    }
+    let mut read = unique
+        .iter()
+        .map(|r| Ok((*r, read_whole(array, r)?)))
+        .collect::<Result<Vec<(FieldRef, FieldData)>>>()?;
+    let of = |read: &[(FieldRef, FieldData)], r: FieldRef| -> usize {
+        read.iter().position(|(x, _)| *x == r).expect("read")
+    };
+    if dedup {
+        let dims: Vec<&FieldData> = (0..schema.dimensions.len())
+            .map(|j| &read[of(&read, FieldRef::Dimension(j))].1)
+            .collect();
+        if has_adjacent_duplicates(&dims) {
+            return Ok(None);
+        }
+    }
+    let n = read
+        .first()
+        .map_or(frag.meta.cell_num(), |(_, f)| f.cell_count) as usize;
+    let mut keep = vec![true; n];
+    if !active.is_empty() {
+        let timestamps: Option<Vec<u64>> = per_cell_time.then(|| {
+            read[of(&read, FieldRef::Timestamps)]
+                .1
+                .data
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect()
+        });
+        let column = |name: &str| {
+            let k = names.iter().position(|n| *n == name)?;
+            let f = &read[of(&read, condition_refs[k])].1;
+            Some(Column {
+                data: &f.data,
+                offsets: f.offsets.as_deref(),
+                validity: f.validity.as_deref(),
+            })
+        };
+        for &k in &active {
+            let d = &deletes[k];
+            let kept = evaluate(&d.keep, schema, n, &column)
+                .map_err(|e| e.context(format!("delete commit {}", d.marker)))?;
+            for (i, (cell, kept)) in keep.iter_mut().zip(kept).enumerate() {
+                if !kept && scopes[k].covers(timestamps.as_ref().map(|t| t[i])) {
+                    *cell = false;
+                }
+            }
+        }
+    }
+    // The results: each field moved out at its last use, copied before.
+    let mut fields = Vec::with_capacity(refs.len());
+    for (i, r) in refs.iter().enumerate() {
+        let at = of(&read, *r);
+        let mut f = if refs[i + 1..].contains(r) {
+            read[at].1.clone()
+        } else {
+            read.swap_remove(at).1
+        };
+        retain_cells(&mut f, &keep);
+        fields.push(f);
+    }
+    Ok(Some(fields))
+}
+
+/// Whether two adjacent cells have the same coordinates (`dims`: every dimension's cells).
+fn has_adjacent_duplicates(dims: &[&FieldData]) -> bool {
+    let n = dims.first().map_or(0, |d| d.cell_count) as usize;
+    (1..n)
+        .into_par_iter()
+        .with_min_len(1 << 14)
+        .any(|i| dims.iter().all(|d| d.cell(i) == d.cell(i - 1)))
+}
+
+/// Keeps the cells `i` of `f` with `keep[i]`, in order.
+fn retain_cells(f: &mut FieldData, keep: &[bool]) {
+    let n = f.cell_count as usize;
+    let kept = keep.iter().filter(|k| **k).count();
+    if kept == n {
+        return;
+    }
+    match f.offsets.take() {
+        Some(offsets) => {
+            let mut data = Vec::new();
+            let mut out = Vec::with_capacity(kept);
+            for i in (0..n).filter(|&i| keep[i]) {
+                let end = offsets.get(i + 1).map_or(f.data.len(), |e| *e as usize);
+                out.push(data.len() as u64);
+                data.extend_from_slice(&f.data[offsets[i] as usize..end]);
+            }
+            f.data = data;
+            f.offsets = Some(out);
+        }
+        None => {
+            let cs = f.data.len() / n.max(1);
+            compact_runs(&mut f.data, cs, keep);
+        }
+    }
+    if let Some(v) = f.validity.as_mut() {
+        compact_runs(v, 1, keep);
+    }
+    f.cell_count = kept as u64;
+}
+
+/// Moves the runs of kept cells (`size` bytes each) of `data` to its front, in order, and
+/// truncates it to them.
+fn compact_runs(data: &mut Vec<u8>, size: usize, keep: &[bool]) {
+    let (mut w, mut i) = (0, 0);
+    while i < keep.len() {
+        if !keep[i] {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < keep.len() && keep[i] {
+            i += 1;
+        }
+        if w != start {
+            data.copy_within(start * size..i * size, w * size);
+        }
+        w += i - start;
+    }
+    data.truncate(w * size);
 }
 
 /// Drops the cells a delete of `deletes` applies to and whose keep condition fails.
