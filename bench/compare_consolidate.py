@@ -14,7 +14,7 @@ Each timed run consolidates a fresh copy of the array (fragments mode, TileDB's 
 `sm.consolidation.buffer_size` 50 MB, purge off) in a child process pinned to N cores
 (`sched_setaffinity`; TileDB also gets `sm.compute_concurrency_level` =
 `sm.io_concurrency_level` = N; tdbfilter sizes its pool from the cores it may use). The child
-reports the consolidation's wall time and its peak RSS (`ru_maxrss`) minus the RSS it had before
+reports the consolidation's wall time and its peak RSS (`VmHWM`) minus the RSS it had before
 consolidating (imports and the opened library included in the baseline). Rounds interleave the
 engines; medians are printed, with TileDB/ours (above 1: we are faster). Before timing, one
 consolidation by each engine is checked: TileDB-Py reads both results cell for cell equal to
@@ -38,7 +38,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CHILD = r"""
-import json, os, resource, sys, time
+import json, os, sys, time
 engine, uri, cores = sys.argv[1], sys.argv[2], int(sys.argv[3])
 os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[:cores]))
 if engine == "tiledb":
@@ -51,16 +51,18 @@ else:
     import tdbfilter as tiledb
     tiledb.tiledb_compat  # the TileDB-Py layer loaded before the baseline
     run = lambda: tiledb.consolidate(uri, config=tiledb.Config({"sm.consolidation.mode": "fragments"}))
-def rss_kib():
+def status_kib(field):
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
-base = rss_kib()
+base = status_kib("VmRSS")
 t0 = time.perf_counter()
 run()
 seconds = time.perf_counter() - t0
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+# VmHWM, not ru_maxrss: a child's ru_maxrss starts at the RSS its parent had when it forked
+# (the bench parent holds the arrays it compared), VmHWM belongs to this process's memory.
+peak = status_kib("VmHWM")
 print(json.dumps({"seconds": seconds, "peak_mib": (peak - base) / 1024}))
 """
 

@@ -4,7 +4,9 @@
 //! commits, fragment metadata) and vacuum (each mode) — each at its own, increasing
 //! timestamp. After every operation the array is read back and compared with a model: the
 //! newest value of each coordinate, hidden when a delete at or after its write matches it,
-//! attributes added later read as their fill value. Every operation here is valid: an error,
+//! attributes added later read as their fill value. The evolution is stamped up to ten seconds
+//! in the future (writers take the newest schema whatever its timestamp, as TileDB's do; a
+//! consolidation reads with it too); reads are at the evolution's time when it is later. Every operation here is valid: an error,
 //! a panic or a cell that differs from the model is a finding.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
@@ -151,10 +153,11 @@ fuzz_target!(|bytes: &[u8]| {
     .expect("schema");
     array::create(&uri, &schema, None, &StorageConfig::new()).expect("create");
     // Every operation at its own timestamp, the current time once it is past the previous
-    // one's (never in the future: an operation's effects are visible to a read at `now`).
+    // one's; the evolution alone may be stamped in the future (`b_at`).
     let mut last = now_ms();
     let mut model: BTreeMap<i32, Cell> = BTreeMap::new();
     let mut with_b = false;
+    let mut b_at = 0u64;
     let mut step = 0u64;
     while let Some(op) = input.u8() {
         if step == 24 {
@@ -202,6 +205,8 @@ fuzz_target!(|bytes: &[u8]| {
             }
             4 | 5 => {
                 let k = input.below(64) as i32;
+                // A delete's condition is typed by the schema at its timestamp.
+                let with_b = with_b && b_at <= t;
                 let cond = match input.below(4) {
                     0 => Cond::ALess(k - 32),
                     1 => Cond::DEquals(k),
@@ -224,14 +229,16 @@ fuzz_target!(|bytes: &[u8]| {
                 let changes = format!(
                     r#"[{{"add_attribute": {{"name": "b", "type": "INT32", "fill": {B_FILL}}}}}]"#
                 );
+                let at = t + 50 * input.below(200) as u64;
                 let o = EvolveOptions {
-                    timestamp: Some(t),
+                    timestamp: Some(at),
                     ..EvolveOptions::default()
                 };
                 lifecycle::evolve_json(&uri, &changes, &o)
-                    .unwrap_or_else(|e| panic!("evolve at {t}: {e}"));
+                    .unwrap_or_else(|e| panic!("evolve at {at}: {e}"));
                 with_b = true;
-                "evolve: add b".to_string()
+                b_at = at;
+                format!("evolve at {at}: add b")
             }
             6..=8 => {
                 let mut o = ConsolidateOptions::new(ConsolidateMode::Fragments);
@@ -268,7 +275,7 @@ fuzz_target!(|bytes: &[u8]| {
                 format!("vacuum {mode:?}")
             }
         };
-        let got = read(&uri, now_ms(), with_b);
+        let got = read(&uri, now_ms().max(b_at), with_b);
         assert_eq!(got, expected(&model), "after step {step} ({what})");
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -34,11 +34,12 @@ fi
 # Crash consistency: the writer killed (SIGKILL) at random and at observed points of dense and
 # sparse, streamed and var-size writes; the array reads exactly as before or as after the write
 # through TileDB-Py and the tdbfilter package, and verify names only the uncommitted leftover.
-# Crash safety of consolidation (fragments dense and sparse, commits) and vacuum (fragments,
-# commits): examples/lifecycle.rs killed (SIGKILL) before each of its file-changing calls (the
+# Crash safety of consolidation (fragments dense and sparse, commits, fragment_meta, array_meta)
+# and vacuum (fragments, commits, fragment_meta, array_meta; metadata compared too):
+# examples/lifecycle.rs killed (SIGKILL) before each of its file-changing calls (the
 # commit and vacuum-file calls first) and at random times; both readers see exactly the cells,
 # the fragment list the files say, verify finds no damage, and a rerun completes the operation.
-# --runs 0 runs every kill point (about 280 runs).
+# --runs 0 runs every kill point (about 320 runs).
 # The array lifecycle and groups (examples/lifecycle.rs, built by the build step) against TileDB-Py: vacuum of every
 # mode, uncommitted leftovers, delete_fragments, delete_array, schema evolution, groups, both
 # directions.

@@ -192,6 +192,17 @@ impl Array {
         &self.latest
     }
 
+    /// Reads with the array's newest schema, whatever its timestamp: the schema a writer
+    /// writes with (TileDB 2.30's writers take the newest one), so that a consolidation reads
+    /// the fragments it merges with the schema the merged fragment is written with, as
+    /// TileDB's consolidation does, even when an evolution is stamped after the open range.
+    pub(crate) fn use_newest_schema(&mut self) {
+        let newest = &self.dir.latest_schema(u64::MAX).name;
+        if let Some(s) = self.schemas.iter().find(|s| &s.name == newest) {
+            self.latest = Arc::clone(s);
+        }
+    }
+
     /// Every schema of the array, in listing order.
     pub fn schemas(&self) -> &[Arc<ArraySchema>] {
         &self.schemas

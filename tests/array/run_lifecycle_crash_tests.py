@@ -11,7 +11,11 @@ vacuum URI MODE`):
   and `purge_deleted_cells`), consolidate-commits;
 * vacuum-fragments (after a fragments consolidation), vacuum-fragments-con (after a fragments
   and a commits consolidation: vacuum writes an `.ign` file first), vacuum-commits (after a
-  commits consolidation).
+  commits consolidation);
+* consolidate-fragment-meta, consolidate-array-meta (on an array with metadata written,
+  overwritten and deleted at several timestamps), vacuum-fragment-meta (after two
+  fragment_meta consolidations: the older `.meta` goes), vacuum-array-meta (after an array_meta
+  consolidation). The reads compare the array metadata too.
 
 A reference run (no kill) gives the state "after". tests/array/crash_shim.c, preloaded into
 the operation, counts its file-changing calls (open for writing, write, fsync, mkdir, unlink,
@@ -100,6 +104,21 @@ def sparse_array(uri, deletes=True):
                                           "s": np.array(["late"] * 100, dtype=object)}
 
 
+def meta_array(uri):
+    """The sparse array (no deletes) with array metadata written at several timestamps: keys
+    put, overwritten and deleted."""
+    sparse_array(uri, deletes=False)
+    for t, puts, dels in [(10, {"k1": 1, "k2": "two", "k3": 3.5}, []),
+                          (11, {"k1": 11, "k4": (1, 2, 3)}, ["k3"]),
+                          (12, {"k5": "five"}, ["k2"]),
+                          (13, {"k2": "back", "k6": 6}, [])]:
+        with tiledb.open(uri, "w", timestamp=t) as A:
+            for k, v in puts.items():
+                A.meta[k] = v
+            for k in dels:
+                del A.meta[k]
+
+
 def consolidate_tiledb(uri, mode):
     cfg = dict(CFG, **{"sm.consolidation.mode": mode})
     tiledb.consolidate(uri, config=tiledb.Config(cfg))
@@ -133,6 +152,18 @@ def all_cases():
         sparse_array(u)
         consolidate_tiledb(u, "commits")
 
+    def two_fragment_metas(u):
+        meta_array(u)
+        consolidate_tiledb(u, "fragment_meta")
+        with tiledb.open(u, "w", timestamp=20) as A:
+            A[np.array([5], dtype=np.int64), np.array([7], dtype=np.int64)] = {
+                "v": np.array([5], dtype=np.int64), "s": np.array(["x"], dtype=object)}
+        consolidate_tiledb(u, "fragment_meta")
+
+    def meta_consolidated(u):
+        meta_array(u)
+        consolidate_tiledb(u, "array_meta")
+
     return [
         Case("consolidate-dense", dense_array, ("consolidate", frag), dense=True),
         Case("consolidate-sparse", sparse_array, ("consolidate", purge)),
@@ -140,6 +171,12 @@ def all_cases():
         Case("vacuum-fragments", consolidated, ("vacuum", "fragments")),
         Case("vacuum-fragments-con", consolidated_con, ("vacuum", "fragments")),
         Case("vacuum-commits", with_con, ("vacuum", "commits")),
+        Case("consolidate-fragment-meta", meta_array,
+             ("consolidate", json.dumps({"sm.consolidation.mode": "fragment_meta"}))),
+        Case("consolidate-array-meta", meta_array,
+             ("consolidate", json.dumps({"sm.consolidation.mode": "array_meta"}))),
+        Case("vacuum-fragment-meta", two_fragment_metas, ("vacuum", "fragment_meta")),
+        Case("vacuum-array-meta", meta_consolidated, ("vacuum", "array_meta")),
     ]
 
 
@@ -163,13 +200,22 @@ def digest(rows) -> str:
     return f"{h.hexdigest()[:12]}/{len(rows)}"
 
 
+def meta_rows(items):
+    """The array metadata as sorted rows of text (tuples and lists alike)."""
+    def plain(v):
+        if isinstance(v, (tuple, list)):
+            return tuple(plain(x) for x in v)
+        return v.item() if hasattr(v, "item") else v
+    return [("meta", k, repr(plain(v))) for k, v in sorted(items)]
+
+
 def read_tiledb(uri, case):
     with tiledb.open(uri) as A:
         if case.dense:
             r = A[:]
             return digest([tuple(str(x) for x in np.ravel(r[n]).tolist()) for n in ("a", "f")])
         r = A[:]
-        return digest(canonical_rows(r, ["y", "x", "v", "s"]))
+        return digest(canonical_rows(r, ["y", "x", "v", "s"]) + meta_rows(A.meta.items()))
 
 
 def frags_tiledb(uri):
@@ -183,7 +229,8 @@ def read_tdbfilter(uri, case):
         if case.dense:
             r = A.read(subarray=[(0, 63), (0, 63)])
             return digest([tuple(str(x) for x in np.ravel(r[n]).tolist()) for n in ("a", "f")])
-        return digest(canonical_rows(A.read(), ["y", "x", "v", "s"]))
+        return digest(canonical_rows(A.read(), ["y", "x", "v", "s"]) +
+                      meta_rows(A.metadata.items()))
 
 
 def frags_tdbfilter(uri):
@@ -201,9 +248,10 @@ def listdir(p):
 
 
 def snapshot(uri):
-    """(fragment folders, commit files) of the array."""
-    return (set(listdir(os.path.join(uri, "__fragments"))),
-            set(listdir(os.path.join(uri, "__commits"))))
+    """(fragment folders, commit files, consolidated fragment metadata files, array metadata
+    files) of the array."""
+    return tuple(set(listdir(os.path.join(uri, d)))
+                 for d in ("__fragments", "__commits", "__fragment_meta", "__meta"))
 
 
 # ----------------------------------------------------------------------------------------
@@ -334,7 +382,7 @@ def expected_fragments(case, ref, uri):
     new fragment's marker and `.vac` decide; the other operations keep the count."""
     if not case.consolidates_fragments:
         return ref["frags_before"], "same fragments"
-    frags, commits = snapshot(uri)
+    frags, commits = snapshot(uri)[:2]
     new = [f for f in frags - ref["before_snap"][0]]
     committed = [f for f in new if f"{f}.wrt" in commits]
     if not committed:
@@ -372,18 +420,19 @@ def check_run(case, ref, uri, binary, tdbf, kill, shim, stats):
             raise AssertionError(f"after the rerun {reader} reads {got} in {n} fragments, "
                                  f"expected {ref['cells']} in {ref['frags_after']}")
     if case.op[0] == "vacuum":
-        frags, commits = snapshot(uri)
-        ref_frags, ref_commits = ref["after_snap"]
+        frags, commits, fmeta, meta = snapshot(uri)
+        ref_frags, ref_commits, ref_fmeta, ref_meta = ref["after_snap"]
         # Leftovers a kill may leave (removed by a later vacuum after the grace period):
         # temporary files, counted.
         stats["leftover temporary files"][case.name] += sum(c.endswith(".tmp") for c in commits)
         strip = lambda s: {c for c in s if not c.endswith((".ign", ".tmp"))}  # noqa: E731
         ign = lambda s: sum(c.endswith(".ign") for c in s)  # noqa: E731
         if frags != ref_frags or strip(commits) != strip(ref_commits) or \
-                ign(commits) != ign(ref_commits):
+                ign(commits) != ign(ref_commits) or fmeta != ref_fmeta or meta != ref_meta:
             raise AssertionError(f"after the rerun the folders differ from the reference: "
                                  f"fragments {sorted(frags ^ ref_frags)}, commits "
-                                 f"{sorted(commits ^ ref_commits)}")
+                                 f"{sorted(commits ^ ref_commits)}, fragment metadata "
+                                 f"{sorted(fmeta ^ ref_fmeta)}, metadata {sorted(meta ^ ref_meta)}")
     verify(tdbf, uri)
     return how
 

@@ -6,6 +6,11 @@
 //! whose fragment is committed is renamed into place (the merged fragments it lists are
 //! then hidden, as the consolidation meant). Temporary files whose fragment is not committed
 //! are leftovers, removed with the uncommitted fragment folders ([`stale`]).
+//!
+//! The fragment metadata and array metadata consolidations write their files in folders
+//! whose every file TileDB reads (`__fragment_meta/`, `__meta/`: a temporary or truncated file
+//! there fails its reads), so they write them whole through [`write_whole`]: the temporary
+//! file is in `__commits/`, which TileDB ignores, then renamed into place.
 
 use super::listing::Listing;
 use crate::array::directory::names;
@@ -14,6 +19,35 @@ use crate::storage::{Storage, TEMP_SUFFIX, Uri};
 
 /// The suffix of a vacuum file written before its fragment's commit.
 pub(crate) const VAC_TEMP_SUFFIX: &str = ".vac.tmp";
+
+/// Writes the new file `name` in folder `dir` of the array at `root` whole or not at all:
+/// locally written and synced as `__commits/<name>.<kind>.tmp`, renamed into `dir` and `dir`
+/// synced (a kill leaves at most the temporary file, a leftover for [`stale`]); in an object
+/// store one upload, atomic already.
+pub(crate) fn write_whole(
+    storage: &Storage,
+    root: &Uri,
+    dir: &Uri,
+    name: &str,
+    kind: &str,
+    bytes: &[u8],
+) -> Result<()> {
+    if !storage.is_local() {
+        return storage.write_new(&dir.join(name), bytes);
+    }
+    let commits = root.join(names::COMMITS_DIR);
+    if storage.create_dir(&commits)? {
+        storage.sync_dir(root)?;
+    }
+    let tmp = commits.join(format!("{name}.{kind}{TEMP_SUFFIX}"));
+    if storage.is_file(&tmp)? {
+        storage.remove_file(&tmp)?;
+    }
+    storage.write_new(&tmp, bytes)?;
+    storage.rename(&tmp, &dir.join(name))?;
+    storage.sync_dir(dir)?;
+    storage.sync_dir(&commits)
+}
 
 /// Whether fragment `name` is committed in `listing` (a marker file or a consolidated one).
 fn committed(listing: &Listing, name: &str) -> bool {

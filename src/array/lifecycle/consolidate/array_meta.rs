@@ -1,11 +1,12 @@
 //! Array metadata consolidation (TileDB's `ArrayMetaConsolidator`): the metadata visible in
 //! `[timestamp_start, timestamp_end]` (deleted keys left out) written as one
 //! `__meta/__t1_t2_<uuid>` file named after the first merged file's start and the last one's
-//! end, then `__meta/__t1_t2_<uuid>.vac` listing the merged files (`/__meta/<name>` lines, relative to the array as TileDB
-//! writes them) for
-//! vacuum. Readers see the same entries before and after: the new file repeats them at the
-//! newest merged timestamp.
+//! end, then `__meta/__t1_t2_<uuid>.vac` listing the merged files (`/__meta/<name>` lines,
+//! relative to the array as TileDB writes them) for vacuum. Readers see the same entries
+//! before and after: the new file repeats them at the newest merged timestamp. Both files
+//! appear whole ([`pending::write_whole`]): TileDB reads every file of `__meta/`.
 
+use super::super::pending;
 use super::{ConsolidateOptions, ConsolidateReport};
 use crate::array::directory::{ArrayDirectory, TimestampedName, names};
 use crate::array::metadata::{self, MetadataChange};
@@ -31,9 +32,7 @@ pub(crate) fn consolidate(uri: &str, options: &ConsolidateOptions) -> Result<Con
     if !entries.is_empty() {
         let changes: Vec<MetadataChange> = entries.into_iter().map(MetadataChange::Put).collect();
         let tile = generic_tile::write_payload(&metadata::serialize(&changes)?, key)?;
-        storage
-            .write_new(&meta_dir.join(&name), &tile)
-            .and_then(|()| storage.sync_dir(&meta_dir))
+        pending::write_whole(storage, dir.root(), &meta_dir, &name, "array_meta", &tile)
             .map_err(|e| e.context(format!("consolidated array metadata {name}")))?;
         report.written.push(format!("{}/{name}", names::META_DIR));
     }
@@ -42,10 +41,15 @@ pub(crate) fn consolidate(uri: &str, options: &ConsolidateOptions) -> Result<Con
         vac.push_str(&format!("/{}/{}\n", names::META_DIR, f.name()));
     }
     let vac_name = format!("{name}.vac");
-    storage
-        .write_new(&meta_dir.join(&vac_name), vac.as_bytes())
-        .and_then(|()| storage.sync_dir(&meta_dir))
-        .map_err(|e| e.context(format!("array metadata vacuum file {vac_name}")))?;
+    pending::write_whole(
+        storage,
+        dir.root(),
+        &meta_dir,
+        &vac_name,
+        "array_meta",
+        vac.as_bytes(),
+    )
+    .map_err(|e| e.context(format!("array metadata vacuum file {vac_name}")))?;
     report
         .written
         .push(format!("{}/{vac_name}", names::META_DIR));

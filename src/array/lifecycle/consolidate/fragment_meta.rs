@@ -4,6 +4,7 @@
 //! fragment its name (`u64` size, bytes) and the offset of its footer in the tile, then the
 //! footers. Readers use it to open arrays without reading each fragment's footer.
 
+use super::super::pending;
 use super::{ConsolidateOptions, ConsolidateReport};
 use crate::array::directory::names;
 use crate::array::fragment_metadata::MAX_FRAGMENT_VERSION;
@@ -75,10 +76,11 @@ pub(crate) fn consolidate(uri: &str, options: &ConsolidateOptions) -> Result<Con
     );
     let storage = array.storage();
     let dir = array.root().join(names::FRAGMENT_META_DIR);
-    storage.create_dir(&dir)?;
-    storage
-        .write_new(&dir.join(&name), &tile)
-        .and_then(|()| storage.sync_dir(&dir))
+    if storage.create_dir(&dir)? {
+        storage.sync_dir(array.root())?;
+    }
+    // Whole or not at all: TileDB reads every file of the folder, and fails on a truncated one.
+    pending::write_whole(storage, array.root(), &dir, &name, "fragment_meta", &tile)
         .map_err(|e| e.context(format!("consolidated fragment metadata {name}")))?;
     report
         .written

@@ -31,15 +31,20 @@ struct Info {
     cand: Candidate,
 }
 
+/// The array as the consolidation reads it: the fragments visible now, read with the newest
+/// schema (the one the merged fragment is written with, even when an evolution is stamped
+/// later than now).
 fn open(uri: &str, options: &ConsolidateOptions) -> Result<Array> {
-    Array::open(
+    let mut array = Array::open(
         uri,
         &OpenOptions {
             key: options.key.clone(),
             config: options.config.clone(),
             ..OpenOptions::default()
         },
-    )
+    )?;
+    array.use_newest_schema();
+    Ok(array)
 }
 
 /// A dense fragment's non-empty domain as integers.
@@ -570,6 +575,106 @@ fn dense_copy(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::array::WriteLayout;
+    use crate::array::lifecycle::{EvolveOptions, evolve_json};
+    use crate::storage::StorageConfig;
+
+    fn le(v: &[i32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    fn ints(b: &[u8]) -> Vec<i32> {
+        b.chunks_exact(4)
+            .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+
+    /// Cells (d, a, b) read at `t` with `names`.
+    fn cells(uri: &str, t: u64, names: &[&str]) -> Vec<Vec<i32>> {
+        let a = Array::open(
+            uri,
+            &OpenOptions {
+                timestamp_end: Some(t),
+                ..OpenOptions::default()
+            },
+        )
+        .unwrap();
+        let f = a.read(names, None).unwrap();
+        f.iter().map(|f| ints(&f.data)).collect()
+    }
+
+    /// Issue 30: an evolution stamped after `now` (writers write with it, a read at `now`
+    /// does not see it) is the schema the consolidation reads with, as TileDB's: the merged
+    /// fragment holds the added attribute (fill values for the older cells).
+    #[test]
+    fn consolidation_after_an_evolution_stamped_in_the_future() {
+        let dir = std::env::temp_dir().join(format!(
+            "tdbf_consolidate_future_schema_{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let uri = dir.to_str().unwrap();
+        let schema = ArraySchema::from_json(
+            r#"{"sparse": true, "capacity": 2,
+            "dimensions": [{"name": "d", "type": "INT32", "domain": [0, 63], "tile": 8}],
+            "attributes": [{"name": "a", "type": "INT32"}]}"#,
+        )
+        .unwrap();
+        crate::array::create(uri, &schema, None, &StorageConfig::new()).unwrap();
+        let now = names::now_ms();
+        let write = |t: u64, d: &[i32], a: &[i32], b: Option<&[i32]>| {
+            let mut w = Writer::open(uri, None, Some(t), &StorageConfig::new()).unwrap();
+            w.set_layout(WriteLayout::Unordered).unwrap();
+            w.set_data("d", &le(d)).unwrap();
+            w.set_data("a", &le(a)).unwrap();
+            if let Some(b) = b {
+                w.set_data("b", &le(b)).unwrap();
+            }
+            w.submit().unwrap();
+            w.finalize().unwrap();
+        };
+        write(now - 2, &[1, 2, 9], &[10, 20, 90], None);
+        let future = now + 3_600_000;
+        evolve_json(
+            uri,
+            r#"[{"add_attribute": {"name": "b", "type": "INT32", "fill": -7}}]"#,
+            &EvolveOptions {
+                timestamp: Some(future),
+                ..EvolveOptions::default()
+            },
+        )
+        .unwrap();
+        // Written with the newest schema, before its timestamp.
+        write(now - 1, &[2, 3], &[21, 30], Some(&[22, 33]));
+        let want_now = vec![vec![1, 2, 3, 9], vec![10, 21, 30, 90]];
+        let want_later = vec![vec![1, 2, 3, 9], vec![10, 21, 30, 90], vec![-7, 22, 33, -7]];
+        assert_eq!(cells(uri, now, &["d", "a"]), want_now);
+        assert_eq!(cells(uri, future, &["d", "a", "b"]), want_later);
+        let r = super::super::consolidate(
+            uri,
+            &ConsolidateOptions::new(super::super::ConsolidateMode::Fragments),
+        )
+        .unwrap();
+        assert_eq!(r.merged.len(), 1);
+        assert_eq!(r.merged[0].len(), 2);
+        let a = Array::open(uri, &OpenOptions::default()).unwrap();
+        let names: Vec<&str> = a.fragments().iter().map(|f| f.name()).collect();
+        assert_eq!(a.fragments().len(), 1, "{names:?}");
+        let f = &a.fragments()[0];
+        assert_eq!(f.timestamps(), (now - 2, now - 1));
+        assert!(
+            f.schema.attribute_index("b").is_some(),
+            "the merged fragment is written with the newest schema"
+        );
+        assert_eq!(cells(uri, now, &["d", "a"]), want_now);
+        assert_eq!(cells(uri, future, &["d", "a", "b"]), want_later);
+        // Older reads are unchanged: the first write alone at its timestamp.
+        assert_eq!(
+            cells(uri, now - 2, &["d", "a"]),
+            vec![vec![1, 2, 9], vec![10, 20, 90]]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn odometer_orders() {

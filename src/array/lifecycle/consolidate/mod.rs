@@ -20,7 +20,10 @@
 //! see the merged fragments beside the new one: the same cells for arrays without duplicates
 //! (TileDB's order has the same window; arrays with duplicates read those cells twice until
 //! the rename). The commits mode writes its `.con` beside and renames it into place: readers
-//! see it whole or not at all.
+//! see it whole or not at all. The fragment_meta and array_meta modes write their files
+//! (`.meta`; the merged `__meta` file and its `.vac`) as temporary files in `__commits/` and
+//! rename them into place: TileDB reads every file of `__fragment_meta/` and `__meta/`, and a
+//! truncated one failed its reads.
 
 pub mod array_meta;
 pub mod commits;
