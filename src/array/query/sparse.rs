@@ -1,4 +1,9 @@
-//! Sparse multi-range reads: the visible cells of the ranges' bounding box are read with
+//! Sparse multi-range reads. Where a sparse array's tiles can be read one by one (one
+//! fragment, or duplicates allowed, without per-cell timestamps or deletes), each tile's MBR
+//! is classified against the ranges: disjoint tiles are skipped, tiles inside them are taken
+//! whole, and only the cells of partial tiles are checked (a binary search in each
+//! dimension's ranges, skipped while cells stay in one range or gap); tiles are decoded in
+//! parallel. Otherwise the visible cells of the ranges' bounding box are read with
 //! [`Array::read`] (global order, de-duplicated), then kept by the ranges. Unordered and
 //! global-order results hold each cell once; row-major and column-major results hold a cell
 //! once per combination of ranges containing it (as TileDB 2.30 returns them), sorted by
