@@ -344,43 +344,39 @@ impl Accumulator {
         if data.len() != n * T::SIZE {
             return false;
         }
-        let values = data.chunks_exact(T::SIZE).map(T::load);
-        let selected = |i: usize| pass.is_none_or(|p| p[i]) && validity.is_none_or(|v| v[i] != 0);
         let (cells, nulls) = count_cells(validity, pass, n);
         self.cells += cells;
         self.nulls += nulls;
         self.valid += cells - nulls;
-        let all = pass.is_none() && validity.is_none();
+        // The cells to aggregate: passing and valid (one mask, built once per call).
+        let combined: Option<Vec<bool>> = validity.map(|v| match pass {
+            Some(p) => v.iter().zip(p).map(|(v, p)| *p && *v != 0).collect(),
+            None => v.iter().map(|v| *v != 0).collect(),
+        });
+        let mask: Option<&[bool]> = combined.as_deref().or(pass);
+        let values = data.chunks_exact(T::SIZE).map(T::load);
         match self.op {
             AggregateOp::Sum | AggregateOp::Mean => {
                 if T::FLOAT {
+                    // Adding +0.0 for a skipped cell leaves the sum as it is (the running
+                    // sum starts at +0.0 and so is never -0.0).
                     let mut s = self.fsum;
-                    if all {
-                        for v in values {
-                            s += v.as_f64();
-                        }
-                    } else {
-                        for (i, v) in values.enumerate() {
-                            if selected(i) {
-                                s += v.as_f64();
-                            }
-                        }
+                    match mask {
+                        None => values.for_each(|v| s += v.as_f64()),
+                        Some(m) => values
+                            .zip(m)
+                            .for_each(|(v, k)| s += if *k { v.as_f64() } else { 0.0 }),
                     }
                     self.fsum = s;
                 } else {
-                    let mut s = self.isum;
-                    if all {
-                        for v in values {
-                            s += v.as_i128();
-                        }
-                    } else {
-                        for (i, v) in values.enumerate() {
-                            if selected(i) {
-                                s += v.as_i128();
-                            }
-                        }
+                    let mut s: i128 = 0;
+                    match mask {
+                        None => values.for_each(|v| s += v.as_i128()),
+                        Some(m) => values
+                            .zip(m)
+                            .for_each(|(v, k)| s += if *k { v.as_i128() } else { 0 }),
                     }
-                    self.isum = s;
+                    self.isum += s;
                 }
             }
             AggregateOp::Min | AggregateOp::Max => {
@@ -389,11 +385,24 @@ impl Accumulator {
                 let mut m: Option<T> = slot.as_deref().map(T::load);
                 let better = |v: T, m: T| if min { v.lt(m) } else { m.lt(v) };
                 let mut changed = false;
-                for (i, v) in values.enumerate() {
-                    if (all || selected(i)) && m.is_none_or(|m| better(v, m)) {
+                let mut step = |v: T| match m {
+                    Some(b) => {
+                        if better(v, b) {
+                            m = Some(v);
+                            changed = true;
+                        }
+                    }
+                    None => {
                         m = Some(v);
                         changed = true;
                     }
+                };
+                match mask {
+                    None => values.for_each(&mut step),
+                    Some(k) => values
+                        .zip(k)
+                        .filter(|(_, k)| **k)
+                        .for_each(|(v, _)| step(v)),
                 }
                 if changed {
                     *slot = m.map(T::store);
