@@ -237,20 +237,180 @@ impl Accumulator {
         self.cells += n;
     }
 
-    /// Adds the cells of `f` whose `pass` flag is set (all without a filter).
+    /// Adds the cells of `f` whose `pass` flag is set (all without a filter): numbers of one
+    /// value per cell in a loop monomorphised per type, text cell by cell without copies.
     pub(crate) fn add_cells(&mut self, f: &FieldData, pass: Option<&[bool]>) -> Result<()> {
-        for i in 0..f.cell_count as usize {
+        let n = f.cell_count as usize;
+        if pass.is_some_and(|p| p.len() < n) || f.validity.as_ref().is_some_and(|v| v.len() < n) {
+            return Err(Error::Internal(format!(
+                "{}: flags for fewer than the {n} cells",
+                self.field
+            )));
+        }
+        let pass = pass.map(|p| &p[..n]);
+        let validity = f.validity.as_deref().map(|v| &v[..n]);
+        if matches!(self.op, AggregateOp::Count | AggregateOp::NullCount) {
+            let (cells, nulls) = count_cells(validity, pass, n);
+            self.cells += cells;
+            self.nulls += nulls;
+            self.valid += cells - nulls;
+            return Ok(());
+        }
+        let numeric = !self.var && f.offsets.is_none() && f.cell_val_num == 1;
+        if numeric {
+            use Datatype::*;
+            let d = self.datatype;
+            let done = match d {
+                Int8 => self.fold::<i8>(&f.data, validity, pass, n),
+                Uint8 | Bool => self.fold::<u8>(&f.data, validity, pass, n),
+                Int16 => self.fold::<i16>(&f.data, validity, pass, n),
+                Uint16 => self.fold::<u16>(&f.data, validity, pass, n),
+                Int32 => self.fold::<i32>(&f.data, validity, pass, n),
+                Uint32 => self.fold::<u32>(&f.data, validity, pass, n),
+                Uint64 => self.fold::<u64>(&f.data, validity, pass, n),
+                Float32 => self.fold::<f32>(&f.data, validity, pass, n),
+                Float64 => self.fold::<f64>(&f.data, validity, pass, n),
+                d if d == Int64 || d.is_datetime() || d.is_time() => {
+                    self.fold::<i64>(&f.data, validity, pass, n)
+                }
+                _ => false,
+            };
+            if done {
+                return Ok(());
+            }
+        }
+        // Text (and any other type): cell by cell, the best cell remembered by reference.
+        let mut best: Option<&[u8]> = None;
+        for i in 0..n {
             if pass.is_some_and(|p| !p[i]) {
                 continue;
             }
             self.cells += 1;
-            if f.validity.as_ref().is_some_and(|v| v[i] == 0) {
+            if validity.is_some_and(|v| v[i] == 0) {
                 self.nulls += 1;
                 continue;
             }
-            self.add_value(f.cell(i))?;
+            let v = f.cell(i);
+            match self.op {
+                AggregateOp::Min | AggregateOp::Max => {
+                    self.valid += 1;
+                    let better = match best {
+                        None => true,
+                        Some(b) if self.op == AggregateOp::Min => self.less(v, b),
+                        Some(b) => self.less(b, v),
+                    };
+                    if better {
+                        best = Some(v);
+                    }
+                }
+                _ => self.add_value(v)?,
+            }
+        }
+        if let Some(b) = best {
+            // `valid` was counted above; add_value's compare only.
+            let slot = if self.op == AggregateOp::Min {
+                &self.min
+            } else {
+                &self.max
+            };
+            let better = match slot.as_deref() {
+                None => true,
+                Some(m) if self.op == AggregateOp::Min => self.less(b, m),
+                Some(m) => self.less(m, b),
+            };
+            if better {
+                let v = Some(b.to_vec());
+                if self.op == AggregateOp::Min {
+                    self.min = v;
+                } else {
+                    self.max = v;
+                }
+            }
         }
         Ok(())
+    }
+
+    /// The typed loop of [`add_cells`](Self::add_cells) for cells of type `T` (false: the
+    /// data does not hold `n` values of `T`). Sums add each value in order to the running
+    /// sum (as cell-by-cell adding does); min and max keep the first of equal values, as
+    /// [`less`](Self::less) orders them (a NaN first value stays, as there).
+    fn fold<T: Num>(
+        &mut self,
+        data: &[u8],
+        validity: Option<&[u8]>,
+        pass: Option<&[bool]>,
+        n: usize,
+    ) -> bool {
+        if data.len() != n * T::SIZE {
+            return false;
+        }
+        let (cells, nulls) = count_cells(validity, pass, n);
+        self.cells += cells;
+        self.nulls += nulls;
+        self.valid += cells - nulls;
+        // The cells to aggregate: passing and valid (one mask, built once per call).
+        let combined: Option<Vec<bool>> = validity.map(|v| match pass {
+            Some(p) => v.iter().zip(p).map(|(v, p)| *p && *v != 0).collect(),
+            None => v.iter().map(|v| *v != 0).collect(),
+        });
+        let mask: Option<&[bool]> = combined.as_deref().or(pass);
+        let values = data.chunks_exact(T::SIZE).map(T::load);
+        match self.op {
+            AggregateOp::Sum | AggregateOp::Mean => {
+                if T::FLOAT {
+                    // Adding +0.0 for a skipped cell leaves the sum as it is (the running
+                    // sum starts at +0.0 and so is never -0.0).
+                    let mut s = self.fsum;
+                    match mask {
+                        None => values.for_each(|v| s += v.as_f64()),
+                        Some(m) => values
+                            .zip(m)
+                            .for_each(|(v, k)| s += if *k { v.as_f64() } else { 0.0 }),
+                    }
+                    self.fsum = s;
+                } else {
+                    let mut s: i128 = 0;
+                    match mask {
+                        None => values.for_each(|v| s += v.as_i128()),
+                        Some(m) => values
+                            .zip(m)
+                            .for_each(|(v, k)| s += if *k { v.as_i128() } else { 0 }),
+                    }
+                    self.isum += s;
+                }
+            }
+            AggregateOp::Min | AggregateOp::Max => {
+                let min = self.op == AggregateOp::Min;
+                let slot = if min { &mut self.min } else { &mut self.max };
+                let mut m: Option<T> = slot.as_deref().map(T::load);
+                let better = |v: T, m: T| if min { v.lt(m) } else { m.lt(v) };
+                let mut changed = false;
+                let mut step = |v: T| match m {
+                    Some(b) => {
+                        if better(v, b) {
+                            m = Some(v);
+                            changed = true;
+                        }
+                    }
+                    None => {
+                        m = Some(v);
+                        changed = true;
+                    }
+                };
+                match mask {
+                    None => values.for_each(&mut step),
+                    Some(k) => values
+                        .zip(k)
+                        .filter(|(_, k)| **k)
+                        .for_each(|(v, _)| step(v)),
+                }
+                if changed {
+                    *slot = m.map(T::store);
+                }
+            }
+            AggregateOp::Count | AggregateOp::NullCount => {}
+        }
+        true
     }
 
     fn add_value(&mut self, v: &[u8]) -> Result<()> {
@@ -389,6 +549,76 @@ fn is_unsigned(datatype: Datatype) -> bool {
         datatype,
         Datatype::Uint8 | Datatype::Uint16 | Datatype::Uint32 | Datatype::Uint64 | Datatype::Bool
     )
+}
+
+/// The cells `pass` selects (all without it) and the null ones among them.
+fn count_cells(validity: Option<&[u8]>, pass: Option<&[bool]>, n: usize) -> (u64, u64) {
+    match (validity, pass) {
+        (None, None) => (n as u64, 0),
+        (None, Some(p)) => (p.iter().filter(|x| **x).count() as u64, 0),
+        (Some(v), None) => (n as u64, v.iter().filter(|x| **x == 0).count() as u64),
+        (Some(v), Some(p)) => {
+            let (mut c, mut z) = (0u64, 0u64);
+            for (x, y) in v.iter().zip(p) {
+                c += u64::from(*y);
+                z += u64::from(*y && *x == 0);
+            }
+            (c, z)
+        }
+    }
+}
+
+/// A number type of one-value cells, as [`Accumulator::less`] orders and sums it.
+trait Num: Copy {
+    /// Bytes per value.
+    const SIZE: usize;
+    /// Whether sums are float64.
+    const FLOAT: bool;
+    /// The value of little-endian `b` (exactly `SIZE` bytes).
+    fn load(b: &[u8]) -> Self;
+    /// Its little-endian bytes.
+    fn store(self) -> Vec<u8>;
+    /// `self < o` (floats: false when either is NaN).
+    fn lt(self, o: Self) -> bool;
+    /// As an integer sum term.
+    fn as_i128(self) -> i128;
+    /// As a float sum term.
+    fn as_f64(self) -> f64;
+}
+
+macro_rules! num {
+    ($($t:ty, $float:expr);* $(;)?) => {$(
+        impl Num for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            const FLOAT: bool = $float;
+            #[inline]
+            fn load(b: &[u8]) -> Self {
+                <$t>::from_le_bytes(b.try_into().expect("SIZE bytes"))
+            }
+            fn store(self) -> Vec<u8> {
+                self.to_le_bytes().to_vec()
+            }
+            #[inline]
+            fn lt(self, o: Self) -> bool {
+                self < o
+            }
+            #[inline]
+            #[allow(clippy::unnecessary_cast, clippy::cast_lossless)]
+            fn as_i128(self) -> i128 {
+                self as i128
+            }
+            #[inline]
+            #[allow(clippy::unnecessary_cast, clippy::cast_lossless)]
+            fn as_f64(self) -> f64 {
+                self as f64
+            }
+        }
+    )*};
+}
+
+num! {
+    i8, false; u8, false; i16, false; u16, false; i32, false; u32, false; i64, false;
+    u64, false; f32, true; f64, true;
 }
 
 #[cfg(test)]

@@ -5,16 +5,18 @@
 
 use super::QueryStats;
 use super::aggregate::Accumulator;
+use super::classify::Class;
 use super::dense::{self, Cube};
 use super::filter::CellFilter;
-use super::ranges::{MultiRange, contains};
+use super::ranges::MultiRange;
 use super::sparse;
-use super::tiles::{MetaCache, decoded_bytes, inside, overlaps, tile_field};
+use super::tiles::MetaCache;
 use crate::array::condition::Tri;
 use crate::array::geometry::dense_grid;
 use crate::array::schema::Layout;
 use crate::array::{Array, FieldData, value};
 use crate::error::Result;
+use rayon::prelude::*;
 use std::cell::RefCell;
 
 /// The distinct fields the accumulators read.
@@ -309,14 +311,11 @@ fn covering_tile(
     Ok(Some((fi, pos, cells)))
 }
 
-/// Whether the sparse metadata path applies: tiles can be read one by one (see
-/// [`sparse::tiles_apply`]), one range at most per dimension, no condition (a condition
-/// takes [`sparse::select`]'s tile path, which prunes).
-fn sparse_tiles_apply(array: &Array, mr: &MultiRange, filter: Option<&dyn CellFilter>) -> bool {
-    filter.is_none() && !mr.is_multi() && sparse::tiles_apply(array)
-}
-
-/// Sparse aggregates: each selected cell once.
+/// Sparse aggregates: each selected cell once. Where tiles can be read one by one (see
+/// [`sparse::tiles_apply`]), tiles are classified against the ranges and the condition's tile
+/// statistics: disjoint and never-passing tiles skipped, tiles inside the ranges where the
+/// condition holds for every cell answered from tile metadata when it has the answers, the
+/// others decoded (in parallel, a few at a time) and added in tile order.
 pub(crate) fn sparse(
     array: &Array,
     mr: &MultiRange,
@@ -325,53 +324,49 @@ pub(crate) fn sparse(
     filter: Option<&dyn CellFilter>,
     stats: &mut QueryStats,
 ) -> Result<()> {
-    let schema = array.schema();
     let names = needed(fields);
-    if !sparse_tiles_apply(array, mr, filter) {
-        let sel = sparse::select(array, &names, mr, filter, false, stats)?;
+    let plan = if sparse::tiles_apply(array) {
+        sparse::TilePlan::new(array, mr, filter, stats)?
+    } else {
+        None
+    };
+    let Some(mut plan) = plan else {
+        let sel = sparse::select(array, &names, mr, filter, false, false, stats)?;
         let pass: Vec<bool> = sel.times.iter().map(|t| *t > 0).collect();
         let selected = pass.iter().filter(|p| **p).count() as u64;
         add_decoded(accs, fields, &sel.names, &sel.fields, Some(&pass), selected)?;
         return Ok(());
-    }
+    };
+    plan.prepare(&names)?;
     let mut cache = MetaCache::new(array);
-    for (fi, f) in array.fragments().iter().enumerate() {
-        let mbrs = f.meta.mbrs(&f.schema, array.key())?;
-        for (t, mbr) in mbrs.iter().enumerate() {
-            if !overlaps(array, mbr, mr) {
-                continue;
-            }
-            let t = t as u64;
-            let cells = f.meta.cell_num_of_tile(t);
-            if inside(array, mbr, mr) && cache.try_tile(fi, t, cells, fields, accs)? {
-                stats.tiles_from_metadata += 1;
-                continue;
-            }
+    let mut todo = Vec::new();
+    for c in &plan.tiles {
+        if matches!(c.class, Class::Inside(_))
+            && c.tri == Tri::Always
+            && cache.try_tile(c.fi, c.t, c.cells, fields, accs)?
+        {
+            stats.tiles_from_metadata += 1;
+            continue;
+        }
+        todo.push(c);
+    }
+    let pool = crate::array::open::pool(array.threads())?;
+    let batch = 4 * pool.current_num_threads().max(1);
+    for chunk in todo.chunks(batch) {
+        let decoded: Vec<(Vec<u64>, Option<Vec<FieldData>>, u64)> = pool.install(|| {
+            chunk
+                .par_iter()
+                .map(|c| plan.decode(c, &names))
+                .collect::<Result<_>>()
+        })?;
+        for (times, data, bytes) in decoded {
             stats.tiles_decoded += 1;
-            let mut dims = Vec::with_capacity(schema.dimensions.len());
-            for d in &schema.dimensions {
-                let r = array
-                    .tile_reader(fi, &d.name)?
-                    .expect("every sparse fragment stores its coordinates");
-                dims.push(r.decode(t)?);
-            }
-            let mut pass = vec![true; cells as usize];
-            for (j, d) in schema.dimensions.iter().enumerate() {
-                let Some(r) = mr.ranges(j).first() else {
-                    continue;
-                };
-                let cs = d.coord_size().unwrap_or(0);
-                for (c, p) in pass.iter_mut().enumerate() {
-                    *p = *p && contains(d.datatype, d.is_var(), r, dims[j].cell(c, cs));
-                }
-            }
-            let mut data = Vec::with_capacity(names.len());
-            for name in &names {
-                data.push(tile_field(array, fi, t, name, &dims, cells)?);
-            }
-            stats.bytes_decoded += data.iter().map(decoded_bytes).sum::<u64>();
-            let selected = pass.iter().filter(|p| **p).count() as u64;
-            add_decoded(accs, fields, &names, &data, Some(&pass), selected)?;
+            stats.bytes_decoded += bytes;
+            let Some(data) = data else { continue };
+            let all = times.iter().all(|t| *t > 0);
+            let pass: Option<Vec<bool>> = (!all).then(|| times.iter().map(|t| *t > 0).collect());
+            let selected = times.iter().filter(|t| **t > 0).count() as u64;
+            add_decoded(accs, fields, &names, &data, pass.as_deref(), selected)?;
         }
     }
     Ok(())

@@ -23,6 +23,7 @@
 pub mod aggregate;
 mod aggregate_tiles;
 pub mod batch;
+mod classify;
 pub mod condition;
 mod dense;
 pub mod filter;
@@ -366,3 +367,5 @@ impl<'a> Query<'a> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_random;

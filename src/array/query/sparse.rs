@@ -1,16 +1,22 @@
-//! Sparse multi-range reads: the visible cells of the ranges' bounding box are read with
+//! Sparse multi-range reads. Where a sparse array's tiles can be read one by one (one
+//! fragment, or duplicates allowed, without per-cell timestamps or deletes), each tile's MBR
+//! is classified against the ranges: disjoint tiles are skipped, tiles inside them are taken
+//! whole, and only the cells of partial tiles are checked (a binary search in each
+//! dimension's ranges, skipped while cells stay in one range or gap); tiles are decoded in
+//! parallel. Otherwise the visible cells of the ranges' bounding box are read with
 //! [`Array::read`] (global order, de-duplicated), then kept by the ranges. Unordered and
 //! global-order results hold each cell once; row-major and column-major results hold a cell
 //! once per combination of ranges containing it (as TileDB 2.30 returns them), sorted by
 //! coordinates.
 
+use super::classify::{Class, Selector};
 use super::filter::{self, CellFilter};
 use super::gather::gather;
-use super::ranges::{MultiRange, contains};
-use super::tiles::{MetaCache, decoded_bytes, overlaps, tile_field};
+use super::ranges::MultiRange;
+use super::tiles::{MetaCache, attribute_tile, decoded_bytes, overlaps};
 use super::{QueryLayout, QueryStats};
 use crate::array::condition::Tri;
-use crate::array::order::Kind;
+use crate::array::read::tiles::TileReader;
 use crate::array::schema::{ArraySchema, Range, VAR_NUM};
 use crate::array::{Array, FieldData};
 use crate::error::Result;
@@ -101,85 +107,78 @@ fn names_read(schema: &ArraySchema, fields: &[String], ffields: &[String]) -> Ve
     names
 }
 
-/// Per cell of a tile's (or read's) dimensions: the number of range combinations of `mr`
-/// containing it.
-fn multiplicity(array: &Array, mr: &MultiRange, dims: &[&FieldData], n: usize) -> Result<Vec<u64>> {
-    let schema = array.schema();
+/// Per cell of a read's dimensions: the number of range combinations of `sel` containing it.
+fn multiplicity(array: &Array, sel: &Selector, dims: &[&FieldData], n: usize) -> Result<Vec<u64>> {
     let mut times = vec![1u64; n];
-    for (j, d) in schema.dimensions.iter().enumerate() {
-        let rs = mr.ranges(j);
-        if rs.is_empty() {
+    let pool = crate::array::open::pool(array.threads())?;
+    const CHUNK: usize = 1 << 14;
+    for (j, f) in dims.iter().enumerate() {
+        if sel.is_all(j) {
             continue;
         }
-        // Integer coordinates: the ranges as order words, the cells counted in parallel.
-        let kind = Kind::fixed(d.datatype).filter(|k| {
-            !k.is_float()
-                && d.coord_size() == Some(k.size())
-                && dims[j].data.len() == n * k.size()
-                && rs
-                    .iter()
-                    .all(|r| r.lo().len() == k.size() && r.hi().len() == k.size())
-        });
-        if let Some(k) = kind {
-            let words: Vec<(u64, u64)> = rs
-                .iter()
-                .map(|r| (k.order_word(r.lo()), k.order_word(r.hi())))
-                .collect();
-            const CHUNK: usize = 1 << 12;
-            let (data, size) = (&dims[j].data, k.size());
-            let pool = crate::array::open::pool(array.threads())?;
-            pool.install(|| {
-                times
-                    .par_chunks_mut(CHUNK)
-                    .enumerate()
-                    .for_each(|(ci, chunk)| {
-                        for (o, t) in chunk.iter_mut().enumerate() {
-                            if *t == 0 {
-                                continue;
-                            }
-                            let at = (ci * CHUNK + o) * size;
-                            let v = k.order_word(&data[at..at + size]);
-                            *t *= words.iter().filter(|(l, h)| *l <= v && v <= *h).count() as u64;
-                        }
-                    });
-            });
-            continue;
-        }
-        for (i, t) in times.iter_mut().enumerate() {
-            if *t == 0 {
-                continue;
+        match &f.offsets {
+            Some(o) => sel.multiply(j, &f.data, Some(o), &mut times),
+            None => {
+                let size = f.datatype.size() * f.cell_val_num as usize;
+                if f.data.len() != n * size {
+                    return Err(crate::error::Error::Internal(format!(
+                        "dimension {} holds {} bytes for {n} cells",
+                        f.name,
+                        f.data.len()
+                    )));
+                }
+                pool.install(|| {
+                    times
+                        .par_chunks_mut(CHUNK)
+                        .enumerate()
+                        .for_each(|(ci, chunk)| {
+                            let at = ci * CHUNK * size;
+                            sel.multiply(j, &f.data[at..at + chunk.len() * size], None, chunk);
+                        });
+                });
             }
-            let v = dims[j].cell(i);
-            *t *= rs
-                .iter()
-                .filter(|r| contains(d.datatype, d.is_var(), r, v))
-                .count() as u64;
         }
     }
     Ok(times)
 }
 
-/// Selects the cells of `mr` passing `filter`, reading `fields` and the dimensions. With a
-/// condition, where tiles can be read one by one (and, for `global` order, one fragment
-/// holds them all), tiles the condition cannot hold in are skipped undecoded.
+/// Selects the cells of `mr` passing `filter`, reading `fields` (and the dimensions when
+/// `with_dims`: the selection is then sorted by coordinates). Where tiles can be read one by
+/// one (without a condition: one fragment at most; for `global` order: one fragment), tiles
+/// are classified against the ranges: disjoint ones skipped, ones inside taken whole, only
+/// cells of partial ones checked; with a condition, tiles it cannot hold in are skipped
+/// undecoded.
 pub(crate) fn select(
     array: &Array,
     fields: &[String],
     mr: &MultiRange,
     filter: Option<&dyn CellFilter>,
     global: bool,
+    with_dims: bool,
     stats: &mut QueryStats,
 ) -> Result<Selection> {
     let schema = array.schema();
     let ffields = filter.map(|f| f.fields()).unwrap_or_default();
-    let names = names_read(schema, fields, &ffields);
-    if let Some(f) = filter
-        && tiles_apply(array)
-        && (!global || array.fragments().len() <= 1)
-        && let Some(sel) = select_tiles(array, names.clone(), mr, f, stats)?
-    {
-        return Ok(sel);
+    let frags = array.fragments().len();
+    let tiles_ok = tiles_apply(array)
+        && if filter.is_some() {
+            !global || frags <= 1
+        } else {
+            frags <= 1
+        };
+    if tiles_ok && let Some(mut plan) = TilePlan::new(array, mr, filter, stats)? {
+        let mut out: Vec<String> = fields.to_vec();
+        if with_dims {
+            for d in &schema.dimensions {
+                if !out.contains(&d.name) {
+                    out.push(d.name.clone());
+                }
+            }
+        }
+        plan.prepare(&out)?;
+        return select_tiles(&plan, out, stats);
     }
+    let names = names_read(schema, fields, &ffields);
     for f in array.fragments() {
         let mbrs = f.meta.mbrs(&f.schema, array.key())?;
         stats.tiles_decoded += mbrs.iter().filter(|m| overlaps(array, m, mr)).count() as u64;
@@ -196,7 +195,7 @@ pub(crate) fn select(
         .iter()
         .map(|d| &fields_read[names.iter().position(|x| *x == d.name).expect("added")])
         .collect();
-    let mut times = multiplicity(array, mr, &dims, n)?;
+    let mut times = multiplicity(array, &Selector::new(schema, mr), &dims, n)?;
     if let Some(filter) = filter {
         let fcells: Vec<FieldData> = ffields
             .iter()
@@ -216,98 +215,360 @@ pub(crate) fn select(
     })
 }
 
-/// The tile path of [`select`]: every tile of every fragment meeting `mr`, in fragment
-/// order, skipped when `filter` cannot hold in it (by its MBR and tile metadata), else
-/// decoded and filtered. `None` when a fragment lacks separate coordinate tiles.
-fn select_tiles(
-    array: &Array,
-    names: Vec<String>,
-    mr: &MultiRange,
-    filter: &dyn CellFilter,
-    stats: &mut QueryStats,
-) -> Result<Option<Selection>> {
-    let schema = array.schema();
-    let ffields = filter.fields();
-    let cache = RefCell::new(MetaCache::new(array));
-    let mut parts: Vec<Vec<FieldData>> = Vec::new();
-    let mut picks: Vec<(u32, u64)> = Vec::new();
-    let mut times: Vec<u64> = Vec::new();
-    let (mut pruned, mut decoded, mut bytes) = (0u64, 0u64, 0u64);
-    for (fi, f) in array.fragments().iter().enumerate() {
-        for d in &schema.dimensions {
-            if array.tile_reader(fi, &d.name)?.is_none() {
-                return Ok(None);
+/// A tile a query reads: where it is, how the ranges meet its MBR and what the condition's
+/// statistics say of it.
+pub(crate) struct Candidate {
+    /// Fragment index.
+    pub fi: usize,
+    /// Tile index in the fragment.
+    pub t: u64,
+    /// The tile's cell count.
+    pub cells: u64,
+    /// How the ranges meet the tile's MBR (never disjoint here).
+    pub class: Class,
+    /// The dimensions whose cells must be checked against the ranges.
+    partial: Vec<usize>,
+    /// The times the other dimensions' ranges count every cell.
+    factor: u64,
+    /// What the condition's tile statistics say (`Always` without a condition).
+    pub tri: Tri,
+}
+
+/// Readers of the fields a tile plan decodes, per fragment.
+type Readers<'a> = Vec<Vec<(String, Option<TileReader<'a>>)>>;
+
+/// The tiles of a sparse query read one by one (see [`tiles_apply`]): every tile of every
+/// fragment meeting the ranges, in fragment order, classified against the ranges and the
+/// condition's tile statistics; tiles the condition cannot hold in are counted as pruned and
+/// left out.
+pub(crate) struct TilePlan<'a> {
+    array: &'a Array,
+    sel: Selector,
+    filter: Option<&'a dyn CellFilter>,
+    ffields: Vec<String>,
+    readers: Readers<'a>,
+    /// The tiles to read.
+    pub tiles: Vec<Candidate>,
+}
+
+impl<'a> TilePlan<'a> {
+    /// The plan of `mr` and `filter` over `array` (whose tiles must be readable one by one);
+    /// `None` when a fragment lacks separate coordinate tiles. Pruned tiles are counted in
+    /// `stats`.
+    pub(crate) fn new(
+        array: &'a Array,
+        mr: &MultiRange,
+        filter: Option<&'a dyn CellFilter>,
+        stats: &mut QueryStats,
+    ) -> Result<Option<TilePlan<'a>>> {
+        let schema = array.schema();
+        let sel = Selector::new(schema, mr);
+        let cache = RefCell::new(MetaCache::new(array));
+        let mut tiles = Vec::new();
+        let mut readers: Readers<'a> = Vec::new();
+        let mut pruned = 0;
+        for (fi, f) in array.fragments().iter().enumerate() {
+            let mut rs = Vec::new();
+            for d in &schema.dimensions {
+                match array.tile_reader(fi, &d.name)? {
+                    Some(r) => rs.push((d.name.clone(), Some(r))),
+                    None => return Ok(None),
+                }
+            }
+            readers.push(rs);
+            let mbrs = f.meta.mbrs(&f.schema, array.key())?;
+            for (t, mbr) in mbrs.iter().enumerate() {
+                let (class, partial, factor) = sel.classify(mbr);
+                if class == Class::Disjoint {
+                    continue;
+                }
+                let t = t as u64;
+                let cells = f.meta.cell_num_of_tile(t);
+                let tri = filter.map_or(Tri::Always, |f| {
+                    f.prune(&|name| {
+                        cache
+                            .borrow_mut()
+                            .condition_stats(fi, t, cells, name, Some(mbr))
+                    })
+                });
+                if tri == Tri::Never {
+                    pruned += 1;
+                    continue;
+                }
+                tiles.push(Candidate {
+                    fi,
+                    t,
+                    cells,
+                    class,
+                    partial,
+                    factor,
+                    tri,
+                });
             }
         }
-        let mbrs = f.meta.mbrs(&f.schema, array.key())?;
-        for (t, mbr) in mbrs.iter().enumerate() {
-            if !overlaps(array, mbr, mr) {
-                continue;
-            }
-            let t = t as u64;
-            let cells = f.meta.cell_num_of_tile(t);
-            let tri = filter.prune(&|name| {
-                cache
-                    .borrow_mut()
-                    .condition_stats(fi, t, cells, name, Some(mbr))
-            });
-            if tri == Tri::Never {
-                pruned += 1;
-                continue;
-            }
-            decoded += 1;
-            let mut dims = Vec::with_capacity(schema.dimensions.len());
-            for d in &schema.dimensions {
-                let r = array.tile_reader(fi, &d.name)?.expect("checked above");
-                dims.push(r.decode(t)?);
-            }
-            let data: Vec<FieldData> = names
-                .iter()
-                .map(|n| tile_field(array, fi, t, n, &dims, cells))
-                .collect::<Result<_>>()?;
-            bytes += data.iter().map(decoded_bytes).sum::<u64>();
-            let at = |name: &String| &data[names.iter().position(|x| x == name).expect("read")];
-            let dim_cells: Vec<&FieldData> =
-                schema.dimensions.iter().map(|d| at(&d.name)).collect();
-            let mut tt = multiplicity(array, mr, &dim_cells, cells as usize)?;
-            if tri == Tri::Maybe {
-                let fcells: Vec<FieldData> = ffields.iter().map(|n| at(n).clone()).collect();
-                let pass = filter::run(filter, &fcells, cells)?;
-                for (t, p) in tt.iter_mut().zip(pass) {
-                    if !p {
-                        *t = 0;
-                    }
+        stats.tiles_pruned += pruned;
+        Ok(Some(TilePlan {
+            array,
+            sel,
+            filter,
+            ffields: filter.map(|f| f.fields()).unwrap_or_default(),
+            readers,
+            tiles,
+        }))
+    }
+
+    /// Makes readers for `names` (attributes or dimensions) in every fragment.
+    pub(crate) fn prepare(&mut self, names: &[String]) -> Result<()> {
+        let all: Vec<String> = names.iter().chain(&self.ffields).cloned().collect();
+        for (fi, rs) in self.readers.iter_mut().enumerate() {
+            for n in &all {
+                if !rs.iter().any(|(m, _)| m == n) {
+                    rs.push((n.clone(), self.array.tile_reader(fi, n)?));
                 }
             }
-            let part = parts.len() as u32;
-            for (c, k) in tt.into_iter().enumerate() {
-                if k > 0 {
-                    picks.push((part, c as u64));
-                    times.push(k);
+        }
+        Ok(())
+    }
+
+    /// Field `name` of tile `c` decoded into `got` (once); its index there.
+    fn field(&self, c: &Candidate, name: &str, got: &mut Vec<FieldData>) -> Result<usize> {
+        if let Some(k) = got.iter().position(|f| f.name == name) {
+            return Ok(k);
+        }
+        let schema = self.array.schema();
+        let reader = self.readers[c.fi]
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, r)| r.as_ref())
+            .ok_or_else(|| {
+                crate::error::Error::Internal(format!("no reader prepared for {name}"))
+            })?;
+        let f = match schema.dimension_index(name) {
+            Some(j) => {
+                let d = &schema.dimensions[j];
+                let tile = reader
+                    .expect("sparse fragments store coordinates")
+                    .decode(c.t)?;
+                FieldData {
+                    name: name.into(),
+                    datatype: d.datatype,
+                    cell_val_num: d.cell_val_num,
+                    data: tile.data,
+                    offsets: tile.offsets,
+                    validity: None,
+                    cell_count: c.cells,
                 }
             }
-            parts.push(data);
+            None => attribute_tile(self.array, reader, name, c.t, c.cells)?,
+        };
+        got.push(f);
+        Ok(got.len() - 1)
+    }
+
+    /// Decodes tile `c`: per cell the number of times the query selects it (0: not
+    /// selected; the ranges' combinations holding it, 0 when it fails the condition), and
+    /// the cells of `names` (prepared with [`prepare`](Self::prepare)), not decoded when no
+    /// cell is selected; with the bytes decoded.
+    pub(crate) fn decode(
+        &self,
+        c: &Candidate,
+        names: &[String],
+    ) -> Result<(Vec<u64>, Option<Vec<FieldData>>, u64)> {
+        let schema = self.array.schema();
+        let mut got: Vec<FieldData> = Vec::new();
+        let n = c.cells as usize;
+        let mut times = vec![c.factor; n];
+        for &j in &c.partial {
+            let k = self.field(c, &schema.dimensions[j].name, &mut got)?;
+            let f = &got[k];
+            if f.offsets.is_none() && f.data.len() != n * f.datatype.size() {
+                return Err(crate::error::Error::corrupt(format!(
+                    "tile {} of dimension {} holds {} bytes for {n} cells",
+                    c.t,
+                    f.name,
+                    f.data.len()
+                )));
+            }
+            self.sel
+                .multiply(j, &f.data, f.offsets.as_deref(), &mut times);
+        }
+        if let Some(filter) = self.filter
+            && c.tri == Tri::Maybe
+            && times.iter().any(|t| *t > 0)
+        {
+            // The condition's fields are lent to it, then kept for the output.
+            let mut fcells: Vec<FieldData> = Vec::with_capacity(self.ffields.len());
+            for name in &self.ffields {
+                let k = self.field(c, name, &mut got)?;
+                fcells.push(got.swap_remove(k));
+            }
+            let pass = filter::run(filter, &fcells, c.cells)?;
+            got.extend(fcells);
+            for (t, p) in times.iter_mut().zip(pass) {
+                if !p {
+                    *t = 0;
+                }
+            }
+        }
+        if times.iter().all(|t| *t == 0) {
+            let bytes = got.iter().map(decoded_bytes).sum();
+            return Ok((times, None, bytes));
+        }
+        for name in names {
+            self.field(c, name, &mut got)?;
+        }
+        let bytes = got.iter().map(decoded_bytes).sum();
+        let mut out = Vec::with_capacity(names.len());
+        for name in names {
+            let k = got.iter().position(|f| f.name == *name).expect("decoded");
+            // A name asked for twice is cloned; otherwise the decoded field is moved out.
+            if names.iter().filter(|m| *m == name).count() > 1 {
+                out.push(got[k].clone());
+            } else {
+                out.push(got.swap_remove(k));
+            }
+        }
+        Ok((times, Some(out), bytes))
+    }
+}
+
+/// The tile path of [`select`]: each tile of `plan` decoded (in parallel), its selected
+/// cells of `names` kept (runs copied), then the tiles' cells concatenated in order.
+fn select_tiles(
+    plan: &TilePlan<'_>,
+    names: Vec<String>,
+    stats: &mut QueryStats,
+) -> Result<Selection> {
+    let array = plan.array;
+    let schema = array.schema();
+    let pool = crate::array::open::pool(array.threads())?;
+    let parts: Vec<(Vec<u64>, Option<Vec<FieldData>>, u64)> = pool.install(|| {
+        plan.tiles
+            .par_iter()
+            .map(|c| {
+                let (times, fields, bytes) = plan.decode(c, &names)?;
+                let Some(fields) = fields else {
+                    return Ok((Vec::new(), None, bytes));
+                };
+                if times.iter().all(|t| *t > 0) {
+                    return Ok((times, Some(fields), bytes));
+                }
+                let kept: Vec<FieldData> = fields.iter().map(|f| compact(f, &times)).collect();
+                let times: Vec<u64> = times.into_iter().filter(|t| *t > 0).collect();
+                Ok((times, Some(kept), bytes))
+            })
+            .collect::<Result<_>>()
+    })?;
+    stats.tiles_decoded += plan.tiles.len() as u64;
+    stats.bytes_decoded += parts.iter().map(|p| p.2).sum::<u64>();
+    let mut times: Vec<u64> = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+    let mut columns: Vec<Vec<FieldData>> = vec![Vec::new(); names.len()];
+    for (t, fields, _) in parts {
+        let Some(fields) = fields else { continue };
+        times.extend(t);
+        for (k, f) in fields.into_iter().enumerate() {
+            columns[k].push(f);
         }
     }
-    stats.tiles_pruned += pruned;
-    stats.tiles_decoded += decoded;
-    stats.bytes_decoded += bytes;
     let fields = names
         .iter()
-        .enumerate()
-        .map(|(k, name)| {
-            let ps: Vec<&FieldData> = parts.iter().map(|p| &p[k]).collect();
-            match ps.first() {
-                Some(first) => gather(first, &ps, &picks),
-                None => empty_field(schema, name),
+        .zip(columns)
+        .map(|(name, col)| {
+            if col.is_empty() {
+                empty_field(schema, name)
+            } else {
+                concat(col)
             }
         })
         .collect();
-    Ok(Some(Selection {
+    Ok(Selection {
         names,
         fields,
         times,
-    }))
+    })
+}
+
+/// The cells of `f` whose time is positive, runs of them copied at once.
+fn compact(f: &FieldData, times: &[u64]) -> FieldData {
+    let n = times.len();
+    let keep = times.iter().filter(|t| **t > 0).count();
+    let mut out = FieldData {
+        name: f.name.clone(),
+        datatype: f.datatype,
+        cell_val_num: f.cell_val_num,
+        data: Vec::new(),
+        offsets: f.offsets.as_ref().map(|_| Vec::with_capacity(keep)),
+        validity: f.validity.as_ref().map(|_| Vec::with_capacity(keep)),
+        cell_count: keep as u64,
+    };
+    let cs = if f.offsets.is_none() && n > 0 {
+        f.data.len() / n
+    } else {
+        0
+    };
+    let mut i = 0;
+    while i < n {
+        if times[i] == 0 {
+            i += 1;
+            continue;
+        }
+        let a = i;
+        while i < n && times[i] > 0 {
+            i += 1;
+        }
+        match &f.offsets {
+            Some(o) => {
+                let out_o = out.offsets.as_mut().expect("var");
+                let base = o[a];
+                let end = o.get(i).map_or(f.data.len() as u64, |e| *e);
+                let shift = out.data.len() as u64;
+                out_o.extend(o[a..i].iter().map(|x| x - base + shift));
+                out.data
+                    .extend_from_slice(&f.data[base as usize..end as usize]);
+            }
+            None => out.data.extend_from_slice(&f.data[a * cs..i * cs]),
+        }
+        if let (Some(v), Some(fv)) = (out.validity.as_mut(), f.validity.as_ref()) {
+            v.extend_from_slice(&fv[a..i]);
+        }
+    }
+    out
+}
+
+/// The cells of `parts` (reads of one field) one after another.
+fn concat(mut parts: Vec<FieldData>) -> FieldData {
+    if parts.len() == 1 {
+        return parts.pop().expect("one part");
+    }
+    let cells: u64 = parts.iter().map(|p| p.cell_count).sum();
+    let bytes: usize = parts.iter().map(|p| p.data.len()).sum();
+    let first = &parts[0];
+    let mut out = FieldData {
+        name: first.name.clone(),
+        datatype: first.datatype,
+        cell_val_num: first.cell_val_num,
+        data: Vec::with_capacity(bytes),
+        offsets: first
+            .offsets
+            .as_ref()
+            .map(|_| Vec::with_capacity(cells as usize)),
+        validity: first
+            .validity
+            .as_ref()
+            .map(|_| Vec::with_capacity(cells as usize)),
+        cell_count: cells,
+    };
+    for p in &parts {
+        if let (Some(o), Some(po)) = (out.offsets.as_mut(), p.offsets.as_ref()) {
+            let shift = out.data.len() as u64;
+            o.extend(po.iter().map(|x| x + shift));
+        }
+        out.data.extend_from_slice(&p.data);
+        if let (Some(v), Some(pv)) = (out.validity.as_mut(), p.validity.as_ref()) {
+            v.extend_from_slice(pv);
+        }
+    }
+    out
 }
 
 /// Field `name` (a dimension or attribute of `schema`) without cells.
@@ -344,7 +605,13 @@ pub(crate) fn read(
 ) -> Result<Vec<FieldData>> {
     let schema = array.schema();
     let global = matches!(layout, QueryLayout::GlobalOrder);
-    let sel = select(array, fields, mr, filter, global, stats)?;
+    let sorted = matches!(layout, QueryLayout::RowMajor | QueryLayout::ColMajor);
+    let mut sel = select(array, fields, mr, filter, global, sorted, stats)?;
+    // Every selected cell once, in the order selected: the fields as they are.
+    if !sorted && sel.times.iter().all(|t| *t > 0) {
+        sel.fields.truncate(fields.len());
+        return Ok(sel.fields);
+    }
     let picks: Vec<(u32, u64)> = match layout {
         QueryLayout::GlobalOrder | QueryLayout::Unordered => sel
             .times

@@ -3,7 +3,7 @@
 //! decoded, and MBR tests against multi-range subarrays.
 
 use super::aggregate::{Accumulator, TileFacts};
-use super::ranges::{MultiRange, contains};
+use super::ranges::MultiRange;
 use crate::array::condition::TileStats;
 use crate::array::fragment_metadata::{FieldSlot, ListKind};
 use crate::array::schema::{Range, VAR_NUM};
@@ -211,35 +211,21 @@ impl<'a> MetaCache<'a> {
     }
 }
 
-/// Field `name` of tile `t` of fragment `fi` as a field (the fill value for cells of an
-/// attribute the fragment predates).
-pub(crate) fn tile_field(
+/// Attribute `name`'s tile `t` (`cells` cells) read with `reader` (`None`: the fragment
+/// predates the attribute, its cells hold the fill value).
+pub(crate) fn attribute_tile(
     array: &Array,
-    fi: usize,
-    t: u64,
+    reader: Option<&crate::array::read::tiles::TileReader<'_>>,
     name: &str,
-    dims: &[crate::array::read::tiles::DecodedTile],
+    t: u64,
     cells: u64,
 ) -> Result<FieldData> {
     let schema = array.schema();
-    if let Some(j) = schema.dimension_index(name) {
-        let d = &schema.dimensions[j];
-        let tile = &dims[j];
-        return Ok(FieldData {
-            name: name.into(),
-            datatype: d.datatype,
-            cell_val_num: d.cell_val_num,
-            data: tile.data.clone(),
-            offsets: tile.offsets.clone(),
-            validity: None,
-            cell_count: cells,
-        });
-    }
     let i = schema
         .attribute_index(name)
-        .expect("aggregate fields are checked");
+        .expect("query fields are checked");
     let a = &schema.attributes[i];
-    let (data, offsets, validity) = match array.tile_reader(fi, name)? {
+    let (data, offsets, validity) = match reader {
         Some(r) => {
             let tile = r.decode(t)?;
             (tile.data, tile.offsets, tile.validity)
@@ -281,16 +267,6 @@ pub(crate) fn overlaps(array: &Array, mbr: &[Range], mr: &MultiRange) -> bool {
                 };
                 le(mbr[j].lo(), r.hi()) && le(r.lo(), mbr[j].hi())
             })
-    })
-}
-
-/// Whether an MBR lies inside the (single) range of every dimension with one.
-pub(crate) fn inside(array: &Array, mbr: &[Range], mr: &MultiRange) -> bool {
-    array.schema().dimensions.iter().enumerate().all(|(j, d)| {
-        mr.ranges(j).first().is_none_or(|r| {
-            contains(d.datatype, d.is_var(), r, mbr[j].lo())
-                && contains(d.datatype, d.is_var(), r, mbr[j].hi())
-        })
     })
 }
 
