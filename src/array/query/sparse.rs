@@ -345,6 +345,14 @@ pub(crate) fn read(
     let schema = array.schema();
     let global = matches!(layout, QueryLayout::GlobalOrder);
     let sel = select(array, fields, mr, filter, global, stats)?;
+    // Every cell read kept once, in the order read: the fields as they are (no copy).
+    if matches!(layout, QueryLayout::GlobalOrder | QueryLayout::Unordered)
+        && sel.times.iter().all(|t| *t == 1)
+    {
+        let mut out = sel.fields;
+        out.truncate(fields.len());
+        return Ok(out);
+    }
     let picks: Vec<(u32, u64)> = match layout {
         QueryLayout::GlobalOrder | QueryLayout::Unordered => sel
             .times
