@@ -188,22 +188,23 @@ pub(crate) fn read(
     // Boxes that share space tiles are read as their bounding box, each tile decoded once
     // (not once per box), when that box's result fits the memory limit.
     let ordered = matches!(layout, QueryLayout::RowMajor | QueryLayout::ColMajor);
-    if ordered && bs.len() > 1 {
-        if let Some(bb) = shared_bounding_box(schema, &bs)? {
-            let n = cells(&bb)?;
-            if fields.iter().all(|f| {
-                array
-                    .check_result_size(f, n.saturating_mul(per_cell(f)))
-                    .is_ok()
-            }) {
-                let whole = read_filtered_box(array, fields, &bb, filter)?;
-                let picks = bounding_order(ranges, &bb, layout == QueryLayout::ColMajor);
-                return Ok(whole
-                    .fields
-                    .iter()
-                    .map(|f| gather(f, &[f], &picks))
-                    .collect());
-            }
+    if ordered
+        && bs.len() > 1
+        && let Some(bb) = shared_bounding_box(schema, &bs)?
+    {
+        let n = cells(&bb)?;
+        if fields.iter().all(|f| {
+            array
+                .check_result_size(f, n.saturating_mul(per_cell(f)))
+                .is_ok()
+        }) {
+            let whole = read_filtered_box(array, fields, &bb, filter)?;
+            let picks = bounding_order(ranges, &bb, layout == QueryLayout::ColMajor);
+            return Ok(whole
+                .fields
+                .iter()
+                .map(|f| gather(f, &[f], &picks))
+                .collect());
         }
     }
     let mut parts: Vec<BoxResult> = bs
