@@ -314,7 +314,8 @@ def main():
         load.append(os.getloadavg())
     med = {e: {k: statistics.median(v) for k, v in ts.items()} for e, ts in times.items()}
     print(f"dense {p['rows']} x {COLS}, sparse {p['cells']} cells, writes "
-          f"{WRITE_MIB >> (2 if args.quick else 0)} MiB; {args.rounds} rounds (medians, s); TileDB/ours > 1: we are faster")
+          f"{WRITE_MIB >> (2 if args.quick else 0)} MiB; {args.rounds} rounds (medians, s); "
+          "TileDB/ours > 1: we are faster")
     print("load averages (1 min) during the rounds: " +
           " ".join(f"{la[0]:.1f}" for la in load))
     print(f"{'case':14} {'thr':>3} {'ours':>8} {'TileDB':>8} {'TileDB/ours':>11}")
