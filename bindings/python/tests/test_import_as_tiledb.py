@@ -89,3 +89,24 @@ def test_the_package_keeps_its_own_api(tmp_path):
         np.testing.assert_array_equal(A[:], a)
     with tiledb_like.Array(uri) as A:  # the copy-free layer
         np.testing.assert_array_equal(A.read("").reshape(a.shape), a)  # row-major cells
+
+
+def test_compute_concurrency_level_sets_the_threads(tmp_path):
+    """``sm.compute_concurrency_level`` of the Ctx (or the open's config) is the array's
+    thread count, for reads and writes; unset: 0 (all cores); not a positive integer: an
+    error."""
+    import pytest
+
+    uri = str(tmp_path / "a")
+    tiledb_like.from_numpy(uri, np.arange(16, dtype=np.int64)).close()
+    one = tiledb_like.Ctx(tiledb_like.Config({"sm.compute_concurrency_level": "1"}))
+    with tiledb_like.open(uri, ctx=one) as A:
+        assert A._inner._threads == 1
+        assert A[2:5].tolist() == [2, 3, 4]
+    with tiledb_like.open(uri, "w", ctx=one, config={"sm.compute_concurrency_level": "2"}) as A:
+        assert A._inner._threads == 2
+    with tiledb_like.open(uri) as A:
+        assert A._inner._threads == 0
+    bad = tiledb_like.Ctx(tiledb_like.Config({"sm.compute_concurrency_level": "zero"}))
+    with pytest.raises(tiledb_like.TileDBError, match="compute_concurrency_level"):
+        tiledb_like.open(uri, ctx=bad)

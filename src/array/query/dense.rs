@@ -174,16 +174,38 @@ pub(crate) fn read(
         t.checked_add(cells(b)?)
             .ok_or_else(|| Error::invalid("the subarray has more than 2^64 cells"))
     })?;
+    let per_cell = |f: &String| match (schema.attribute_index(f), schema.dimension_index(f)) {
+        (Some(i), _) => {
+            let a = &schema.attributes[i];
+            a.cell_size().unwrap_or(8) as u64 + u64::from(a.nullable)
+        }
+        (None, Some(j)) => schema.dimensions[j].datatype.size() as u64,
+        _ => 0,
+    };
     for f in fields {
-        let per_cell = match (schema.attribute_index(f), schema.dimension_index(f)) {
-            (Some(i), _) => {
-                let a = &schema.attributes[i];
-                a.cell_size().unwrap_or(8) as u64 + u64::from(a.nullable)
-            }
-            (None, Some(j)) => schema.dimensions[j].datatype.size() as u64,
-            _ => 0,
-        };
-        array.check_result_size(f, total.saturating_mul(per_cell))?;
+        array.check_result_size(f, total.saturating_mul(per_cell(f)))?;
+    }
+    // Boxes that share space tiles are read as their bounding box, each tile decoded once
+    // (not once per box), when that box's result fits the memory limit.
+    let ordered = matches!(layout, QueryLayout::RowMajor | QueryLayout::ColMajor);
+    if ordered
+        && bs.len() > 1
+        && let Some(bb) = shared_bounding_box(schema, &bs)?
+    {
+        let n = cells(&bb)?;
+        if fields.iter().all(|f| {
+            array
+                .check_result_size(f, n.saturating_mul(per_cell(f)))
+                .is_ok()
+        }) {
+            let whole = read_filtered_box(array, fields, &bb, filter)?;
+            let picks = bounding_order(ranges, &bb, layout == QueryLayout::ColMajor);
+            return Ok(whole
+                .fields
+                .iter()
+                .map(|f| gather(f, &[f], &picks))
+                .collect());
+        }
     }
     let mut parts: Vec<BoxResult> = bs
         .iter()
@@ -192,6 +214,26 @@ pub(crate) fn read(
     // One box read row-major is already in its order: no copy.
     if layout == QueryLayout::RowMajor && parts.len() == 1 {
         return Ok(parts.pop().expect("one part").fields);
+    }
+    // Several ranges on the dimension that varies slowest only (the first in row-major, the
+    // last in column-major): the boxes' row-major results one after the other are the
+    // product order (a box read is row-major, so column-major needs one dimension).
+    let slowest_only = |d: usize| {
+        ranges
+            .iter()
+            .enumerate()
+            .all(|(j, rs)| j == d || rs.len() == 1)
+    };
+    let concatenated = (layout == QueryLayout::RowMajor && slowest_only(0))
+        || (layout == QueryLayout::ColMajor && ranges.len() == 1);
+    if concatenated && !parts.is_empty() {
+        let mut columns: Vec<Vec<FieldData>> = fields.iter().map(|_| Vec::new()).collect();
+        for p in parts {
+            for (c, f) in columns.iter_mut().zip(p.fields) {
+                c.push(f);
+            }
+        }
+        return Ok(columns.into_iter().map(concat).collect());
     }
     let picks = match layout {
         QueryLayout::RowMajor => product_order(ranges, false),
@@ -216,6 +258,110 @@ pub(crate) fn read(
             gather(ps[0], &ps, &picks)
         })
         .collect())
+}
+
+/// The space tiles of `schema`'s grid that box `b` intersects.
+fn tiles_of(grid: &[(i128, i128)], b: &[(i128, i128)]) -> u128 {
+    grid.iter().zip(b).fold(1u128, |n, ((lo, e), (l, h))| {
+        n.saturating_mul(((h - lo).div_euclid(*e) - (l - lo).div_euclid(*e) + 1) as u128)
+    })
+}
+
+/// The bounding box of boxes `bs` when it intersects no more space tiles than the boxes do
+/// one by one (they share tiles), else `None`.
+fn shared_bounding_box(schema: &ArraySchema, bs: &[Cube]) -> Result<Option<Cube>> {
+    let mut grid = Vec::with_capacity(schema.dimensions.len());
+    for d in &schema.dimensions {
+        let (lo, e) = dense_grid(d)?;
+        grid.push((
+            value::as_i128(d.datatype, lo)?,
+            value::as_u64_extent(d.datatype, e)? as i128,
+        ));
+    }
+    let Some(first) = bs.first() else {
+        return Ok(None);
+    };
+    let mut bb = first.clone();
+    for b in &bs[1..] {
+        for (r, (l, h)) in bb.iter_mut().zip(b) {
+            r.0 = r.0.min(*l);
+            r.1 = r.1.max(*h);
+        }
+    }
+    let apart = bs
+        .iter()
+        .fold(0u128, |n, b| n.saturating_add(tiles_of(&grid, b)));
+    Ok((tiles_of(&grid, &bb) <= apart).then_some(bb))
+}
+
+/// (0, cell of bounding box `bb` in row-major order) of every result cell in row-major (`col`
+/// false) or column-major order over the concatenated ranges of each dimension.
+fn bounding_order(ranges: &[Vec<(i128, i128)>], bb: &[(i128, i128)], col: bool) -> Vec<(u32, u64)> {
+    let n = ranges.len();
+    let mut strides = vec![1u64; n];
+    for d in (0..n.saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * (bb[d + 1].1 - bb[d + 1].0 + 1) as u64;
+    }
+    // Per dimension: the offset in `bb` (times its stride) of each position of the
+    // concatenation.
+    let flat: Vec<Vec<u64>> = ranges
+        .iter()
+        .zip(bb)
+        .zip(&strides)
+        .map(|((rs, (bl, _)), s)| {
+            rs.iter()
+                .flat_map(|(l, h)| (*l..=*h).map(move |v| (v - bl) as u64 * s))
+                .collect()
+        })
+        .collect();
+    let total: usize = flat.iter().map(Vec::len).product();
+    let mut out = Vec::with_capacity(total);
+    if total == 0 {
+        return out;
+    }
+    let dims: Vec<usize> = if col {
+        (0..n).collect()
+    } else {
+        (0..n).rev().collect()
+    };
+    let mut pos = vec![0usize; n];
+    loop {
+        out.push((0, (0..n).map(|d| flat[d][pos[d]]).sum()));
+        let mut k = 0;
+        loop {
+            if k == n {
+                return out;
+            }
+            let d = dims[k];
+            pos[d] += 1;
+            if pos[d] < flat[d].len() {
+                break;
+            }
+            pos[d] = 0;
+            k += 1;
+        }
+    }
+}
+
+/// The cells of `parts` (one field's results of consecutive boxes) one after the other.
+fn concat(parts: Vec<FieldData>) -> FieldData {
+    let mut out: Option<FieldData> = None;
+    for p in parts {
+        let Some(o) = out.as_mut() else {
+            out = Some(p);
+            continue;
+        };
+        if let (Some(oo), Some(po)) = (o.offsets.as_mut(), p.offsets.as_ref()) {
+            let base = o.data.len() as u64;
+            oo.extend(po.iter().map(|x| x + base));
+        }
+        if let (Some(ov), Some(pv)) = (o.validity.as_mut(), p.validity.as_ref()) {
+            ov.extend_from_slice(pv);
+        }
+        o.data.extend_from_slice(&p.data);
+        o.cell_count += p.cell_count;
+    }
+    out.expect("at least one box")
 }
 
 /// (box, cell in box) of every result cell in row-major (`col` false) or column-major order

@@ -300,8 +300,30 @@ fn overlaps(schema: &ArraySchema, mbr: &[Range], subarray: &[Range]) -> bool {
         })
 }
 
-/// The tiles of `frag` a read over `subarray` needs.
-fn selected_tiles(array: &Array, frag: &Fragment, subarray: Option<&[Range]>) -> Result<Vec<u64>> {
+/// Whether an MBR lies inside the subarray (every cell of its tile does).
+fn contained(schema: &ArraySchema, mbr: &[Range], subarray: &[Range]) -> bool {
+    schema
+        .dimensions
+        .iter()
+        .zip(mbr)
+        .zip(subarray)
+        .all(|((d, m), r)| {
+            if d.is_var() {
+                m.lo() >= r.lo() && m.hi() <= r.hi()
+            } else {
+                order::compare(d.datatype, m.lo(), r.lo()).is_ge()
+                    && order::compare(d.datatype, m.hi(), r.hi()).is_le()
+            }
+        })
+}
+
+/// The tiles of `frag` a read over `subarray` needs, each with whether its MBR lies inside
+/// `subarray` (its cells need no check).
+fn selected_tiles(
+    array: &Array,
+    frag: &Fragment,
+    subarray: Option<&[Range]>,
+) -> Result<Vec<(u64, bool)>> {
     let n = frag.meta.tile_num();
     // The footer's tile count is only a number: the tile offsets listed for the fragment's
     // first field are what justify it (before anything is sized by it).
@@ -317,7 +339,7 @@ fn selected_tiles(array: &Array, frag: &Fragment, subarray: Option<&[Range]>) ->
         )));
     }
     let Some(s) = subarray else {
-        return Ok((0..n).collect());
+        return Ok((0..n).map(|t| (t, true)).collect());
     };
     let mbrs = frag.meta.mbrs(&frag.schema, array.key())?;
     if mbrs.len() as u64 != n {
@@ -329,6 +351,7 @@ fn selected_tiles(array: &Array, frag: &Fragment, subarray: Option<&[Range]>) ->
     }
     Ok((0..n)
         .filter(|&t| overlaps(&frag.schema, &mbrs[t as usize], s))
+        .map(|t| (t, contained(&frag.schema, &mbrs[t as usize], s)))
         .collect())
 }
 
@@ -363,15 +386,21 @@ pub(crate) fn read(
         return Ok(fields);
     }
     // Coordinates of every needed tile (each fragment's metadata loaded in parallel).
-    let per_frag: Vec<Vec<u64>> = frags
+    let selected: Vec<Vec<(u64, bool)>> = frags
         .par_iter()
         .map(|f| selected_tiles(array, f, subarray))
         .collect::<Result<_>>()?;
+    let per_frag: Vec<Vec<u64>> = selected
+        .iter()
+        .map(|ts| ts.iter().map(|&(t, _)| t).collect())
+        .collect();
     let wanted: Vec<(usize, u64)> = per_frag
         .iter()
         .enumerate()
         .flat_map(|(fi, ts)| ts.iter().map(move |&t| (fi, t)))
         .collect();
+    // Tiles whose MBR lies inside the subarray: their cells are not checked one by one.
+    let inside_tile: Vec<bool> = selected.iter().flatten().map(|&(_, c)| c).collect();
     let (t_start, t_end) = array.timestamps();
     let readers = per_frag
         .par_iter()
@@ -393,7 +422,9 @@ pub(crate) fn read(
             {
                 continue;
             }
-            if let Some(s) = subarray {
+            if let Some(s) = subarray
+                && !inside_tile[ct]
+            {
                 coords.clear();
                 for (d, dt) in schema.dimensions.iter().zip(&tile.dims) {
                     coords.push(dt.cell(c, d.coord_size().unwrap_or(0)));

@@ -86,14 +86,17 @@ def _schema_json(inner: _Inner) -> dict:
     return json.loads(buf.value.decode())
 
 
-def _open_inner(uri, mode, key, timestamp, config) -> _Inner:
+def _open_inner(uri, mode, key, timestamp, config, threads: int = 0) -> _Inner:
+    """The binding's array; ``threads``: ``sm.compute_concurrency_level`` (0: all cores)."""
     try:
         if mode == "w":
             ts = timestamp
             if isinstance(ts, tuple):
                 ts = ts[1]
-            return _Inner(str(uri), mode="w", key=key, timestamp=ts, config=config)
-        return _Inner(str(uri), key=key, timestamp=_timestamps(timestamp), config=config)
+            return _Inner(str(uri), mode="w", key=key, timestamp=ts, config=config,
+                          threads=threads)
+        return _Inner(str(uri), key=key, timestamp=_timestamps(timestamp), config=config,
+                      threads=threads)
     except TileDBError as e:
         raise TileDBError(f"[TileDB::Array] Error: Cannot open array '{uri}': {e}") from e
 
@@ -155,7 +158,10 @@ class Array:
         self._ctx = ctx
         self._timestamp = timestamp
         self._config = _config_dict(config, ctx)
-        self._inner = _open_inner(uri, mode, key, timestamp, self._config)
+        from .ctx import _threads
+
+        self._threads = _threads(config, ctx)
+        self._inner = _open_inner(uri, mode, key, timestamp, self._config, self._threads)
         self._schema = ArraySchema._from_json(_schema_json(self._inner))
         if isinstance(self, DenseArray) and self._schema.sparse:
             self._inner.close()
@@ -212,7 +218,7 @@ class Array:
             self._timestamp = (ts[0], None) if isinstance(ts, tuple) and ts[0] is not None \
                 else None
         self._inner = _open_inner(self._uri, self._mode, self._key, self._timestamp,
-                                  self._config)
+                                  self._config, self._threads)
         self._schema = ArraySchema._from_json(_schema_json(self._inner))
 
     def __enter__(self):

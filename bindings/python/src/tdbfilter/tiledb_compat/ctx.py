@@ -190,3 +190,28 @@ def _storage_config(config, ctx) -> Optional[dict]:
         cfg = config if isinstance(config, Config) else Config(config)
         items.update(cfg._library_items())
     return items or None
+
+
+def _threads(config, ctx) -> int:
+    """The threads an array opened with ``config`` over ``ctx`` (or the default context) decodes
+    and encodes with: TileDB's ``sm.compute_concurrency_level`` (the last one given wins:
+    ``config`` over ``ctx``); 0 (all cores) when unset. A value that is not a positive integer
+    is an error, as in TileDB."""
+    value = None
+    base = ctx if ctx is not None else _default
+    for c in (base.config() if base is not None else None, config):
+        if c is None:
+            continue
+        v = (c if isinstance(c, Config) else Config(c)).get("sm.compute_concurrency_level")
+        if v is not None:
+            value = v
+    if value is None:
+        return 0
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise TileDBError(f"[TileDB::Config] Error: Failed to set config parameter "
+                          f"'sm.compute_concurrency_level' to {value!r}: a positive integer")
+    return n
