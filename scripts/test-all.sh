@@ -211,7 +211,13 @@ run_encryption() {
   .venv/bin/python tests/compat/encryption_selftest.py --lib "$TDBF_BUILD/libtdbfilter.so"
 }
 
-run_bench_smoke() { .venv/bin/python bench/compare_tiledb.py --quick --check --tdbf "$TDBF_BUILD/tdbf"; }
+run_bench_smoke() {
+  .venv/bin/python bench/compare_tiledb.py --quick --check --tdbf "$TDBF_BUILD/tdbf"
+  # The TileDB-Py API benchmark's and the lifecycle-read benchmark's answers (no timing).
+  TDBFILTER_LIBRARY="$TDBF_BUILD/libtdbfilter.so" PYTHONPATH="$root/bindings/python/src" \
+    .venv/bin/python bench/compare_tiledb_py_api.py --quick --check
+  .venv/bin/python bench/compare_lifecycle_reads.py --quick --check --lib "$TDBF_BUILD/libtdbfilter.so"
+}
 
 title() {
   case $1 in
@@ -223,7 +229,7 @@ title() {
     c-tests) echo "C tests (CMake, shared and static library)" ;;
     compat) echo "Compatibility tests against TileDB 2.30" ;;
     encryption) echo "Encryption and generic-tile compatibility tests against TileDB 2.30" ;;
-    bench-smoke) echo "Benchmark smoke run against TileDB 2.30 (bench/compare_tiledb.py --quick: sizes and round trips)" ;;
+    bench-smoke) echo "Benchmark smoke runs against TileDB 2.30 (compare_tiledb.py --quick: sizes and round trips; compare_tiledb_py_api.py and compare_lifecycle_reads.py --quick --check: answers equal TileDB-Py's)" ;;
   esac
 }
 
