@@ -96,8 +96,8 @@ def tiledb_read(uri, threads):
         return A.query(order="G", attrs=["a", "b"], dims=["x", "y"])[:]
 
 
-def child(args):
-    """One round of one engine: {array/threads: seconds}."""
+def child(args, arrays=ARRAYS):
+    """One round of one engine over `arrays` of args.workdir: {array/threads: seconds}."""
     ours = Ours(args.lib) if args.engine == "ours" else None
     if not ours:
         import tiledb  # noqa: F401  (loaded before the clock)
@@ -114,7 +114,7 @@ def child(args):
         return dt
 
     out = {}
-    for name in ARRAYS:
+    for name in arrays:
         uri = os.path.join(args.workdir, name)
         once(uri, 2)
         for t in THREADS:
@@ -137,13 +137,38 @@ def check(args):
     print(json.dumps({"ok": True}))
 
 
-def run_child(argv):
+def run_child(argv, script=__file__):
+    """Runs `script` with `argv` in a child process; its last output line as JSON."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, os.path.abspath(__file__)] + argv, capture_output=True,
+    out = subprocess.run([sys.executable, os.path.abspath(script)] + argv, capture_output=True,
                          text=True, env=env)
     if out.returncode != 0:
         raise SystemExit(f"child {argv} failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def interleaved(common, rounds, script=__file__):
+    """`rounds` rounds of both engines' children, interleaved: (times, medians) per engine."""
+    times = {"ours": {}, "tiledb": {}}
+    for _ in range(rounds):
+        for engine in ("tiledb", "ours"):
+            for k, v in run_child(common + ["--child", engine], script).items():
+                times[engine].setdefault(k, []).append(v)
+    med = {e: {k: statistics.median(v) for k, v in ts.items()} for e, ts in times.items()}
+    return times, med
+
+
+def report(med, arrays, width=8):
+    """Per array and thread count: medians, x one (each engine's `one`) and TileDB/ours."""
+    print(f"{'array':{width}} {'thr':>3} {'ours':>8} {'x one':>6} {'TileDB':>8} {'x one':>6} "
+          f"{'TileDB/ours':>11}")
+    for name in arrays:
+        for t in THREADS:
+            k = f"{name}/{t}"
+            o, d = med["ours"][k], med["tiledb"][k]
+            o1, d1 = med["ours"][f"one/{t}"], med["tiledb"][f"one/{t}"]
+            print(f"{name:{width}} {t:>3} {o:8.4f} {o / o1:6.2f} {d:8.4f} {d / d1:6.2f} "
+                  f"{d / o:11.2f}")
 
 
 def main():
@@ -171,21 +196,9 @@ def main():
     make_arrays(args.workdir, args.cells, args.fragments)
     common = ["--workdir", args.workdir, "--lib", args.lib]
     run_child(common + ["--check"])
-    times = {"ours": {}, "tiledb": {}}
-    for _ in range(args.rounds):
-        for engine in ("tiledb", "ours"):
-            for k, v in run_child(common + ["--child", engine]).items():
-                times[engine].setdefault(k, []).append(v)
-    med = {e: {k: statistics.median(v) for k, v in ts.items()} for e, ts in times.items()}
+    times, med = interleaved(common, args.rounds)
     print(f"{args.cells} cells, {args.fragments} fragments, {args.rounds} rounds (medians, s)")
-    print(f"{'array':8} {'thr':>3} {'ours':>8} {'x one':>6} {'TileDB':>8} {'x one':>6} "
-          f"{'TileDB/ours':>11}")
-    for name in ARRAYS:
-        for t in THREADS:
-            k = f"{name}/{t}"
-            o, d = med["ours"][k], med["tiledb"][k]
-            o1, d1 = med["ours"][f"one/{t}"], med["tiledb"][f"one/{t}"]
-            print(f"{name:8} {t:>3} {o:8.4f} {o / o1:6.2f} {d:8.4f} {d / d1:6.2f} {d / o:11.2f}")
+    report(med, ARRAYS)
     if args.json:
         json.dump({"params": vars(args), "times": times, "medians": med}, open(args.json, "w"),
                   indent=1)

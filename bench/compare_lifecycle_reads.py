@@ -34,10 +34,8 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -45,11 +43,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from compare_arrays import Ours  # noqa: E402
+from compare_fragments import child, interleaved, report, run_child, tiledb_read  # noqa: E402
 
 DEFAULT_LIB = os.path.join(REPO, "target", "test-opt", "libtdbfilter.so")
 ARRAYS = ("one", "deleted", "consolidated")
 FIELDS = ["x", "y", "a", "b"]
-THREADS = (1, 2)
 
 
 def make_arrays(workdir, cells, fragments, tdbf):
@@ -93,41 +91,6 @@ def make_arrays(workdir, cells, fragments, tdbf):
     json.dump(params, open(stamp, "w"))
 
 
-def tiledb_read(uri, threads):
-    import tiledb
-
-    cfg = {"sm.compute_concurrency_level": str(threads), "sm.io_concurrency_level": str(threads),
-           "py.init_buffer_bytes": str(1 << 28)}
-    with tiledb.open(uri, ctx=tiledb.Ctx(tiledb.Config(cfg))) as A:
-        return A.query(order="G", attrs=["a", "b"], dims=["x", "y"])[:]
-
-
-def child(args):
-    """One round of one engine: {array/threads: seconds}."""
-    ours = Ours(args.lib) if args.engine == "ours" else None
-    if not ours:
-        import tiledb  # noqa: F401  (loaded before the clock)
-
-    def once(uri, threads):
-        t0 = time.perf_counter()
-        if ours:
-            res = ours.read(uri, FIELDS, threads, True)
-            dt = time.perf_counter() - t0
-            ours.release(res)
-        else:
-            tiledb_read(uri, threads)
-            dt = time.perf_counter() - t0
-        return dt
-
-    out = {}
-    for name in ARRAYS:
-        uri = os.path.join(args.workdir, name)
-        once(uri, 2)
-        for t in THREADS:
-            out[f"{name}/{t}"] = once(uri, t)
-    print(json.dumps(out))
-
-
 def check(args):
     ours = Ours(args.lib)
     counts = {}
@@ -150,15 +113,6 @@ def check(args):
     print(json.dumps({"ok": True, "cells": counts}))
 
 
-def run_child(argv):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, os.path.abspath(__file__)] + argv, capture_output=True,
-                         text=True, env=env)
-    if out.returncode != 0:
-        raise SystemExit(f"child {argv} failed:\n{out.stderr}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workdir", default="/tmp/tdbf-bench-lifecycle-reads")
@@ -178,7 +132,7 @@ def main():
         args.workdir += "-quick"
     if args.child:
         args.engine = args.child
-        return child(args)
+        return child(args, ARRAYS)
     tdbf = args.tdbf or os.path.join(os.path.dirname(os.path.abspath(args.lib)), "tdbf")
     for p in (args.lib, tdbf):
         if not os.path.exists(p):
@@ -188,23 +142,11 @@ def main():
         # The answers only (a test step): no timing.
         return check(args)
     common = ["--workdir", args.workdir, "--lib", args.lib, "--cells", str(args.cells)]
-    print("check:", run_child(common + ["--check"]))
-    times = {"ours": {}, "tiledb": {}}
-    for _ in range(args.rounds):
-        for engine in ("tiledb", "ours"):
-            for k, v in run_child(common + ["--child", engine]).items():
-                times[engine].setdefault(k, []).append(v)
-    med = {e: {k: statistics.median(v) for k, v in ts.items()} for e, ts in times.items()}
+    print("check:", run_child(common + ["--check"], __file__))
+    times, med = interleaved(common, args.rounds, __file__)
     print(f"{args.cells} cells; consolidated from {args.fragments} fragments; {args.rounds} rounds "
           f"(medians, s); load {os.getloadavg()[0]:.1f}")
-    print(f"{'array':13} {'thr':>3} {'ours':>8} {'x one':>6} {'TileDB':>8} {'x one':>6} "
-          f"{'TileDB/ours':>11}")
-    for name in ARRAYS:
-        for t in THREADS:
-            k = f"{name}/{t}"
-            o, d = med["ours"][k], med["tiledb"][k]
-            o1, d1 = med["ours"][f"one/{t}"], med["tiledb"][f"one/{t}"]
-            print(f"{name:13} {t:>3} {o:8.4f} {o / o1:6.2f} {d:8.4f} {d / d1:6.2f} {d / o:11.2f}")
+    report(med, ARRAYS, 13)
     if args.json:
         json.dump({"params": vars(args), "times": times, "medians": med}, open(args.json, "w"),
                   indent=1)
