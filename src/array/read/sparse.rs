@@ -603,13 +603,14 @@ fn read_one_fragment(
     let mut fields = Vec::with_capacity(refs.len());
     for (i, r) in refs.iter().enumerate() {
         let at = of(&read, *r);
-        let mut f = if refs[i + 1..].contains(r) {
+        fields.push(if refs[i + 1..].contains(r) {
             read[at].1.clone()
         } else {
             read.swap_remove(at).1
-        };
-        retain_cells(&mut f, &keep);
-        fields.push(f);
+        });
+    }
+    if keep.iter().any(|k| !*k) {
+        fields.par_iter_mut().for_each(|f| retain_cells(f, &keep));
     }
     Ok(Some(fields))
 }
@@ -617,6 +618,21 @@ fn read_one_fragment(
 /// Whether two adjacent cells have the same coordinates (`dims`: every dimension's cells).
 fn has_adjacent_duplicates(dims: &[&FieldData]) -> bool {
     let n = dims.first().map_or(0, |d| d.cell_count) as usize;
+    if n < 2 {
+        return false;
+    }
+    // Fixed-size first dimension: its equal neighbours (rare) found in one pass over its
+    // bytes, the other dimensions checked only there.
+    if let Some(first) = dims.first()
+        && first.offsets.is_none()
+    {
+        let cs = first.data.len() / n;
+        let data = &first.data;
+        return (1..n).into_par_iter().with_min_len(1 << 14).any(|i| {
+            data[i * cs..(i + 1) * cs] == data[(i - 1) * cs..i * cs]
+                && dims[1..].iter().all(|d| d.cell(i) == d.cell(i - 1))
+        });
+    }
     (1..n)
         .into_par_iter()
         .with_min_len(1 << 14)
@@ -1152,5 +1168,79 @@ mod tests {
             assert_eq!((a.0 - b.0).abs() + (a.1 - b.1).abs(), 1);
         }
         assert_eq!(coords_to_hilbert(&mut [0, 0], 2), 0);
+    }
+
+    fn field(
+        data: Vec<u8>,
+        offsets: Option<Vec<u64>>,
+        validity: Option<Vec<u8>>,
+        n: u64,
+    ) -> FieldData {
+        FieldData {
+            name: "f".into(),
+            datatype: Datatype::Int16,
+            cell_val_num: 1,
+            data,
+            offsets,
+            validity,
+            cell_count: n,
+        }
+    }
+
+    #[test]
+    fn adjacent_duplicates_need_every_dimension_equal() {
+        let n = 40_000u64;
+        let x: Vec<u8> = (0..n)
+            .flat_map(|i| ((i / 2) as u16).to_le_bytes())
+            .collect();
+        let y_distinct: Vec<u8> = (0..n).flat_map(|i| (i as u16).to_le_bytes()).collect();
+        let mut y_dup = y_distinct.clone();
+        // Cells 33 334 and 33 335 share x (both 16 667) and now y.
+        y_dup[2 * 33_335..2 * 33_336].copy_from_slice(&33_334u16.to_le_bytes());
+        let (x, yd, yu) = (
+            field(x, None, None, n),
+            field(y_distinct, None, None, n),
+            field(y_dup, None, None, n),
+        );
+        assert!(!has_adjacent_duplicates(&[&x, &yd]));
+        assert!(has_adjacent_duplicates(&[&x, &yu]));
+        assert!(has_adjacent_duplicates(&[&x]));
+        // A var-size first dimension.
+        let s = field(b"aabbb".to_vec(), Some(vec![0, 1, 2, 3, 4]), None, 5);
+        assert!(has_adjacent_duplicates(&[&s]));
+        let s = field(b"abcab".to_vec(), Some(vec![0, 1, 2, 3, 4]), None, 5);
+        assert!(!has_adjacent_duplicates(&[&s]));
+    }
+
+    #[test]
+    fn retained_cells_keep_their_order_offsets_and_validity() {
+        let keep = [true, false, false, true, true, false];
+        let mut f = field(
+            (0u16..6).flat_map(|v| v.to_le_bytes()).collect(),
+            None,
+            Some(vec![1, 0, 1, 0, 1, 1]),
+            6,
+        );
+        retain_cells(&mut f, &keep);
+        assert_eq!(
+            f.data,
+            [0u16, 3, 4]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect::<Vec<u8>>()
+        );
+        assert_eq!(f.validity, Some(vec![1, 0, 1]));
+        assert_eq!(f.cell_count, 3);
+        let mut v = field(
+            b"abbcccdddd".to_vec(),
+            Some(vec![0, 1, 3, 6, 6, 10]),
+            None,
+            6,
+        );
+        v.data.extend_from_slice(b"ee");
+        retain_cells(&mut v, &keep);
+        // Cells 0, 3 (empty) and 4 of "a", "bb", "ccc", "", "dddd", "ee".
+        assert_eq!(v.data, b"adddd".to_vec());
+        assert_eq!(v.offsets, Some(vec![0, 1, 1]));
     }
 }
