@@ -283,38 +283,43 @@ fn inside(schema: &ArraySchema, coords: &[&[u8]], subarray: &[Range]) -> bool {
         })
 }
 
-/// Whether an MBR intersects the subarray.
-fn overlaps(schema: &ArraySchema, mbr: &[Range], subarray: &[Range]) -> bool {
+/// Whether `test` holds on every dimension for its MBR side and subarray range, given the
+/// dimension's order (bytes for var-size strings, the datatype's otherwise).
+fn all_dims(
+    schema: &ArraySchema,
+    mbr: &[Range],
+    subarray: &[Range],
+    test: impl Fn(&Range, &Range, &dyn Fn(&[u8], &[u8]) -> Ordering) -> bool,
+) -> bool {
     schema
         .dimensions
         .iter()
         .zip(mbr)
         .zip(subarray)
         .all(|((d, m), r)| {
-            if d.is_var() {
-                m.lo() <= r.hi() && r.lo() <= m.hi()
-            } else {
-                order::compare(d.datatype, m.lo(), r.hi()).is_le()
-                    && order::compare(d.datatype, r.lo(), m.hi()).is_le()
-            }
+            let cmp = |a: &[u8], b: &[u8]| {
+                if d.is_var() {
+                    a.cmp(b)
+                } else {
+                    order::compare(d.datatype, a, b)
+                }
+            };
+            test(m, r, &cmp)
         })
+}
+
+/// Whether an MBR intersects the subarray.
+fn overlaps(schema: &ArraySchema, mbr: &[Range], subarray: &[Range]) -> bool {
+    all_dims(schema, mbr, subarray, |m, r, cmp| {
+        cmp(m.lo(), r.hi()).is_le() && cmp(r.lo(), m.hi()).is_le()
+    })
 }
 
 /// Whether an MBR lies inside the subarray (every cell of its tile does).
 fn contained(schema: &ArraySchema, mbr: &[Range], subarray: &[Range]) -> bool {
-    schema
-        .dimensions
-        .iter()
-        .zip(mbr)
-        .zip(subarray)
-        .all(|((d, m), r)| {
-            if d.is_var() {
-                m.lo() >= r.lo() && m.hi() <= r.hi()
-            } else {
-                order::compare(d.datatype, m.lo(), r.lo()).is_ge()
-                    && order::compare(d.datatype, m.hi(), r.hi()).is_le()
-            }
-        })
+    all_dims(schema, mbr, subarray, |m, r, cmp| {
+        cmp(m.lo(), r.lo()).is_ge() && cmp(m.hi(), r.hi()).is_le()
+    })
 }
 
 /// The tiles of `frag` a read over `subarray` needs, each with whether its MBR lies inside
