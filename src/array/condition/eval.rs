@@ -114,6 +114,11 @@ pub fn evaluate<'a>(
                 })
             };
             let matcher = Matcher::new(field, &t, *op, operand)?;
+            if let (Operand::Value(v), None) = (operand, col.offsets)
+                && let Some(pass) = compare_column(t.datatype, *op, col.data, v, col.validity)
+            {
+                return Ok(pass);
+            }
             Ok((0..cell_count).map(|i| matcher.matches(cell(i))).collect())
         }
     }
@@ -285,6 +290,83 @@ fn compare(kind: Kind, a: &[u8], b: &[u8]) -> Option<Ordering> {
     }
 }
 
+/// A fixed-size numeric value as stored (little-endian), for [`compare_column`]'s typed loops.
+trait Native: Copy + PartialOrd + Send + Sync {
+    const SIZE: usize;
+    fn read(bytes: &[u8]) -> Self;
+}
+
+macro_rules! native {
+    ($($t:ty)*) => {$(
+        impl Native for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn read(bytes: &[u8]) -> $t {
+                <$t>::from_le_bytes(bytes.try_into().expect("one value"))
+            }
+        }
+    )*};
+}
+native!(i8 u8 i16 u16 i32 u32 i64 u64 f32 f64);
+
+/// Cells of one value each compared with `value` in a typed loop (in parallel over large
+/// columns): the answers [`Matcher::matches`] gives cell by cell — floats by Rust's partial
+/// order (NaN passes only `!=`), null cells fail. `None` for the types and operators it does
+/// not cover (the per-cell path answers those).
+fn compare_column(
+    datatype: Datatype,
+    op: Op,
+    data: &[u8],
+    value: &[u8],
+    validity: Option<&[u8]>,
+) -> Option<Vec<bool>> {
+    use Datatype::*;
+    let mut pass = match datatype {
+        Int8 => typed::<i8>(op, data, value),
+        Uint8 | Bool => typed::<u8>(op, data, value),
+        Int16 => typed::<i16>(op, data, value),
+        Uint16 => typed::<u16>(op, data, value),
+        Int32 => typed::<i32>(op, data, value),
+        Uint32 => typed::<u32>(op, data, value),
+        Uint64 => typed::<u64>(op, data, value),
+        Float32 => typed::<f32>(op, data, value),
+        Float64 => typed::<f64>(op, data, value),
+        d if d == Int64 || d.is_datetime() || d.is_time() => typed::<i64>(op, data, value),
+        _ => None,
+    }?;
+    if let Some(v) = validity {
+        for (p, v) in pass.iter_mut().zip(v) {
+            *p &= *v != 0;
+        }
+    }
+    Some(pass)
+}
+
+/// [`compare_column`] for cells of type `T`.
+fn typed<T: Native>(op: Op, data: &[u8], value: &[u8]) -> Option<Vec<bool>> {
+    if value.len() != T::SIZE || !data.len().is_multiple_of(T::SIZE) {
+        return None;
+    }
+    let v = T::read(value);
+    Some(match op {
+        Op::Lt => each(data, |x: T| x < v),
+        Op::Le => each(data, |x: T| x <= v),
+        Op::Gt => each(data, |x: T| x > v),
+        Op::Ge => each(data, |x: T| x >= v),
+        Op::Eq => each(data, |x: T| x == v),
+        Op::Ne => each(data, |x: T| x != v),
+        _ => return None,
+    })
+}
+
+/// `test` of every `T` in `data`, in parallel blocks.
+fn each<T: Native, F: Fn(T) -> bool + Sync>(data: &[u8], test: F) -> Vec<bool> {
+    use rayon::prelude::*;
+    data.par_chunks_exact(T::SIZE)
+        .with_min_len(1 << 15)
+        .map(|c| test(T::read(c)))
+        .collect()
+}
+
 /// Whether a condition holds in a tile: surely not, maybe, or surely for every cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tri {
@@ -425,5 +507,98 @@ pub fn prune(
                 Operand::Null => Tri::Maybe,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values of every width's extremes, zero, neighbours and (floats) NaN and infinities.
+    fn samples(d: Datatype) -> Vec<Vec<u8>> {
+        let ints: [i128; 9] = [i128::MIN, -129, -1, 0, 1, 2, 127, 255, i128::MAX];
+        match d {
+            Datatype::Float32 => [f32::NAN, f32::NEG_INFINITY, -1.5, -0.0, 0.0, 2.25, f32::MAX]
+                .iter()
+                .map(|v| v.to_le_bytes().to_vec())
+                .collect(),
+            Datatype::Float64 => [
+                f64::NAN,
+                f64::NEG_INFINITY,
+                -1.5,
+                -0.0,
+                0.0,
+                2.25,
+                f64::INFINITY,
+            ]
+            .iter()
+            .map(|v| v.to_le_bytes().to_vec())
+            .collect(),
+            _ => ints
+                .iter()
+                .map(|&v| v.to_le_bytes()[..d.size()].to_vec())
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn typed_loops_answer_as_the_per_cell_matcher() {
+        let types = [
+            Datatype::Int8,
+            Datatype::Uint8,
+            Datatype::Bool,
+            Datatype::Int16,
+            Datatype::Uint16,
+            Datatype::Int32,
+            Datatype::Uint32,
+            Datatype::Int64,
+            Datatype::Uint64,
+            Datatype::DatetimeMs,
+            Datatype::TimeNs,
+            Datatype::Float32,
+            Datatype::Float64,
+        ];
+        let ops = [Op::Lt, Op::Le, Op::Gt, Op::Ge, Op::Eq, Op::Ne];
+        for d in types {
+            let values = samples(d);
+            // Every sample against every sample, many times over (past one parallel block).
+            let cells: Vec<&Vec<u8>> = values.iter().cycle().take(70_001).collect();
+            let data: Vec<u8> = cells.iter().flat_map(|c| c.iter().copied()).collect();
+            let validity: Vec<u8> = (0..cells.len()).map(|i| (i % 5 != 0) as u8).collect();
+            let kind = match d {
+                Datatype::Float32 => Kind::Float32,
+                Datatype::Float64 => Kind::Float64,
+                _ => Kind::Int(d),
+            };
+            for op in ops {
+                for v in &values {
+                    let operand = Operand::Value(v.clone());
+                    let m = Matcher {
+                        op,
+                        kind,
+                        operand: &operand,
+                    };
+                    for valid in [None, Some(validity.as_slice())] {
+                        let got = compare_column(d, op, &data, v, valid).expect("typed");
+                        let want: Vec<bool> = cells
+                            .iter()
+                            .enumerate()
+                            .map(|(i, c)| {
+                                let null = valid.is_some_and(|x| x[i] == 0);
+                                m.matches((!null).then_some(c.as_slice()))
+                            })
+                            .collect();
+                        assert!(got == want, "{d} {op:?} {v:?} nullable {}", valid.is_some());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn typed_loops_leave_other_types_and_operators_to_the_matcher() {
+        assert!(compare_column(Datatype::StringAscii, Op::Lt, b"ab", b"a", None).is_none());
+        assert!(compare_column(Datatype::Int32, Op::In, &[0; 8], &[0; 4], None).is_none());
+        assert!(compare_column(Datatype::Int32, Op::Lt, &[0; 8], &[0; 8], None).is_none());
     }
 }
