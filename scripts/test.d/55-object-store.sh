@@ -15,8 +15,15 @@ python -m pip install -q --disable-pip-version-check ./bindings/python
 tdbf_object_stores_start
 lib="$TDBF_BUILD/libtdbfilter.so"
 tdbf="$TDBF_BUILD/tdbf"
-python tests/object_store/run_object_store_tests.py --tdbf "$tdbf" --lib "$lib"
-python tests/object_store/run_gcs_tests.py --tdbf "$tdbf" --lib "$lib"
-python tests/object_store/run_fault_tests.py --tdbf "$tdbf" --lib "$lib"
-python tests/object_store/count_requests.py --lib "$lib" --check
-python bench/compare_s3.py --quick --lib "$lib"
+# Each part timed (the step's time is mostly the servers' speed).
+part() {
+  local name=$1 t0=$SECONDS
+  shift
+  "$@"
+  echo "object-store $name: $((SECONDS - t0)) s"
+}
+part "reads and writes (S3, Azure)" python tests/object_store/run_object_store_tests.py --tdbf "$tdbf" --lib "$lib"
+part "GCS reads" python tests/object_store/run_gcs_tests.py --tdbf "$tdbf" --lib "$lib"
+part "fault injection" python tests/object_store/run_fault_tests.py --tdbf "$tdbf" --lib "$lib"
+part "request counts" python tests/object_store/count_requests.py --lib "$lib" --check
+part "compare_s3 --quick" python bench/compare_s3.py --quick --lib "$lib"

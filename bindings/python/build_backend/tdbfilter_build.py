@@ -13,7 +13,9 @@ library inside.
    this package sits in, in the checkout's ``target/``, with the cargo profile of
    ``TDBFILTER_CARGO_PROFILE`` (default ``release``; the test command sets its own, so that one
    build serves the tool, the C tests and the wheel) and the features of
-   ``TDBFILTER_CARGO_FEATURES`` (default none beyond the crate's defaults).
+   ``TDBFILTER_CARGO_FEATURES`` (default none beyond the crate's defaults); the packages
+   selected by ``TDBFILTER_CARGO_SCOPE`` (default ``-p tdbfilter-ffi``; the test command gives its
+   build step's ``--workspace --all-targets`` so that cargo's feature unification is the same).
    ``TDBFILTER_WHEEL_REQUIRE_FRESH=1`` makes a build that had to compile the library an error
    (the test command's check that its build is reused).
 
@@ -151,7 +153,11 @@ def _cargo_build() -> tuple:
         raise RuntimeError("cargo (the Rust toolchain) is needed to build the tdbfilter library; "
                            "or set TDBFILTER_WHEEL_LIBRARY to a built libtdbfilter.so")
     profile = os.environ.get("TDBFILTER_CARGO_PROFILE", "release").strip() or "release"
-    cmd = [cargo, "build", "--profile", profile, "-p", "tdbfilter-ffi", "--manifest-path",
+    # The packages built: the C-ABI crate alone unless TDBFILTER_CARGO_SCOPE says otherwise (the
+    # test command sets its build step's "--workspace --all-targets": cargo unifies dependency
+    # features over what it builds, so another selection would compile the crates again).
+    scope = os.environ.get("TDBFILTER_CARGO_SCOPE", "").split() or ["-p", "tdbfilter-ffi"]
+    cmd = [cargo, "build", "--profile", profile, *scope, "--manifest-path",
            str(manifest), "--message-format=json-render-diagnostics"]
     features = os.environ.get("TDBFILTER_CARGO_FEATURES", "").strip()
     if features:
