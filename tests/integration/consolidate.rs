@@ -326,3 +326,67 @@ fn consolidation_without_purge_writes_delete_metadata() {
     assert_eq!(after, before, "reads at {times:?}");
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Float and 8-bit dimensions (negative coordinates, `-0.0` beside `0.0`, an int8 extent whose
+/// tile indices wrap as TileDB's): the consolidation's order keys put the cells where the
+/// reader's merge puts them, so the array reads the same after.
+#[test]
+fn float_and_int8_dimensions_merge_in_the_readers_order() {
+    let dir = std::env::temp_dir().join(format!("tdbf_consolidate_float_{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    let schema = ArraySchema::from_json(
+        r#"{"sparse": true, "capacity": 4, "tile_order": "col-major", "cell_order": "row-major",
+        "dimensions": [{"name": "x", "type": "FLOAT64", "domain": [-10.0, 10.0], "tile": 2.5},
+                       {"name": "y", "type": "INT8", "domain": [-100, 100], "tile": 50}],
+        "attributes": [{"name": "a", "type": "INT32"}]}"#,
+    )
+    .unwrap();
+    tdbfilter::array::create(s(&dir), &schema, None, &StorageConfig::new()).unwrap();
+    let xs = [-10.0, -7.5, -2.5, -0.0, 0.0, 0.1, 2.5, 9.99, 10.0];
+    let ys: [i8; 6] = [-100, -51, -1, 6, 7, 100];
+    for t in 1..=4u64 {
+        let mut w = Writer::open(s(&dir), None, Some(t), &StorageConfig::new()).unwrap();
+        w.set_layout(WriteLayout::Unordered).unwrap();
+        // Each fragment: a different subset of the grid (-0.0 and 0.0 are one coordinate:
+        // only one of them per fragment).
+        let cells: Vec<(f64, i8)> = xs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &x)| ys.iter().enumerate().map(move |(j, &y)| (i, j, x, y)))
+            .filter(|&(i, j, _, _)| {
+                !(i + j + t as usize).is_multiple_of(3) && i != 3 + (t as usize % 2)
+            })
+            .map(|(_, _, x, y)| (x, y))
+            .collect();
+        let x: Vec<u8> = cells.iter().flat_map(|c| c.0.to_le_bytes()).collect();
+        let y: Vec<u8> = cells.iter().map(|c| c.1 as u8).collect();
+        let a: Vec<u8> = (0..cells.len())
+            .flat_map(|i| (t as i32 * 1000 + i as i32).to_le_bytes())
+            .collect();
+        w.set_data("x", &x).unwrap();
+        w.set_data("y", &y).unwrap();
+        w.set_data("a", &a).unwrap();
+        w.submit().unwrap();
+        w.finalize().unwrap();
+    }
+    let read = || {
+        let a = Array::open(s(&dir), &OpenOptions::default()).unwrap();
+        let f = a.read(&["x", "y", "a"], None).unwrap();
+        (
+            a.fragments().len(),
+            f.into_iter().map(|f| f.data).collect::<Vec<_>>(),
+        )
+    };
+    let (n, before) = read();
+    assert_eq!(n, 4);
+    let r = lifecycle::consolidate(
+        s(&dir),
+        &ConsolidateOptions::new(ConsolidateMode::Fragments),
+    )
+    .unwrap();
+    assert_eq!(r.merged.len(), 1);
+    let (n, after) = read();
+    assert_eq!(n, 1);
+    assert!(before == after, "the consolidated array reads differently");
+    fs::remove_dir_all(&dir).unwrap();
+}

@@ -22,7 +22,7 @@
 
 use crate::array::condition::{Column, evaluate};
 use crate::array::order::hilbert::{coords_to_hilbert, hilbert_bits, map_to_uint64};
-use crate::array::order::tile_index;
+use crate::array::order::{Kind, tile_index};
 use crate::array::read::deletes::{Delete, Scope, scopes};
 use crate::array::read::tiles::{DecodedTile, TileField, TileReader};
 use crate::array::schema::{ArraySchema, Layout, VAR_NUM};
@@ -56,6 +56,9 @@ struct Source<'a> {
     meta_dt: Vec<u64>,
     meta_dci: Vec<u64>,
     hilbert: Vec<u64>,
+    /// The current tile's cells' order keys ([`Order::words`] per cell), when every cell has
+    /// one.
+    keys: Option<Vec<u64>>,
     pos: usize,
     len: usize,
 }
@@ -74,6 +77,19 @@ struct Order<'s> {
     tile_dims: Vec<usize>,
     cell_dims: Vec<usize>,
     hilbert: bool,
+    /// The words of a cell's order key (tile indices, then coordinates as order words), whose
+    /// lexicographic order is [`Order::cmp_cells`]'s: `None` when a dimension has no order
+    /// word (strings) or the cell order is Hilbert.
+    words: Option<Vec<Word<'s>>>,
+}
+
+/// One word of a cell's order key.
+#[derive(Clone, Copy)]
+enum Word<'s> {
+    /// The space tile index on dimension `d` (domain low end, extent).
+    Tile(usize, Kind, &'s [u8], &'s [u8]),
+    /// Dimension `d`'s coordinate as an order word.
+    Coord(usize, Kind),
 }
 
 impl<'s> Order<'s> {
@@ -87,16 +103,69 @@ impl<'s> Order<'s> {
             }
         };
         let hilbert = schema.cell_order == Layout::Hilbert;
+        let tile_dims = dims(schema.tile_order);
+        let cell_dims = dims(if hilbert {
+            Layout::RowMajor
+        } else {
+            schema.cell_order
+        });
+        let kind = |d: usize| {
+            let dim = &schema.dimensions[d];
+            Kind::fixed(dim.datatype)
+                .filter(|k| !dim.is_var() && dim.coord_size() == Some(k.size()))
+        };
+        let words = (!hilbert)
+            .then(|| {
+                let mut words = Vec::new();
+                for &d in &tile_dims {
+                    let dim = &schema.dimensions[d];
+                    // As cmp_cells: a dimension without a tiling adds no tile index.
+                    if let (Some((lo, _)), Some(e), false) =
+                        (&dim.domain, &dim.tile_extent, dim.is_var())
+                    {
+                        let k = kind(d)?;
+                        if lo.len() < k.size() || e.len() < k.size() {
+                            return None;
+                        }
+                        words.push(Word::Tile(d, k, lo, e));
+                    }
+                }
+                for &d in &cell_dims {
+                    words.push(Word::Coord(d, kind(d)?));
+                }
+                Some(words)
+            })
+            .flatten();
         Order {
             schema,
-            tile_dims: dims(schema.tile_order),
-            cell_dims: dims(if hilbert {
-                Layout::RowMajor
-            } else {
-                schema.cell_order
-            }),
+            tile_dims,
+            cell_dims,
             hilbert,
+            words,
         }
+    }
+
+    /// The order keys of a source's current tile (`None`: a NaN coordinate, which compares
+    /// equal to everything in [`Order::cmp_cells`] and has no word).
+    fn keys(&self, tiles: &[DecodedTile], cells: usize) -> Option<Vec<u64>> {
+        let words = self.words.as_ref()?;
+        let a = self.schema.attributes.len();
+        let mut keys = Vec::with_capacity(words.len() * cells);
+        for c in 0..cells {
+            for w in words {
+                keys.push(match *w {
+                    Word::Tile(d, k, lo, e) => k.tile_index(tiles[a + d].cell(c, k.size()), lo, e),
+                    Word::Coord(d, k) => {
+                        let v = tiles[a + d].cell(c, k.size());
+                        if k.is_float() && k.float(v).is_nan() {
+                            return None;
+                        }
+                        k.order_word(v)
+                    }
+                });
+            }
+        }
+        Some(keys)
     }
 
     fn coord<'t>(&self, s: &'t Source<'_>, d: usize) -> &'t [u8] {
@@ -106,6 +175,10 @@ impl<'s> Order<'s> {
     }
 
     fn cmp_cells(&self, x: &Source<'_>, y: &Source<'_>) -> Ordering {
+        if let (Some(kx), Some(ky), Some(words)) = (&x.keys, &y.keys, &self.words) {
+            let n = words.len();
+            return kx[x.pos * n..(x.pos + 1) * n].cmp(&ky[y.pos * n..(y.pos + 1) * n]);
+        }
         if self.hilbert {
             let o = x.hilbert[x.pos].cmp(&y.hilbert[y.pos]);
             if o != Ordering::Equal {
@@ -208,6 +281,7 @@ impl<'a> Source<'a> {
             meta_dt: Vec::new(),
             meta_dci: Vec::new(),
             hilbert: Vec::new(),
+            keys: None,
             pos: 0,
             len: 0,
         })
@@ -300,8 +374,9 @@ impl<'a> Source<'a> {
         Ok(())
     }
 
-    /// Loads the next tile; `false` when the fragment is exhausted.
-    fn load(&mut self, schema: &ArraySchema) -> Result<bool> {
+    /// Loads the next tile (with its cells' order keys); `false` when the fragment is
+    /// exhausted.
+    fn load(&mut self, schema: &ArraySchema, order: &Order<'_>) -> Result<bool> {
         let meta = &self.frag.meta;
         while self.next_tile < meta.tile_num() {
             let t = self.next_tile;
@@ -335,6 +410,7 @@ impl<'a> Source<'a> {
                     })
                     .collect::<Result<_>>()?;
             }
+            self.keys = order.keys(&self.tiles, cells);
             self.pos = 0;
             self.len = cells;
             return Ok(true);
@@ -428,7 +504,7 @@ pub(crate) fn run(
         sources.push(Source::new(array, f, deletes)?);
     }
     let load = |s: &mut Source<'_>| -> Result<bool> {
-        if !s.load(schema)? {
+        if !s.load(schema, &order)? {
             return Ok(false);
         }
         if let Some(deletes) = purge {
