@@ -1012,7 +1012,7 @@ tdb_status_t tdb_array_fragment_schema_name(const tdb_array_t *array,
 
 /**
  * Whether fragment `index`'s footer is held by a consolidated fragment metadata file
- * (`__fragment_meta/*.meta` inside the open range; TileDB's
+ * (the `.meta` files of `__fragment_meta/` inside the open range; TileDB's
  * `tiledb_fragment_info_get_has_consolidated_metadata`). The files are read on the first call.
  */
 tdb_status_t tdb_array_fragment_has_consolidated_metadata(const tdb_array_t *array,

@@ -73,7 +73,7 @@ pub unsafe extern "C" fn tdb_array_fragment_schema_name(
 }
 
 /// Whether fragment `index`'s footer is held by a consolidated fragment metadata file
-/// (`__fragment_meta/*.meta` inside the open range; TileDB's
+/// (the `.meta` files of `__fragment_meta/` inside the open range; TileDB's
 /// `tiledb_fragment_info_get_has_consolidated_metadata`). The files are read on the first call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_array_fragment_has_consolidated_metadata(
