@@ -204,6 +204,24 @@ static void test_consolidate(void) {
   /* The footers of the three visible fragments into one file. */
   CHECK_OK(tdb_array_consolidate(path, "fragment_meta", NULL, NULL, 0, 0, UINT64_MAX, NULL, 0, E));
   CHECK(sub_entries(path, "__fragment_meta") == 1);
+  {
+    tdb_array_t *fa = NULL;
+    uint32_t nf = 0;
+    bool has = false;
+    CHECK_OK(tdb_array_open(path, NULL, 0, &fa, E));
+    CHECK_OK(tdb_array_fragment_count(fa, &nf, E));
+    CHECK(nf == 3);
+    for (uint32_t i = 0; i < nf; i++) {
+      has = false;
+      CHECK_OK(tdb_array_fragment_has_consolidated_metadata(fa, i, &has, E));
+      CHECK(has);
+    }
+    CHECK_ERR(tdb_array_fragment_has_consolidated_metadata(fa, nf, &has, E),
+              TDB_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(tdb_array_fragment_has_consolidated_metadata(fa, 0, NULL, E),
+              TDB_ERR_INVALID_ARGUMENT);
+    tdb_array_free(fa);
+  }
 
   /* Everything, then the other modes from the config and the argument. */
   CHECK_OK(tdb_array_consolidate(path, "fragments", NULL, NULL, 0, 0, UINT64_MAX, NULL, 0, E));
@@ -287,8 +305,15 @@ static void test_array_lifecycle(void) {
             TDB_ERR_INVALID_ARGUMENT);
   CHECK(strstr(check_last_msg_, "does not exist") != NULL);
   CHECK_ERR(tdb_array_evolve(path, "not json", 0, NULL, E), TDB_ERR_INVALID_ARGUMENT);
-  CHECK_ERR(tdb_array_evolve(path, "[{\"drop_attribute\": \"a\"}]", 5, NULL, E),
+  /* An array at the current format version: nothing to upgrade; not an array: refused. */
+  int schemas = sub_entries(path, "__schema");
+  CHECK_OK(tdb_array_upgrade_version(path, NULL, 0, 0, NULL, E));
+  CHECK(sub_entries(path, "__schema") == schemas);
+  CHECK_ERR(tdb_array_upgrade_version(scratch("no_array"), NULL, 0, 0, NULL, E),
             TDB_ERR_INVALID_ARGUMENT);
+  /* An evolution stamped before the newest schema is written, as TileDB 2.30 writes it. */
+  CHECK_OK(tdb_array_evolve(path, "[{\"drop_attribute\": \"b\"}]", 5, NULL, E));
+  CHECK(sub_entries(path, "__schema") == schemas + 1);
 
   CHECK_OK(tdb_array_delete(path, NULL, E));
   CHECK_ERR(tdb_array_open(path, NULL, 0, &array, E), TDB_ERR_INVALID_ARGUMENT);
@@ -363,6 +388,21 @@ static void test_groups(void) {
   CHECK_OK(tdb_group_metadata_count(g, &count, E));
   CHECK(count == 0);
   tdb_group_free(g);
+
+  /* Metadata consolidation: the two sessions' files merged (the key put then deleted leaves
+   * no entry: only the .vac is written), vacuumed down to nothing, the group reads the same. */
+  int meta = sub_entries(group, "__meta");
+  CHECK(meta >= 2);
+  CHECK_OK(tdb_group_consolidate_metadata(group, NULL, E));
+  CHECK(sub_entries(group, "__meta") == meta + 1);
+  CHECK_OK(tdb_group_vacuum_metadata(group, NULL, E));
+  CHECK(sub_entries(group, "__meta") == 0);
+  CHECK_OK(tdb_group_open(group, 0, NULL, &g, E));
+  CHECK_OK(tdb_group_metadata_count(g, &count, E));
+  CHECK(count == 0);
+  tdb_group_free(g);
+  CHECK_ERR(tdb_group_consolidate_metadata(arr, NULL, E), TDB_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tdb_group_vacuum_metadata(NULL, NULL, E), TDB_ERR_INVALID_ARGUMENT);
 }
 
 int main(void) {

@@ -1011,6 +1011,16 @@ tdb_status_t tdb_array_fragment_schema_name(const tdb_array_t *array,
                                             tdb_error_t **error);
 
 /**
+ * Whether fragment `index`'s footer is held by a consolidated fragment metadata file
+ * (the `.meta` files of `__fragment_meta/` inside the open range; TileDB's
+ * `tiledb_fragment_info_get_has_consolidated_metadata`). The files are read on the first call.
+ */
+tdb_status_t tdb_array_fragment_has_consolidated_metadata(const tdb_array_t *array,
+                                                          uint32_t index,
+                                                          bool *has,
+                                                          tdb_error_t **error);
+
+/**
  * Fragment `index`'s non-empty domain on dimension `dim`: `lo` (`*lo_size` bytes) and `hi`
  * (`*hi_size` bytes), valid while the array lives.
  */
@@ -1101,6 +1111,9 @@ tdb_status_t tdb_config_alloc(tdb_config_t **config, tdb_error_t **error);
  * consolidation settings (`mode`, `amplification`, `steps`, `step_min_frags`,
  * `step_max_frags`, `step_size_ratio`, `buffer_size`, `timestamp_start`, `timestamp_end`,
  * `purge_deleted_cells`, `max_fragment_size`), checked as TileDB reads them.
+ * `sm.check_coord_dups` (`true`, the default, or `false`) is TileDB's setting for writers
+ * opened with the configuration: `false` writes the cells of a sparse array without
+ * duplicates as given, without checking for duplicates (the caller promises there are none).
  */
 tdb_status_t tdb_config_set(tdb_config_t *config,
                             const char *key,
@@ -1275,6 +1288,28 @@ tdb_status_t tdb_group_metadata_delete(tdb_group_t *group, const char *key, tdb_
 tdb_status_t tdb_group_commit(tdb_group_t *group, tdb_error_t **error);
 
 /**
+ * Consolidates the metadata of the group at `uri` as TileDB 2.30's
+ * `tiledb_group_consolidate_metadata`: the `__meta` files visible in `config`'s
+ * `sm.consolidation.timestamp_start`/`_end` (default: all) merged into one file holding their
+ * entries, plus a `.vac` file listing them for `tdb_group_vacuum_metadata`. Readers see the
+ * same metadata before and after; at most one visible file writes nothing. A folder that is
+ * not a group is `TDB_ERR_INVALID_ARGUMENT`. `config` may be NULL.
+ */
+tdb_status_t tdb_group_consolidate_metadata(const char *uri,
+                                            const tdb_config_t *config,
+                                            tdb_error_t **error);
+
+/**
+ * Vacuums the metadata of the group at `uri` after `tdb_group_consolidate_metadata`, as
+ * TileDB 2.30's `tiledb_group_vacuum_metadata`: removes the `__meta` files the `.vac` files
+ * list, then the `.vac` files. A folder that is not a group is `TDB_ERR_INVALID_ARGUMENT`.
+ * `config` may be NULL.
+ */
+tdb_status_t tdb_group_vacuum_metadata(const char *uri,
+                                       const tdb_config_t *config,
+                                       tdb_error_t **error);
+
+/**
  * The number of metadata entries (as opened or last committed).
  */
 tdb_status_t tdb_group_metadata_count(const tdb_group_t *group,
@@ -1409,7 +1444,8 @@ tdb_status_t tdb_array_delete(const char *uri, const tdb_config_t *config, tdb_e
  * `{"extend_enumeration": {"name": NAME, "values": [..]}}`, `{"drop_enumeration": NAME}`,
  * `{"expand_current_domain": [[LO, HI], ..]}`; ATTR and ENUM in the form
  * `tdb_array_schema_json` prints), in order, to the newest schema and writes the result as a
- * new schema file at `timestamp` (milliseconds, later than every schema's; 0: now). A change
+ * new schema file at `timestamp` (milliseconds, taken as given as TileDB does, an earlier one
+ * than the newest schema's too; 0: now, later than every schema's). A change
  * TileDB refuses is `TDB_ERR_INVALID_ARGUMENT` with TileDB's reason, and nothing is written.
  */
 tdb_status_t tdb_array_evolve(const char *uri,
@@ -1417,6 +1453,22 @@ tdb_status_t tdb_array_evolve(const char *uri,
                               uint64_t timestamp,
                               const tdb_config_t *config,
                               tdb_error_t **error);
+
+/**
+ * Upgrades the array at `uri` to the current format version, as TileDB 2.30's
+ * `tiledb_array_upgrade_version`: an array whose newest schema is older gets that schema
+ * written again at the current version (a new `__schema/` file at `timestamp`, milliseconds;
+ * 0: now, later than every schema's) and the folders of the current layout (`__commits`,
+ * `__fragments`, `__fragment_meta`, `__schema/__enumerations`); its fragments and metadata
+ * stay and read as before. An array at the current version is left unchanged. `key`/`key_len`:
+ * the array's AES-256-GCM key, or NULL and 0. `config` may be NULL.
+ */
+tdb_status_t tdb_array_upgrade_version(const char *uri,
+                                       const void *key,
+                                       size_t key_len,
+                                       uint64_t timestamp,
+                                       const tdb_config_t *config,
+                                       tdb_error_t **error);
 
 /**
  * Creates options with every option unset.
@@ -2253,7 +2305,8 @@ tdb_status_t tdb_writer_open(const char *path,
  * [`tdb_writer_open`] at a local path or object-store URI with object-store options
  * (`config` may be NULL: the environment only). In an object store the fragment's files are
  * uploaded (multipart when large) and the commit object is written last by
- * `tdb_writer_finalize`.
+ * `tdb_writer_finalize`. `sm.check_coord_dups` `false` in `config` writes sparse cells
+ * without the duplicate check (see `tdb_config_set`).
  */
 tdb_status_t tdb_writer_open_with_config(const char *path,
                                          const void *key,

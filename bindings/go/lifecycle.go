@@ -197,8 +197,9 @@ func DeleteArray(path string) error {
 // {"drop_attribute": NAME}, {"add_enumeration": ENUM}, {"extend_enumeration": {"name": NAME,
 // "values": [...]}}, {"drop_enumeration": NAME}, {"expand_current_domain": [[LO, HI], ...]})
 // to the newest schema of the array at path and writes the result at timestamp
-// (milliseconds, later than every schema's; 0: now). A change TileDB refuses is
-// ErrInvalidArgument with TileDB's reason, and nothing is written.
+// (milliseconds, taken as given, an earlier one too, as TileDB does; 0: now, later than every
+// schema's). A change TileDB refuses is ErrInvalidArgument with TileDB's reason, and nothing
+// is written.
 func Evolve(path, changesJSON string, timestamp uint64) error {
 	cpath, err := cString("array path", path)
 	if err != nil {

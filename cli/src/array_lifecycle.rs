@@ -110,7 +110,8 @@ pub struct EvolveArgs {
     /// Expand the current domain to one [low, high] per dimension, e.g. '[[0, 199]]'.
     #[arg(long = "expand-current-domain", value_name = "JSON")]
     pub expand_current_domain: Option<String>,
-    /// The new schema's timestamp (ms; later than every schema's). Default: now.
+    /// The new schema's timestamp (ms; an earlier one than the newest schema's is taken as
+    /// TileDB takes it). Default: now, later than every schema's.
     #[arg(long, value_name = "MS")]
     pub timestamp: Option<u64>,
     /// AES-256-GCM key of an encrypted array: 32 characters, or hex:<64 hex digits>.

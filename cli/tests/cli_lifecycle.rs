@@ -341,23 +341,22 @@ fn evolve_adds_drops_and_extends() {
         &["array", "evolve", s(&uri), "--drop-enumeration", "e"],
         "is used by attribute 'c'",
     );
-    fails(
-        &[
-            "array",
-            "evolve",
-            s(&uri),
-            "--drop-attribute",
-            "b",
-            "--timestamp",
-            "5",
-        ],
-        "later than",
-    );
     fails(&["array", "evolve", s(&uri)], "no changes");
     fails(
         &["array", "evolve", s(&uri), "--add-attribute", "{"],
         "--add-attribute",
     );
+    // An evolution stamped before the newest schema is written, as TileDB 2.30 writes it.
+    let out = ok(&[
+        "array",
+        "evolve",
+        s(&uri),
+        "--drop-attribute",
+        "b",
+        "--timestamp",
+        "5",
+    ]);
+    assert!(out.starts_with("wrote __schema/__5_5_"), "{out}");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! `tdb_config_t`: object-store options (key/value pairs) for the `_with_config` entry points,
-//! and TileDB's `sm.consolidation.*` settings for `tdb_array_consolidate`.
+//! TileDB's `sm.consolidation.*` settings for `tdb_array_consolidate`, and TileDB's
+//! `sm.check_coord_dups` for writers.
 
 use super::constants::tdb_status_t;
 use super::error::tdb_error_t;
@@ -22,7 +23,12 @@ pub struct tdb_config_t {
     pub(crate) inner: StorageConfig,
     /// The `sm.consolidation.*` settings, in the order set (each key once).
     pub(crate) consolidation: Vec<(String, String)>,
+    /// TileDB's `sm.check_coord_dups` for writers (`None`: unset, true).
+    pub(crate) check_coord_dups: Option<bool>,
 }
+
+/// TileDB's setting whether sparse writers refuse duplicate coordinates.
+const CHECK_COORD_DUPS: &str = "sm.check_coord_dups";
 
 /// The prefix of TileDB's consolidation settings.
 const CONSOLIDATION: &str = "sm.consolidation.";
@@ -63,6 +69,7 @@ pub unsafe extern "C" fn tdb_config_alloc(
         out.set(guard::new_handle(tdb_config_t {
             inner: StorageConfig::new(),
             consolidation: Vec::new(),
+            check_coord_dups: None,
         }));
         Ok(())
     })
@@ -74,6 +81,9 @@ pub unsafe extern "C" fn tdb_config_alloc(
 /// consolidation settings (`mode`, `amplification`, `steps`, `step_min_frags`,
 /// `step_max_frags`, `step_size_ratio`, `buffer_size`, `timestamp_start`, `timestamp_end`,
 /// `purge_deleted_cells`, `max_fragment_size`), checked as TileDB reads them.
+/// `sm.check_coord_dups` (`true`, the default, or `false`) is TileDB's setting for writers
+/// opened with the configuration: `false` writes the cells of a sparse array without
+/// duplicates as given, without checking for duplicates (the caller promises there are none).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_config_set(
     config: *mut tdb_config_t,
@@ -85,6 +95,18 @@ pub unsafe extern "C" fn tdb_config_set(
         let c = guard::arg_mut(config, "config")?;
         let key = guard::c_str(key, "key")?;
         let value = guard::c_str(value, "value")?;
+        if key == CHECK_COORD_DUPS {
+            c.check_coord_dups = Some(match value {
+                "true" => true,
+                "false" => false,
+                _ => {
+                    return Err(tdbfilter::Error::invalid(format!(
+                        "{key}: '{value}' is not a boolean (true or false)"
+                    )));
+                }
+            });
+            return Ok(());
+        }
         if key.starts_with(CONSOLIDATION) {
             ConsolidateOptions::new(ConsolidateMode::Fragments).set(key, value)?;
             c.consolidation.retain(|(k, _)| k != key);

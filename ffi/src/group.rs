@@ -2,7 +2,7 @@
 //! metadata, and changing both in write sessions (`tdb_group_commit`), as TileDB 2.30 stores
 //! them (one `__group` details file and one `__meta` file per session).
 
-use super::config::{config_of, tdb_config_t};
+use super::config::{config_of, consolidate_options_of, tdb_config_t};
 use super::constants::{
     TDB_OBJECT_ARRAY, TDB_OBJECT_GROUP, TDB_OBJECT_INVALID, tdb_datatype_t, tdb_object_type_t,
     tdb_status_t,
@@ -249,6 +249,49 @@ pub unsafe extern "C" fn tdb_group_commit(
         group::update(&g.uri, &g.changes, &g.options)?;
         let mut fresh = tdb_group_t::load(&g.uri, g.options.clone())?;
         std::mem::swap(g, &mut fresh);
+        Ok(())
+    })
+}
+
+/// Consolidates the metadata of the group at `uri` as TileDB 2.30's
+/// `tiledb_group_consolidate_metadata`: the `__meta` files visible in `config`'s
+/// `sm.consolidation.timestamp_start`/`_end` (default: all) merged into one file holding their
+/// entries, plus a `.vac` file listing them for `tdb_group_vacuum_metadata`. Readers see the
+/// same metadata before and after; at most one visible file writes nothing. A folder that is
+/// not a group is `TDB_ERR_INVALID_ARGUMENT`. `config` may be NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_group_consolidate_metadata(
+    uri: *const c_char,
+    config: *const tdb_config_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let uri = guard::c_str(uri, "uri")?;
+        let c = consolidate_options_of(config)?;
+        let options = GroupOptions {
+            key: None,
+            timestamp_start: c.timestamp_start,
+            timestamp_end: Some(c.timestamp_end),
+            config: c.config,
+        };
+        group::consolidate_metadata(uri, &options)?;
+        Ok(())
+    })
+}
+
+/// Vacuums the metadata of the group at `uri` after `tdb_group_consolidate_metadata`, as
+/// TileDB 2.30's `tiledb_group_vacuum_metadata`: removes the `__meta` files the `.vac` files
+/// list, then the `.vac` files. A folder that is not a group is `TDB_ERR_INVALID_ARGUMENT`.
+/// `config` may be NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_group_vacuum_metadata(
+    uri: *const c_char,
+    config: *const tdb_config_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let uri = guard::c_str(uri, "uri")?;
+        group::vacuum_metadata(uri, &config_of(config)?)?;
         Ok(())
     })
 }

@@ -250,7 +250,8 @@ pub unsafe extern "C" fn tdb_array_delete(
 /// `{"extend_enumeration": {"name": NAME, "values": [..]}}`, `{"drop_enumeration": NAME}`,
 /// `{"expand_current_domain": [[LO, HI], ..]}`; ATTR and ENUM in the form
 /// `tdb_array_schema_json` prints), in order, to the newest schema and writes the result as a
-/// new schema file at `timestamp` (milliseconds, later than every schema's; 0: now). A change
+/// new schema file at `timestamp` (milliseconds, taken as given as TileDB does, an earlier one
+/// than the newest schema's too; 0: now, later than every schema's). A change
 /// TileDB refuses is `TDB_ERR_INVALID_ARGUMENT` with TileDB's reason, and nothing is written.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_array_evolve(
@@ -269,6 +270,41 @@ pub unsafe extern "C" fn tdb_array_evolve(
             config: config_of(config)?,
         };
         lifecycle::evolve_json(uri, changes, &options)?;
+        Ok(())
+    })
+}
+
+/// Upgrades the array at `uri` to the current format version, as TileDB 2.30's
+/// `tiledb_array_upgrade_version`: an array whose newest schema is older gets that schema
+/// written again at the current version (a new `__schema/` file at `timestamp`, milliseconds;
+/// 0: now, later than every schema's) and the folders of the current layout (`__commits`,
+/// `__fragments`, `__fragment_meta`, `__schema/__enumerations`); its fragments and metadata
+/// stay and read as before. An array at the current version is left unchanged. `key`/`key_len`:
+/// the array's AES-256-GCM key, or NULL and 0. `config` may be NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_upgrade_version(
+    uri: *const c_char,
+    key: *const c_void,
+    key_len: usize,
+    timestamp: u64,
+    config: *const tdb_config_t,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let uri = guard::c_str(uri, "uri")?;
+        let key = guard::bytes(key.cast(), key_len, "key")?;
+        if !key.is_empty() && key.len() != 32 {
+            return Err(Error::invalid(format!(
+                "an AES-256-GCM key has 32 bytes, not {}",
+                key.len()
+            )));
+        }
+        let options = EvolveOptions {
+            key: (!key.is_empty()).then(|| key.to_vec()),
+            timestamp: (timestamp != 0).then_some(timestamp),
+            config: config_of(config)?,
+        };
+        lifecycle::upgrade_version(uri, &options)?;
         Ok(())
     })
 }

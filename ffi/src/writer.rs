@@ -336,7 +336,8 @@ pub unsafe extern "C" fn tdb_writer_open(
 /// [`tdb_writer_open`] at a local path or object-store URI with object-store options
 /// (`config` may be NULL: the environment only). In an object store the fragment's files are
 /// uploaded (multipart when large) and the commit object is written last by
-/// `tdb_writer_finalize`.
+/// `tdb_writer_finalize`. `sm.check_coord_dups` `false` in `config` writes sparse cells
+/// without the duplicate check (see `tdb_config_set`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tdb_writer_open_with_config(
     path: *const c_char,
@@ -363,7 +364,10 @@ fn writer_open(
     let out = Out::new(writer, "writer")?;
     let path = guard::c_str(path, "path")?;
     let key = optional_key(key, key_len)?;
-    let inner = Writer::open(path, key, Some(timestamp), &config_of(config)?)?;
+    let mut inner = Writer::open(path, key, Some(timestamp), &config_of(config)?)?;
+    if !config.is_null() && arg(config, "config")?.check_coord_dups == Some(false) {
+        inner.set_check_coord_dups(false)?;
+    }
     out.set(guard::new_handle(tdb_writer_t {
         inner: Some(inner),
         batch: Vec::new(),

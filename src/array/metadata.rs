@@ -1,14 +1,16 @@
 //! Array metadata (`__meta`, docs/ARRAY.md §6): key → typed values, from the visible files applied
 //! in timestamp order (a later entry replaces an earlier one, a deletion removes it). The read
-//! side ([`parse`], [`load`]) and the write side ([`serialize`], [`write`]) of one file.
+//! side ([`parse`], [`load`]) and the write side ([`serialize`], [`write`]) of one file, and
+//! the consolidation ([`consolidated`]) and vacuum ([`vacuumable`]) of a `__meta` folder, which
+//! arrays and groups share (TileDB's `ArrayMetaConsolidator` and `GroupMetaConsolidator`).
 
-use super::directory::names;
+use super::directory::{TimestampedName, names};
 use crate::error::{Error, Result};
 use crate::format::byte_reader::ByteReader;
 use crate::format::datatype::Datatype;
 use crate::pipeline::generic_tile;
 use crate::storage::{Storage, Uri};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One metadata entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -176,6 +178,97 @@ pub fn load(storage: &Storage, files: &[Uri], key: Option<&[u8]>) -> Result<Vec<
         }
     }
     Ok(map.into_values().collect())
+}
+
+/// The files a metadata consolidation writes in `__meta/`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsolidatedMetadata {
+    /// The merged file's name, `__<t1>_<t2>_<uuid>` (the first merged file's start, the last
+    /// one's end).
+    pub name: String,
+    /// The merged file (a generic tile of every visible entry), or `None` when no entry is
+    /// left (every key deleted): TileDB then writes only the vacuum file.
+    pub file: Option<Vec<u8>>,
+    /// The vacuum file's name, `<name>.vac`.
+    pub vac_name: String,
+    /// The vacuum file: one `/__meta/<merged file>` line per merged file.
+    pub vac: Vec<u8>,
+}
+
+/// Consolidates the metadata files `files` (the visible ones, in application order): the
+/// entries they leave (deleted keys left out) as one file, and the vacuum file listing them.
+/// Readers see the same entries before and after: the merged file starts at the first merged
+/// file's timestamp, so later files still apply on top of it. `None` when there is at most one
+/// file (nothing to merge).
+pub fn consolidated(
+    storage: &Storage,
+    files: &[Uri],
+    key: Option<&[u8]>,
+) -> Result<Option<ConsolidatedMetadata>> {
+    let (Some(first), Some(last)) = (files.first(), files.last()) else {
+        return Ok(None);
+    };
+    if files.len() == 1 {
+        return Ok(None);
+    }
+    let entries = load(storage, files, key)?;
+    let first = TimestampedName::parse(first.name())?;
+    let last = TimestampedName::parse(last.name())?;
+    let name = format!("__{}_{}_{}", first.t1, last.t2, names::random_label().0);
+    let file = if entries.is_empty() {
+        None
+    } else {
+        let changes: Vec<MetadataChange> = entries.into_iter().map(MetadataChange::Put).collect();
+        Some(generic_tile::write_payload(&serialize(&changes)?, key)?)
+    };
+    let mut vac = String::new();
+    for f in files {
+        vac.push_str(&format!("/{}/{}\n", names::META_DIR, f.name()));
+    }
+    Ok(Some(ConsolidatedMetadata {
+        vac_name: format!("{name}.vac"),
+        name,
+        file,
+        vac: vac.into_bytes(),
+    }))
+}
+
+/// What a metadata vacuum removes from `__meta/` of the array or group at `root`, in removal
+/// order, as paths relative to `root`: the files the `.vac` files list (those still there,
+/// sorted), then the `.vac` files. A `.vac` line names its file by a path ending in
+/// `/__meta/<name>` (TileDB writes `/__meta/<name>`, older versions the whole URI).
+pub fn vacuumable(storage: &Storage, root: &Uri) -> Result<Vec<String>> {
+    let dir = root.join(names::META_DIR);
+    if !storage.is_dir(&dir)? {
+        return Ok(Vec::new());
+    }
+    let entries: Vec<String> = storage
+        .list(&dir)?
+        .into_iter()
+        .filter(|e| !e.is_dir)
+        .map(|e| e.name)
+        .collect();
+    let vac: Vec<&String> = entries.iter().filter(|n| n.ends_with(".vac")).collect();
+    let live: BTreeSet<&str> = entries
+        .iter()
+        .filter(|n| !n.ends_with(".vac"))
+        .map(String::as_str)
+        .collect();
+    let mut listed = BTreeSet::new();
+    for v in &vac {
+        let bytes = storage.read(&dir.join(v))?;
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            let last = line.trim_end().rsplit('/').next().unwrap_or(line);
+            if live.contains(last) {
+                listed.insert(last.to_string());
+            }
+        }
+    }
+    Ok(listed
+        .into_iter()
+        .chain(vac.into_iter().cloned())
+        .map(|n| format!("{}/{n}", names::META_DIR))
+        .collect())
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! An opened array: the visible fragments and schemas of an array folder for a timestamp
 //! range (docs/ARRAY.md §1-§3), shared by reads, writes and the operations above them.
 
-use super::directory::{ArrayDirectory, ConditionCommit, names};
+use super::directory::{ArrayDirectory, ConditionCommit, TimestampedName, names};
 use super::field::FieldRef;
 use super::fragment::metadata::FragmentMetadata;
 use super::metadata;
@@ -300,6 +300,35 @@ impl Array {
         let (_, tile, _) = generic_tile::read(&bytes, self.key())
             .map_err(|e| e.context(format!("enumeration {name}")))?;
         Enumeration::parse(tile.data())
+    }
+
+    /// The fragments whose footers a consolidated fragment metadata file holds
+    /// (`__fragment_meta/*.meta` whose timestamps lie inside the open range), sorted: TileDB's
+    /// fragment info reports them as having consolidated metadata.
+    pub fn consolidated_footers(&self) -> Result<std::collections::BTreeSet<String>> {
+        let dir = self.root().join(names::FRAGMENT_META_DIR);
+        let storage = self.storage();
+        let mut out = std::collections::BTreeSet::new();
+        if !storage.is_dir(&dir)? {
+            return Ok(out);
+        }
+        for e in storage.list(&dir)? {
+            if e.is_dir || !e.name.ends_with(".meta") {
+                continue;
+            }
+            let n = TimestampedName::parse(&e.name)
+                .map_err(|err| err.context(format!("{}/{}", names::FRAGMENT_META_DIR, e.name)))?;
+            if n.t1 < self.timestamp_start || n.t2 > self.timestamp_end {
+                continue;
+            }
+            let bytes = storage.read(&dir.join(&e.name))?;
+            let (_, tile, _) = generic_tile::read(&bytes, self.key())
+                .map_err(|err| err.context(format!("consolidated fragment metadata {}", e.name)))?;
+            let names = crate::array::fragment::consolidated_footer_names(tile.data())
+                .map_err(|err| err.context(e.name.clone()))?;
+            out.extend(names);
+        }
+        Ok(out)
     }
 
     /// The array metadata (`__meta`) visible at the open range, sorted by key.

@@ -418,3 +418,77 @@ pub fn update(uri: &str, changes: &GroupChanges, options: &GroupOptions) -> Resu
     metadata::write(&storage, &root, key, Some(t), &changes.metadata)?;
     Ok(written)
 }
+
+/// Writes `bytes` as the new file `name` of the group's `__meta/` whole or not at all: locally
+/// written and synced as `<root>/<name>.meta.tmp` (outside the folders readers list), then
+/// renamed into place; in an object store one upload, atomic already.
+fn write_meta_whole(storage: &Storage, root: &Uri, name: &str, bytes: &[u8]) -> Result<()> {
+    let dir = root.join(names::META_DIR);
+    storage.create_dir(&dir)?;
+    if !storage.is_local() {
+        return storage.write_new(&dir.join(name), bytes);
+    }
+    let tmp = root.join(format!("{name}.meta{}", crate::storage::TEMP_SUFFIX));
+    if storage.is_file(&tmp)? {
+        storage.remove_file(&tmp)?;
+    }
+    storage.write_new(&tmp, bytes)?;
+    storage.rename(&tmp, &dir.join(name))?;
+    storage.sync_dir(&dir)?;
+    storage.sync_dir(root)
+}
+
+/// Consolidates the metadata of the group at `uri` as TileDB 2.30's
+/// `tiledb_group_consolidate_metadata`: the metadata files visible in
+/// [`timestamp_start`, `timestamp_end`] of `options` merged into one
+/// `__meta/__<t1>_<t2>_<uuid>` holding their entries (deleted keys left out), then
+/// `__meta/<that name>.vac` listing the merged files for [`vacuum_metadata`]. Readers see the
+/// same metadata before, during and after. Returns the files written (relative to the group);
+/// none when at most one file is visible.
+pub fn consolidate_metadata(uri: &str, options: &GroupOptions) -> Result<Vec<String>> {
+    let (storage, root) = Storage::open(uri, &options.config)?;
+    if object_type(&storage, &root)? != Some(ObjectType::Group) {
+        return Err(Error::invalid(format!("{root} is not a TileDB group")));
+    }
+    let end = options
+        .timestamp_end
+        .unwrap_or(u64::MAX)
+        .min(names::now_ms());
+    let files = visible_files(
+        &storage,
+        &root.join(names::META_DIR),
+        names::META_DIR,
+        options.timestamp_start,
+        end,
+    )?;
+    let mut written = Vec::new();
+    let Some(c) = metadata::consolidated(&storage, &files, options.key.as_deref())? else {
+        return Ok(written);
+    };
+    if let Some(file) = &c.file {
+        write_meta_whole(&storage, &root, &c.name, file)
+            .map_err(|e| e.context(format!("consolidated group metadata {}", c.name)))?;
+        written.push(format!("{}/{}", names::META_DIR, c.name));
+    }
+    write_meta_whole(&storage, &root, &c.vac_name, &c.vac)
+        .map_err(|e| e.context(format!("group metadata vacuum file {}", c.vac_name)))?;
+    written.push(format!("{}/{}", names::META_DIR, c.vac_name));
+    Ok(written)
+}
+
+/// Vacuums the metadata of the group at `uri` after [`consolidate_metadata`], as TileDB 2.30's
+/// `tiledb_group_vacuum_metadata`: removes the `__meta` files the `.vac` files list, then the
+/// `.vac` files. Returns what it removed (relative to the group).
+pub fn vacuum_metadata(uri: &str, config: &StorageConfig) -> Result<Vec<String>> {
+    let (storage, root) = Storage::open(uri, config)?;
+    if object_type(&storage, &root)? != Some(ObjectType::Group) {
+        return Err(Error::invalid(format!("{root} is not a TileDB group")));
+    }
+    let removed = metadata::vacuumable(&storage, &root)?;
+    for rel in &removed {
+        storage
+            .remove_file(&root.join(rel))
+            .map_err(|e| e.context(format!("removing {rel}")))?;
+    }
+    Ok(removed)
+}

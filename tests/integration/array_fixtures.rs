@@ -159,3 +159,94 @@ fn arrays_of_older_releases_read_as_their_writers_read_them() {
     );
     assert!(checks > 100, "{checks} fields checked");
 }
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// `lifecycle::upgrade_version` on arrays of older releases (copies): the newest schema is
+/// written again at the current format version in `__schema/`, the current layout's folders
+/// appear, the old files stay, the cells read as before, and a second upgrade writes nothing. (TileDB-Py's test_libtiledb `test_upgrade_version`
+/// runs the same on a format-5 array.)
+#[test]
+fn upgrade_version_rewrites_the_schema_of_older_releases() {
+    use tdbfilter::array::lifecycle::{self, EvolveOptions};
+    use tdbfilter::format::format_version::FORMAT_VERSION;
+    let scratch = std::env::temp_dir().join(format!(
+        "tdbf_upgrade_version_{}_{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    ));
+    let mut upgraded = 0;
+    for release in ["2.0.8", "2.9.5", "2.17.5"] {
+        let dir = root().join(release);
+        let gz = std::fs::read(dir.join("expected.json.gz")).unwrap();
+        let mut text = String::new();
+        GzDecoder::new(&gz[..]).read_to_string(&mut text).unwrap();
+        let expected: Value = serde_json::from_str(&text).unwrap();
+        for name in ["plain_dense", "plain_sparse"] {
+            let want = &expected["arrays"][name];
+            if want.is_null() || want.get("error").is_some() {
+                continue;
+            }
+            let label = format!("{release}/{name} upgraded");
+            let copy = scratch.join(release).join(name);
+            copy_dir(&dir.join(name), &copy);
+            let path = copy.to_str().unwrap();
+            let before = Array::open(path, &OpenOptions::default()).unwrap();
+            assert!(before.schema().version < FORMAT_VERSION, "{label}");
+            let old_files: Vec<_> = std::fs::read_dir(&copy)
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            let written = lifecycle::upgrade_version(path, &EvolveOptions::default())
+                .unwrap()
+                .unwrap_or_else(|| panic!("{label}: nothing written"));
+            assert!(copy.join("__schema").join(&written).is_file(), "{label}");
+            for d in [
+                "__commits",
+                "__fragments",
+                "__fragment_meta",
+                "__schema/__enumerations",
+            ] {
+                assert!(copy.join(d).is_dir(), "{label}: {d}");
+            }
+            for f in &old_files {
+                assert!(copy.join(f).exists(), "{label}: {f:?} kept");
+            }
+            let after = Array::open(path, &OpenOptions::default()).unwrap();
+            assert_eq!(after.schema().version, FORMAT_VERSION, "{label}");
+            assert_eq!(after.schema().name, written, "{label}");
+            assert_eq!(
+                after.schema().dimensions.len(),
+                before.schema().dimensions.len()
+            );
+            for (a, b) in after
+                .schema()
+                .attributes
+                .iter()
+                .zip(&before.schema().attributes)
+            {
+                assert_eq!((&a.name, a.datatype), (&b.name, b.datatype), "{label}");
+            }
+            assert_eq!(after.fragments().len(), before.fragments().len(), "{label}");
+            assert!(check_array(&label, &after, want) > 0);
+            assert_eq!(
+                lifecycle::upgrade_version(path, &EvolveOptions::default()).unwrap(),
+                None,
+                "{label}: current already"
+            );
+            upgraded += 1;
+        }
+    }
+    assert!(upgraded >= 4, "{upgraded} arrays upgraded");
+    std::fs::remove_dir_all(&scratch).unwrap();
+}

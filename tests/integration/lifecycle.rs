@@ -231,15 +231,34 @@ fn evolution_adds_drops_and_reads_fill_values() {
     )
     .unwrap_err();
     assert!(e.message().contains("exists"), "{e}");
-    let early = EvolveOptions {
-        timestamp: Some(1),
-        ..Default::default()
-    };
-    let e =
-        lifecycle::evolve(s(&dir), &[SchemaChange::DropAttribute("b".into())], &early).unwrap_err();
-    assert!(e.message().contains("later than"), "{e}");
     assert!(lifecycle::evolve(s(&dir), &[], &o).is_err());
     assert_eq!(fs::read_dir(dir.join("__schema")).unwrap().count(), 7);
+    // An evolution stamped before the newest schema is written, as TileDB 2.30 writes it
+    // (TileDB-Py's test_schema_evolution_timestamp): reads at the current time keep the newest
+    // schema, reads ending between the two timestamps open the early one.
+    let early_t = 1_000_000_000_000;
+    let early = EvolveOptions {
+        timestamp: Some(early_t),
+        ..Default::default()
+    };
+    let name =
+        lifecycle::evolve(s(&dir), &[SchemaChange::DropAttribute("b".into())], &early).unwrap();
+    assert!(
+        name.starts_with(&format!("__{early_t}_{early_t}_")),
+        "{name}"
+    );
+    let now = Array::open(s(&dir), &OpenOptions::default()).unwrap();
+    assert!(now.schema().attribute_index("b").is_some());
+    let then = Array::open(
+        s(&dir),
+        &OpenOptions {
+            timestamp_end: Some(early_t + 1),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(then.schema().name, name);
+    assert!(then.schema().attribute_index("b").is_none());
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -374,6 +393,110 @@ fn group_sessions_in_quick_succession_apply_in_order() {
     fs::remove_dir_all(&base).unwrap();
 }
 
+/// Group metadata consolidation merges the visible `__meta` files into one (deleted keys left
+/// out) plus a `.vac`; readers see the same metadata before and after; vacuum leaves only the
+/// merged file. TileDB-Py's `Group.consolidate_metadata`/`vacuum_metadata` (its
+/// test_group.py `test_consolidation_and_vac*`) do the same.
+#[test]
+fn group_metadata_consolidation_and_vacuum() {
+    let base = scratch("group_meta_consolidation");
+    let g = base.join("g");
+    group::create(s(&g), &StorageConfig::new()).unwrap();
+    let int = |k: &str, v: i64| {
+        MetadataChange::Put(MetadataEntry::new(k, Datatype::Int64, 1, &v.to_le_bytes()).unwrap())
+    };
+    let mut t = 10;
+    let mut session = |change: MetadataChange| {
+        let mut c = GroupChanges::default();
+        c.metadata(change);
+        let o = GroupOptions {
+            timestamp_end: Some(t),
+            ..Default::default()
+        };
+        t += 1;
+        group::update(s(&g), &c, &o).unwrap();
+    };
+    for i in 0..3 {
+        session(int("meta", i));
+        session(int(&format!("k{i}"), i));
+    }
+    session(MetadataChange::Delete("k1".into()));
+    let o = GroupOptions::default();
+    let meta = |g: &Path| {
+        Group::open(s(g), &o)
+            .unwrap()
+            .metadata()
+            .iter()
+            .map(|e| {
+                (
+                    e.key.clone(),
+                    i64::from_le_bytes(e.value[..8].try_into().unwrap()),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let before = meta(&g);
+    assert_eq!(
+        before,
+        [("k0".into(), 0), ("k2".into(), 2), ("meta".into(), 2)]
+    );
+    let listing = |g: &Path| {
+        let mut v: Vec<String> = fs::read_dir(g.join("__meta"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(listing(&g).len(), 7);
+    // A window of the first two sessions only merges those.
+    let window = GroupOptions {
+        timestamp_start: 10,
+        timestamp_end: Some(11),
+        ..Default::default()
+    };
+    let written = group::consolidate_metadata(s(&g), &window).unwrap();
+    assert_eq!(written.len(), 2);
+    assert!(written[0].starts_with("__meta/__10_11_"), "{written:?}");
+    assert_eq!(meta(&g), before);
+    assert_eq!(
+        group::vacuum_metadata(s(&g), &StorageConfig::new())
+            .unwrap()
+            .len(),
+        3
+    );
+    assert_eq!(listing(&g).len(), 6);
+    assert_eq!(meta(&g), before);
+    // Everything: one merged file and its .vac, then the merged file alone.
+    let written = group::consolidate_metadata(s(&g), &o).unwrap();
+    assert_eq!(written.len(), 2);
+    assert!(written[0].starts_with("__meta/__10_16_"), "{written:?}");
+    assert!(written[1].ends_with(".vac"));
+    assert_eq!(listing(&g).len(), 8);
+    assert_eq!(meta(&g), before);
+    let removed = group::vacuum_metadata(s(&g), &StorageConfig::new()).unwrap();
+    assert_eq!(removed.len(), 7);
+    assert_eq!(listing(&g), [written[0]["__meta/".len()..].to_string()]);
+    assert_eq!(meta(&g), before);
+    // One file left: nothing to merge; nothing to vacuum. Not a group: refused.
+    assert!(group::consolidate_metadata(s(&g), &o).unwrap().is_empty());
+    assert!(
+        group::vacuum_metadata(s(&g), &StorageConfig::new())
+            .unwrap()
+            .is_empty()
+    );
+    assert!(group::consolidate_metadata(s(&base), &o).is_err());
+    assert!(group::vacuum_metadata(s(&base), &StorageConfig::new()).is_err());
+    // No temporary file is left in the group folder.
+    let mut root: Vec<String> = fs::read_dir(&g)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    root.sort();
+    assert_eq!(root, ["__group", "__meta", "__tiledb_group.tdb"]);
+    fs::remove_dir_all(&base).unwrap();
+}
+
 #[test]
 fn evolution_from_json_types_values_by_the_schema() {
     let dir = array("evolve_json", 1);
@@ -427,4 +550,36 @@ fn evolution_from_json_types_values_by_the_schema() {
 fn ints_u8(dir: &Path, field: &str) -> Vec<u8> {
     let a = Array::open(s(dir), &OpenOptions::default()).unwrap();
     a.read(&[field], None).unwrap().remove(0).data
+}
+
+/// `Writer::set_check_coord_dups(false)` (TileDB's `sm.check_coord_dups=false`): duplicate
+/// coordinates in a sparse array without duplicates are written as given, and read back all
+/// from that fragment alone; a later fragment's cell replaces them all, as in TileDB 2.30
+/// (TileDB-Py's test_libtiledb `test_sparse_fixes_ch1560`). The default refuses them.
+#[test]
+fn unchecked_duplicate_coordinates_are_written_and_read_as_tiledb() {
+    let dir = array("coord_dups", 0);
+    let write = |t: u64, d: &[i32], a: &[i32], check: bool| {
+        let mut w = Writer::open(s(&dir), None, Some(t), &StorageConfig::new()).unwrap();
+        w.set_layout(WriteLayout::Unordered).unwrap();
+        w.set_check_coord_dups(check).unwrap();
+        w.set_data("d", &bytes_i32(d)).unwrap();
+        w.set_data("a", &bytes_i32(a)).unwrap();
+        w.submit().and_then(|_| w.finalize())
+    };
+    let e = write(1, &[1, 7, 7, 7], &[1, 2, 3, 4], true).unwrap_err();
+    assert!(e.message().contains("Duplicate coordinates (7)"), "{e}");
+    write(1, &[7, 1, 7, 7], &[2, 1, 3, 4], false).unwrap();
+    assert_eq!(ints(&dir, "d"), [1, 7, 7, 7]);
+    let mut a = ints(&dir, "a");
+    a[1..].sort();
+    assert_eq!(a, [1, 2, 3, 4]);
+    write(2, &[7, 3], &[9, 5], true).unwrap();
+    assert_eq!(ints(&dir, "d"), [1, 3, 7]);
+    assert_eq!(ints(&dir, "a"), [1, 5, 9]);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+fn bytes_i32(v: &[i32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }

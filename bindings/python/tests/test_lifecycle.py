@@ -158,3 +158,123 @@ def test_consolidation_plan_matches_tiledb(tmp_path, sparse):
             ours.num_fragments(len(ours))
         with pytest.raises(ValueError):
             compat.ConsolidationPlan(None, O, 1.5)
+
+
+def test_group_metadata_consolidation_and_vacuum_match_tiledb(tmp_path):
+    """``Group.consolidate_metadata``/``vacuum_metadata`` on twins of a group TileDB-Py wrote
+    (seven metadata sessions, one deleting a key): the same files are left and both libraries
+    read the same metadata from either twin."""
+    twins = [str(tmp_path / "ours"), str(tmp_path / "theirs")]
+    for uri in twins:
+        tiledb.Group.create(uri)
+        for i in range(3):
+            with tiledb.Group(uri, "w") as g:
+                g.meta["meta"] = i
+            with tiledb.Group(uri, "w") as g:
+                g.meta[f"k{i}"] = float(i)
+        with tiledb.Group(uri, "w") as g:
+            del g.meta["k1"]
+    want = {"k0": 0.0, "k2": 2.0, "meta": 2}
+
+    def listing(uri):
+        return sorted(os.listdir(os.path.join(uri, "__meta")))
+
+    def check(uri):
+        with tiledb.Group(uri) as g:
+            assert dict(g.meta.items()) == want
+        with compat.Group(uri) as g:
+            assert dict(g.meta.items()) == want
+
+    spans = []
+    for uri in twins:
+        stamps = [int(n.split("_")[2]) for n in listing(uri)]
+        spans.append([str(min(stamps)), str(max(stamps))])
+    compat.Group.consolidate_metadata(twins[0])
+    tiledb.Group.consolidate_metadata(twins[1])
+    for uri in twins:
+        names = listing(uri)
+        assert len(names) == 9 and sum(n.endswith(".vac") for n in names) == 1
+        check(uri)
+    compat.Group.vacuum_metadata(twins[0])
+    tiledb.Group.vacuum_metadata(twins[1])
+    for uri in twins:
+        assert len(listing(uri)) == 1
+        check(uri)
+    # Each merged file spans its twin's sessions (first start, last end).
+    for uri, span in zip(twins, spans):
+        assert listing(uri)[0].split("_")[2:4] == span
+    with pytest.raises(compat.TileDBError):
+        compat.Group.consolidate_metadata(str(tmp_path / "nothing"))
+
+
+def test_upgrade_version_matches_tiledb(tmp_path):
+    """``Array.upgrade_version`` on twins of an array TileDB 2.0.8 wrote (format version 5):
+    the same folders appear, the new schema file holds the same bytes as TileDB's, and both
+    libraries read version 22 and the same cells."""
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tests", "data", "arrays",
+                       "2.0.8", "plain_sparse")
+    twins = [str(tmp_path / "ours"), str(tmp_path / "theirs")]
+    for uri in twins:
+        shutil.copytree(src, uri)
+    with tiledb.open(twins[1]) as A:
+        assert A.schema.version == 5
+        before = A[:]
+    with compat.open(twins[0]) as A:
+        assert A.schema.version == 5
+    A.upgrade_version()
+    with tiledb.open(twins[1]) as B:
+        pass
+    B.upgrade_version()
+    trees = [sorted(os.path.relpath(os.path.join(d, n), uri) for d, ds, fs in os.walk(uri)
+                    for n in ds + fs) for uri in twins]
+    schema_files = []
+    for uri, tree in zip(twins, trees):
+        for d in ("__commits", "__fragments", "__fragment_meta", "__schema",
+                  os.path.join("__schema", "__enumerations")):
+            assert d in tree, (uri, d)
+        files = [n for n in os.listdir(os.path.join(uri, "__schema")) if n != "__enumerations"]
+        assert len(files) == 1
+        with open(os.path.join(uri, "__schema", files[0]), "rb") as f:
+            schema_files.append(f.read())
+        for lib in (tiledb, compat):
+            with lib.open(uri) as A:
+                assert A.schema.version == 22
+                got = A[:]
+                for k in before:
+                    np.testing.assert_array_equal(got[k], before[k])
+    assert schema_files[0] == schema_files[1]
+    # Current already: nothing more is written.
+    with compat.open(twins[0]) as A:
+        pass
+    A.upgrade_version()
+    assert len(os.listdir(os.path.join(twins[0], "__schema"))) == 2
+
+
+def test_fragment_info_of_consolidated_fragment_metadata_matches_tiledb(tmp_path):
+    """``array_fragments`` (``PyFragmentInfo``) after fragment metadata consolidations and
+    fragment writes in between: the fragments whose footers a visible ``.meta`` file holds
+    have consolidated metadata, as TileDB-Py reports on the same array, before and after the
+    fragment_meta vacuum; a vacuum's deprecated ``timestamp`` warns and, as in TileDB 2.30,
+    vacuums everything."""
+    ours, theirs, _ = twins(tmp_path)
+
+    def info(lib, uri):
+        f = lib.array_fragments(uri)
+        return f.unconsolidated_metadata_num, tuple(f.has_consolidated_metadata)
+
+    assert info(compat, ours) == info(tiledb, ours) == (6, (False,) * 6)
+    compat.consolidate(ours, config={"sm.consolidation.mode": "fragment_meta"})
+    tiledb.consolidate(theirs, config=tiledb.Config({"sm.consolidation.mode": "fragment_meta"}))
+    for uri in (ours, theirs):
+        with tiledb.open(uri, "w", timestamp=7) as A:
+            A[np.array([3], dtype=np.int32)] = np.array([7], dtype=np.int64)
+        want = (1, (True,) * 6 + (False,))
+        assert info(compat, uri) == info(tiledb, uri) == want
+    compat.consolidate(ours, config={"sm.consolidation.mode": "fragment_meta"})
+    tiledb.consolidate(theirs, config=tiledb.Config({"sm.consolidation.mode": "fragment_meta"}))
+    with pytest.warns(DeprecationWarning, match="Partial vacuuming via timestamp"):
+        compat.vacuum(ours, config={"sm.vacuum.mode": "fragment_meta"}, timestamp=(1, 2))
+    tiledb.vacuum(theirs, config=tiledb.Config({"sm.vacuum.mode": "fragment_meta"}))
+    for uri in (ours, theirs):
+        assert len(os.listdir(os.path.join(uri, "__fragment_meta"))) == 1
+        assert info(compat, uri) == info(tiledb, uri) == (0, (True,) * 7)

@@ -72,6 +72,38 @@ pub unsafe extern "C" fn tdb_array_fragment_schema_name(
     })
 }
 
+/// Whether fragment `index`'s footer is held by a consolidated fragment metadata file
+/// (the `.meta` files of `__fragment_meta/` inside the open range; TileDB's
+/// `tiledb_fragment_info_get_has_consolidated_metadata`). The files are read on the first call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tdb_array_fragment_has_consolidated_metadata(
+    array: *const tdb_array_t,
+    index: u32,
+    has: *mut bool,
+    error: *mut *mut tdb_error_t,
+) -> tdb_status_t {
+    guard(error, || {
+        let a = arg(array, "array")?;
+        frag_at(a, index)?;
+        let out = Out::new(has, "has")?;
+        let flags = match a.frag_consolidated.get() {
+            Some(f) => f,
+            None => {
+                let names = a.inner.consolidated_footers()?;
+                let loaded = a
+                    .inner
+                    .fragments()
+                    .iter()
+                    .map(|f| names.contains(f.name()))
+                    .collect();
+                a.frag_consolidated.get_or_init(|| loaded)
+            }
+        };
+        out.set(flags[index as usize]);
+        Ok(())
+    })
+}
+
 pub(super) fn frag_at(a: &tdb_array_t, index: u32) -> Result<&tdbfilter::array::Fragment> {
     a.inner.fragments().get(index as usize).ok_or_else(|| {
         Error::invalid(format!(

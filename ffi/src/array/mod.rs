@@ -34,4 +34,7 @@ pub struct tdb_array_t {
     frag_names: Vec<CString>,
     /// Each fragment's schema name (`__schema/` file, `__array_schema.tdb` before v10).
     frag_schema_names: Vec<CString>,
+    /// Whether each fragment's footer is in a consolidated fragment metadata file, loaded on
+    /// first use.
+    frag_consolidated: std::sync::OnceLock<Vec<bool>>,
 }

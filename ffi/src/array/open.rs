@@ -67,6 +67,7 @@ pub(crate) fn open_with(
         dim_names,
         frag_names,
         frag_schema_names,
+        frag_consolidated: std::sync::OnceLock::new(),
     }));
     Ok(())
 }

@@ -6,8 +6,9 @@
 //!
 //! Changes apply in order to the newest schema; the result is checked with TileDB's schema
 //! rules ([`ArraySchema::check`]). An extended enumeration is a new enumeration file with the
-//! old values followed by the new ones (its name stays). The new schema's timestamp must be
-//! later than every existing schema's, so that it is the one opened from then on.
+//! old values followed by the new ones (its name stays). Without a given timestamp the new
+//! schema's is later than every existing schema's, so that it is the one opened from then on;
+//! a given timestamp is taken as TileDB takes it, an earlier one too.
 
 use crate::array::directory::{ArrayDirectory, names};
 use crate::array::order;
@@ -230,15 +231,64 @@ fn evolve_with(
     Ok(schema.name)
 }
 
-/// The new schema's timestamp: `wanted`, or now; later than `newest` (the newest schema's).
-/// Without a wanted timestamp, a clock still inside `newest`'s millisecond is waited out.
+/// Upgrades the array at `uri` to the current format version, as TileDB 2.30's
+/// `tiledb_array_upgrade_version`: when its newest schema is older than [`FORMAT_VERSION`], it
+/// is written again at the current version as a new schema file `__schema/__<t>_<t>_<label>`
+/// (at `options.timestamp`, or now, later than every existing schema's), and the folders of the
+/// current layout are created (`__schema/__enumerations`, `__commits`, `__fragments`,
+/// `__fragment_meta`). Nothing else changes: existing fragments, metadata and the old schema
+/// files stay and are read as before, new writes use the new layout. Returns the new schema's
+/// file name; `None` (nothing written) when the array is current already.
+pub fn upgrade_version(uri: &str, options: &EvolveOptions) -> Result<Option<String>> {
+    let key = options.key.as_deref();
+    let dir = ArrayDirectory::open(uri, &options.config)?;
+    let newest_file = dir.latest_schema(u64::MAX).clone();
+    let mut schema = dir.load_schema(&newest_file, key)?;
+    if schema.version >= FORMAT_VERSION {
+        return Ok(None);
+    }
+    let newest_t = dir
+        .schemas()
+        .iter()
+        .filter_map(|s| s.timestamps.map(|(_, t2)| t2))
+        .max()
+        .unwrap_or(0);
+    schema.version = FORMAT_VERSION;
+    // TileDB gives a dimension without filters of its own the coords filters when it loads
+    // the schema, and writes them as the dimension's.
+    for d in &mut schema.dimensions {
+        d.uses_coords_filters = false;
+    }
+    let t = timestamp(options.timestamp, newest_t)?;
+    schema.name = format!("__{t}_{t}_{}", names::random_label().0);
+    let schema_tile = generic_tile::write_payload(&schema.serialize()?, key)?;
+    let storage = dir.storage();
+    let root = dir.root();
+    let schema_dir = root.join(names::SCHEMA_DIR);
+    storage.create_dir_all(&schema_dir.join(names::ENUMERATIONS_DIR))?;
+    for d in [
+        names::COMMITS_DIR,
+        names::FRAGMENTS_DIR,
+        names::FRAGMENT_META_DIR,
+    ] {
+        storage.create_dir(&root.join(d))?;
+    }
+    storage.sync_dir(root)?;
+    storage
+        .write_new(&schema_dir.join(&schema.name), &schema_tile)
+        .map_err(|e| e.context(format!("schema file {}", schema.name)))?;
+    storage.sync_dir(&schema_dir)?;
+    Ok(Some(schema.name))
+}
+
+/// The new schema's timestamp: `wanted` as given, or now, later than `newest` (the newest
+/// schema's): without a wanted timestamp, a clock still inside `newest`'s millisecond is
+/// waited out. TileDB 2.30 takes any wanted timestamp, an earlier one too: that schema is then
+/// opened by the reads whose end timestamp selects it (TileDB's listing order), not by reads
+/// at the current time.
 fn timestamp(wanted: Option<u64>, newest: u64) -> Result<u64> {
     match wanted {
-        Some(t) if t > newest => Ok(t),
-        Some(t) => Err(Error::invalid(format!(
-            "schema evolution at timestamp {t}: it must be later than the array's newest \
-             schema ({newest})"
-        ))),
+        Some(t) => Ok(t),
         None => {
             let mut now = names::now_ms();
             if now <= newest && newest - now < 1000 {

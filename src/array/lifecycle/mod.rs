@@ -2,7 +2,7 @@
 //! consolidation of fragments, commits and metadata ([`consolidate`]), vacuuming after it
 //! ([`vacuum`]), removing the leftovers of killed writers
 //! ([`uncommitted`]), deleting fragments by timestamp range and removing arrays ([`delete`]),
-//! and schema evolution ([`evolve`]). Each works on the array folder through
+//! and schema evolution and format upgrades ([`evolve`]). Each works on the array folder through
 //! [`crate::storage`]; none needs the array open.
 
 pub mod consolidate;
@@ -18,5 +18,7 @@ pub use consolidate::consolidation_plan::consolidation_plan;
 pub use consolidate::{ConsolidateMode, ConsolidateOptions, ConsolidateReport, consolidate};
 pub use delete::{DeleteReport, delete_array, delete_fragments};
 pub use delete_cells::{DeleteCellsOptions, delete_cells};
-pub use evolve::{EvolveOptions, SchemaChange, changes_from_json, evolve, evolve_json};
+pub use evolve::{
+    EvolveOptions, SchemaChange, changes_from_json, evolve, evolve_json, upgrade_version,
+};
 pub use vacuum::{VacuumMode, VacuumOptions, VacuumReport, vacuum};

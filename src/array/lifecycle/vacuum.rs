@@ -22,6 +22,7 @@ use super::listing::{Listing, lines, vacuum_entry};
 use super::pending;
 use super::uncommitted;
 use crate::array::directory::{TimestampedName, names};
+use crate::array::metadata;
 use crate::error::{Error, Result};
 use crate::storage::{Storage, StorageConfig, Uri};
 use std::collections::HashSet;
@@ -277,35 +278,7 @@ fn fragment_meta(storage: &Storage, root: &Uri, report: &mut VacuumReport) -> Re
 }
 
 fn array_meta(storage: &Storage, root: &Uri, report: &mut VacuumReport) -> Result<()> {
-    let dir = root.join(names::META_DIR);
-    let entries: Vec<String> = storage
-        .list(&dir)?
-        .into_iter()
-        .filter(|e| !e.is_dir)
-        .map(|e| e.name)
-        .collect();
-    let vac: Vec<&String> = entries.iter().filter(|n| n.ends_with(".vac")).collect();
-    let live: HashSet<String> = entries
-        .iter()
-        .filter(|n| !n.ends_with(".vac"))
-        .map(|n| format!("{}/{n}", names::META_DIR))
-        .collect();
-    let mut listed = HashSet::new();
-    for v in &vac {
-        for line in lines(&storage.read(&dir.join(v))?) {
-            let entry = vacuum_entry(&line, names::META_DIR);
-            if live.contains(&entry) {
-                listed.insert(entry);
-            }
-        }
-    }
-    let mut listed: Vec<String> = listed.into_iter().collect();
-    listed.sort();
-    for rel in listed.into_iter().chain(
-        vac.iter()
-            .map(|v| format!("{}/{v}", names::META_DIR))
-            .collect::<Vec<_>>(),
-    ) {
+    for rel in metadata::vacuumable(storage, root)? {
         storage
             .remove_file(&root.join(&rel))
             .map_err(|e| e.context(format!("removing {rel}")))?;

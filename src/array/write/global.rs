@@ -40,8 +40,10 @@ impl Writer {
                 .collect()
         });
         check::check_global_order(&self.schema, &coords, prev.as_deref())?;
-        let identity: Vec<u64> = (0..cells).collect();
-        check::check_duplicates(&self.schema, &coords, &identity)?;
+        if self.check_coord_dups {
+            let identity: Vec<u64> = (0..cells).collect();
+            check::check_duplicates(&self.schema, &coords, &identity)?;
+        }
         let a = self.schema.attributes.len();
         let dims = &self.fields[a..];
         let first: Vec<Vec<u8>> = coords
@@ -50,6 +52,7 @@ impl Writer {
             .map(|(c, f)| cell_bytes(c, 0, f.value_size()))
             .collect();
         if !self.schema.allows_dups
+            && self.check_coord_dups
             && let Some(l) = &self.last_cell
             && l.iter().zip(&first).all(|((a, _), b)| a == b)
         {

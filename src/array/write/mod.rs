@@ -126,6 +126,9 @@ pub struct Writer {
     unordered: Option<Unordered>,
     failed: Option<String>,
     consolidation: Option<Consolidation>,
+    /// Sparse arrays without duplicates: refuse duplicate coordinates (TileDB's
+    /// `sm.check_coord_dups`, default true).
+    check_coord_dups: bool,
 }
 
 impl std::fmt::Debug for Writer {
@@ -198,6 +201,7 @@ impl Writer {
             submits: 0,
             failed: None,
             consolidation: None,
+            check_coord_dups: true,
             schema,
         })
     }
@@ -267,6 +271,17 @@ impl Writer {
         self.wide_shared = wide_shared;
         self.inputs = vec![Input::default(); n];
         self.pending = vec![Pending::default(); n];
+        Ok(())
+    }
+
+    /// Whether duplicate coordinates are refused in a sparse array that does not allow them
+    /// (TileDB's `sm.check_coord_dups`, default true). With `false` the caller promises there
+    /// are none, as in TileDB: cells are written as given, duplicates included, and a read of
+    /// that fragment alone returns them all (TileDB's readers deduplicate across fragments
+    /// only).
+    pub fn set_check_coord_dups(&mut self, check: bool) -> Result<()> {
+        self.check_usable()?;
+        self.check_coord_dups = check;
         Ok(())
     }
 

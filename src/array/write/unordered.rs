@@ -26,11 +26,14 @@ impl Writer {
         let threads = threads::effective_threads(self.threads);
         let pool = threads::pool(threads)?;
         let (schema, fields) = (&self.schema, &self.fields);
+        let check_dups = self.check_coord_dups;
         pool.install(|| {
             let order = {
                 let coords = coords_of(schema, fields, inputs);
                 let order = global_order::global_order_as_tiledb(schema, &coords, threads)?;
-                check::check_duplicates(schema, &coords, &order)?;
+                if check_dups {
+                    check::check_duplicates(schema, &coords, &order)?;
+                }
                 order
             };
             for (f, input) in fields.iter().zip(inputs.iter_mut()) {

@@ -297,6 +297,9 @@ tdb_array_fragment(array, index, name, timestamp_start, timestamp_end, version, 
 tdb_array_fragment_schema_name(array, index, name, error) =
     ccall((:tdb_array_fragment_schema_name, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, UInt32, Ref{Cstring}, Ref{Ptr{Error}}), array, index, name, error)
+tdb_array_fragment_has_consolidated_metadata(array, index, has, error) =
+    ccall((:tdb_array_fragment_has_consolidated_metadata, libtdbfilter), Cint,
+          (Ptr{ArrayHandle}, UInt32, Ref{Bool}, Ref{Ptr{Error}}), array, index, has, error)
 tdb_array_fragment_non_empty_domain(array, index, dim, lo, lo_size, hi, hi_size, error) =
     ccall((:tdb_array_fragment_non_empty_domain, libtdbfilter), Cint,
           (Ptr{ArrayHandle}, UInt32, UInt32, Ref{Ptr{Cvoid}}, Ref{Csize_t}, Ref{Ptr{Cvoid}}, Ref{Csize_t},
@@ -464,6 +467,10 @@ tdb_array_evolve(uri, changes_json, timestamp, config, error) =
     ccall((:tdb_array_evolve, libtdbfilter), Cint,
           (Cstring, Cstring, UInt64, Ptr{ConfigHandle}, Ref{Ptr{Error}}),
           uri, changes_json, timestamp, config, error)
+tdb_array_upgrade_version(uri, key, key_len, timestamp, config, error) =
+    ccall((:tdb_array_upgrade_version, libtdbfilter), Cint,
+          (Cstring, Ptr{Cvoid}, Csize_t, UInt64, Ptr{ConfigHandle}, Ref{Ptr{Error}}),
+          uri, key, key_len, timestamp, config, error)
 
 # groups
 tdb_group_create(uri, config, error) =
@@ -499,6 +506,12 @@ tdb_group_metadata_delete(group, key, error) =
 tdb_group_commit(group, error) =
     ccall((:tdb_group_commit, libtdbfilter), Cint,
           (Ptr{GroupHandle}, Ref{Ptr{Error}}), group, error)
+tdb_group_consolidate_metadata(uri, config, error) =
+    ccall((:tdb_group_consolidate_metadata, libtdbfilter), Cint,
+          (Cstring, Ptr{ConfigHandle}, Ref{Ptr{Error}}), uri, config, error)
+tdb_group_vacuum_metadata(uri, config, error) =
+    ccall((:tdb_group_vacuum_metadata, libtdbfilter), Cint,
+          (Cstring, Ptr{ConfigHandle}, Ref{Ptr{Error}}), uri, config, error)
 tdb_group_metadata_count(group, count, error) =
     ccall((:tdb_group_metadata_count, libtdbfilter), Cint,
           (Ptr{GroupHandle}, Ref{UInt32}, Ref{Ptr{Error}}), group, count, error)

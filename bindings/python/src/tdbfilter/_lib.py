@@ -247,6 +247,8 @@ SIGNATURES: dict[str, tuple[object, list]] = {
         c_int, [P, c_uint32, STRP, U64P, U64P, U32P, POINTER(c_bool), U64P, U64P, PP]),
     # fragment and tile layout (tdbfilter.dask plans its chunks and partitions with these)
     "tdb_array_fragment_schema_name": (c_int, [P, c_uint32, STRP, PP]),
+    "tdb_array_fragment_has_consolidated_metadata": (
+        c_int, [P, c_uint32, POINTER(c_bool), PP]),
     "tdb_array_fragment_non_empty_domain": (
         c_int, [P, c_uint32, c_uint32, PP, SIZEP, PP, SIZEP, PP]),
     "tdb_array_tile_count": (c_int, [P, c_uint32, U64P, PP]),
@@ -290,6 +292,7 @@ SIGNATURES: dict[str, tuple[object, list]] = {
     "tdb_array_delete": (c_int, [c_char_p, P, PP]),
     "tdb_array_delete_cells": (c_int, [c_char_p, c_char_p, c_uint64, c_void_p, c_size_t, P, PP]),
     "tdb_array_evolve": (c_int, [c_char_p, c_char_p, c_uint64, P, PP]),
+    "tdb_array_upgrade_version": (c_int, [c_char_p, c_void_p, c_size_t, c_uint64, P, PP]),
     # groups
     "tdb_group_create": (c_int, [c_char_p, P, PP]),
     "tdb_group_open": (c_int, [c_char_p, c_uint64, P, PP, PP]),
@@ -302,6 +305,8 @@ SIGNATURES: dict[str, tuple[object, list]] = {
         c_int, [P, c_char_p, c_uint32, c_uint32, c_void_p, c_size_t, PP]),
     "tdb_group_metadata_delete": (c_int, [P, c_char_p, PP]),
     "tdb_group_commit": (c_int, [P, PP]),
+    "tdb_group_consolidate_metadata": (c_int, [c_char_p, P, PP]),
+    "tdb_group_vacuum_metadata": (c_int, [c_char_p, P, PP]),
     "tdb_group_metadata_count": (c_int, [P, U32P, PP]),
     "tdb_group_metadata_entry": (c_int, [P, c_uint32, STRP, U32P, U32P, PP, PP]),
     "tdb_group_metadata_get": (c_int, [P, c_char_p, U32P, U32P, PP, PP]),

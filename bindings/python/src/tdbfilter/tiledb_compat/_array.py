@@ -503,8 +503,17 @@ class Array:
             uri, ctx = uri.uri, ctx or uri._ctx
         delete_array(uri, ctx=ctx)
 
-    def upgrade_version(self, *args, **kwargs):
-        raise TileDBError("upgrade_version is not supported by tdbfilter's TileDB-Py API yet")
+    def upgrade_version(self, config=None) -> None:
+        """Upgrades the array to the current format version (``tdb_array_upgrade_version``):
+        an older array's newest schema is written again at the current version; its data
+        stays. ``config`` (None: the context's) gives the storage options and the key."""
+        key = _write.key_bytes(_key(self._key, config, self._ctx)) or b""
+        with _write.config_handle(_config_dict(config, self._ctx)) as cfg:
+            try:
+                _call(lib().tdb_array_upgrade_version, self._uri.encode(), key or None,
+                      len(key), 0, cfg)
+            except TileDBError as e:
+                raise TileDBError(f"[TileDB::Array] Error: {e}") from e
 
     # -- subarrays, pickling -------------------------------------------------------------------
     def read_subarray(self, subarray):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import pprint
 import shutil
-from ctypes import byref, c_char_p
+from ctypes import byref, c_bool, c_char_p
 
 import numpy as np
 
@@ -46,11 +46,6 @@ class PyFragmentInfo:
         if not os.path.isdir(path):
             raise TileDBError(f"FragmentInfo: Cannot load fragment info; array '{uri}' does "
                               "not exist")
-        meta_dir = os.path.join(path, "__fragment_meta")
-        if os.path.isdir(meta_dir) and os.listdir(meta_dir):
-            raise TileDBError("FragmentInfo: consolidated fragment metadata "
-                              "(__fragment_meta) is not supported by tdbfilter's TileDB-Py "
-                              "API yet")
         try:
             from ._array import _key
 
@@ -65,7 +60,11 @@ class PyFragmentInfo:
             frs = inner.fragments
             L, h = lib(), inner._handle()
             self._uris, self._names, self._schema_names, self._ned = [], [], [], []
+            self._consolidated = []
             for i, f in enumerate(frs):
+                has = c_bool()
+                _call(L.tdb_array_fragment_has_consolidated_metadata, h, i, byref(has))
+                self._consolidated.append(bool(has.value))
                 self._names.append(f.name)
                 self._uris.append(f"{base}/__fragments/{f.name}" if f.version >= 12
                                   else f"{base}/{f.name}")
@@ -129,10 +128,10 @@ class PyFragmentInfo:
         return tuple(f.dense for f in self._frags)
 
     def get_unconsolidated_metadata_num(self) -> int:
-        return len(self._frags)  # consolidated fragment metadata is refused above
+        return sum(not c for c in self._consolidated)
 
     def get_has_consolidated_metadata(self) -> tuple:
-        return tuple(False for _ in self._frags)
+        return tuple(self._consolidated)
 
     def get_to_vacuum(self) -> tuple:
         return self._to_vacuum

@@ -292,14 +292,33 @@ class Group:
         return "\n".join(lines)
 
     @staticmethod
-    def consolidate_metadata(uri, config=None, ctx=None):
-        raise TileDBError("group metadata consolidation is not supported by tdbfilter's "
-                          "TileDB-Py API yet")
+    def consolidate_metadata(uri, config=None, ctx=None) -> None:
+        """Merges the group's metadata files into one (``tdb_group_consolidate_metadata``):
+        those inside ``sm.consolidation.timestamp_start``/``_end`` of ``config`` over
+        ``ctx``'s (default: all)."""
+        from ._lifecycle import _setting
+
+        settings = {k: v for k, v in (_config(config, ctx) or {}).items()
+                    if not k.startswith("sm.consolidation.")}
+        for k in ("sm.consolidation.timestamp_start", "sm.consolidation.timestamp_end"):
+            v = _setting(k, config, ctx)
+            if v is not None:
+                settings[k] = v
+        with _write.config_handle(settings) as cfg:
+            try:
+                _call(lib().tdb_group_consolidate_metadata, str(uri).encode(), cfg)
+            except TileDBError as e:
+                raise TileDBError(f"[TileDB::Group] Error: {e}") from e
 
     @staticmethod
-    def vacuum_metadata(uri, config=None, ctx=None):
-        raise TileDBError("group metadata vacuuming is not supported by tdbfilter's TileDB-Py "
-                          "API yet")
+    def vacuum_metadata(uri, config=None, ctx=None) -> None:
+        """Removes the metadata files a consolidation merged
+        (``tdb_group_vacuum_metadata``)."""
+        with _write.config_handle(_config(config, ctx)) as cfg:
+            try:
+                _call(lib().tdb_group_vacuum_metadata, str(uri).encode(), cfg)
+            except TileDBError as e:
+                raise TileDBError(f"[TileDB::Group] Error: {e}") from e
 
 
 class _TypeName:

@@ -174,9 +174,16 @@ class ConsolidationPlan:
 def vacuum(uri, config=None, ctx=None, timestamp=None) -> None:
     """Removes what a consolidation made redundant (TileDB-Py's ``tiledb.vacuum``): the mode
     is the config's ``sm.vacuum.mode`` (fragments, commits, fragment_meta, array_meta;
-    default fragments)."""
+    default fragments). ``timestamp`` is deprecated, as in TileDB-Py (a DeprecationWarning),
+    and, as in TileDB 2.30, vacuums as much as without it: libtiledb 2.30 ignores the
+    ``sm.vacuum.timestamp_start``/``_end`` TileDB-Py sets from it."""
     if timestamp is not None:
-        raise TileDBError("vacuum: the timestamp argument is removed in TileDB-Py 0.36")
+        warnings.warn("Partial vacuuming via timestamp will be deprecrated in a future release "
+                      "and replaced by passing in fragment URIs.", DeprecationWarning,
+                      stacklevel=2)
+        # TileDB-Py's own check, as it is written (only what is neither a tuple nor 2 long)
+        if not isinstance(timestamp, tuple) and len(timestamp) != 2:
+            raise TypeError("'timestamp' argument expects tuple(start: int, end: int)")
     mode = _setting("sm.vacuum.mode", config, ctx) or "fragments"
     with _write.config_handle(_config(config, ctx)) as cfg:
         _call(lib().tdb_array_vacuum, str(uri).encode(), mode.encode(), cfg)
