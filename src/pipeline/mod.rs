@@ -24,6 +24,7 @@ use crate::format::chunking;
 use crate::format::datatype::Datatype;
 use crate::format::filter_type::FilterType;
 use crate::format::format_version;
+use crate::mem;
 use std::sync::Arc;
 
 /// The settings every chunk needs, fixed for one tile.
@@ -492,6 +493,117 @@ impl Pipeline {
             .unfilter_as(filtered, self.validity_base(attribute, dense), 1)
             .map_err(|e| e.context("validity tile"))?;
         Tile::new(Datatype::Uint8, 1, data)
+    }
+
+    /// Unfilters only the chunks of a filtered tile that hold a byte of `wanted` (byte ranges
+    /// of the unfiltered tile, in any order, each within it) into a new buffer of the whole
+    /// unfiltered size, which must be `size` (a corrupt-data error before anything is
+    /// allocated otherwise): the bytes of the other chunks are zero. Returns the buffer and
+    /// the bytes unfiltered. Every filter reverses each chunk on its own (§4.7), so the bytes of
+    /// the chunks unfiltered equal those of [`Pipeline::unfilter_tile`]; a checksum filter
+    /// verifies only those chunks. For a fixed-size tile, cell `c` is bytes
+    /// `c * cell_size..(c + 1) * cell_size`.
+    pub fn unfilter_tile_ranges(
+        &self,
+        filtered: &[u8],
+        datatype: Datatype,
+        cell_size: u64,
+        size: usize,
+        wanted: &[std::ops::Range<usize>],
+    ) -> Result<(Vec<u8>, usize)> {
+        crate::engine::tile::check_cell_size(datatype, cell_size)?;
+        self.unfilter_ranges_as(filtered, datatype, cell_size, size, wanted)
+    }
+
+    /// [`Pipeline::unfilter_tile_ranges`] for a validity tile (one byte per cell; `attribute`
+    /// and `dense` as for [`Pipeline::unfilter_validity_tile_into`]).
+    pub fn unfilter_validity_tile_ranges(
+        &self,
+        filtered: &[u8],
+        attribute: Datatype,
+        dense: bool,
+        size: usize,
+        wanted: &[std::ops::Range<usize>],
+    ) -> Result<(Vec<u8>, usize)> {
+        self.unfilter_ranges_as(
+            filtered,
+            self.validity_base(attribute, dense),
+            1,
+            size,
+            wanted,
+        )
+        .map_err(|e| e.context("validity tile"))
+    }
+
+    fn unfilter_ranges_as(
+        &self,
+        filtered: &[u8],
+        base: Datatype,
+        cell_size: u64,
+        size: usize,
+        wanted: &[std::ops::Range<usize>],
+    ) -> Result<(Vec<u8>, usize)> {
+        let run = self.run_filters();
+        let types = self.types_of(&run, base);
+        let settings = self.settings(&run, &types, cell_size);
+        let (chunks, total) = reverse::parse_tile(&settings, filtered)?;
+        if total != size {
+            return Err(Error::corrupt(format!(
+                "the tile unfilters to {total} bytes, {size} expected"
+            )));
+        }
+        if let Some(limit) = self.memory_limit
+            && total as u64 > limit
+        {
+            return Err(Error::OutOfMemory(format!(
+                "unfiltering the tile needs {total} bytes, over the memory limit of {limit} bytes"
+            )));
+        }
+        // Chunk k's window starts at starts[k] (starts[n] = total).
+        let mut starts = Vec::with_capacity(chunks.len() + 1);
+        let mut at = 0usize;
+        starts.push(0);
+        for c in &chunks {
+            at += c.original_length as usize;
+            starts.push(at);
+        }
+        let mut flags = vec![false; chunks.len()];
+        for r in wanted {
+            if r.start > r.end || r.end > total {
+                return Err(Error::invalid(format!(
+                    "byte range {}..{} is not within the {total}-byte tile",
+                    r.start, r.end
+                )));
+            }
+            if r.is_empty() {
+                continue;
+            }
+            // The last chunk starting at or before r.start, then every chunk starting before
+            // r.end (empty chunks included: they cost nothing).
+            let mut k = starts.partition_point(|&s| s <= r.start) - 1;
+            while k < chunks.len() && starts[k] < r.end {
+                flags[k] = true;
+                k += 1;
+            }
+        }
+        let threads = threads::effective_threads(self.threads);
+        let mut out = Vec::new();
+        out.try_reserve_exact(total).map_err(|_| {
+            Error::OutOfMemory(format!(
+                "cannot allocate {total} bytes for the unfiltered tile"
+            ))
+        })?;
+        let unfiltered = if flags.iter().all(|f| *f) {
+            mem::fill_range(&mut out, 0, total, |buf| {
+                reverse::unfilter_chunks_into(&settings, &chunks, threads, buf)
+            })?;
+            total
+        } else {
+            mem::fill_range(&mut out, 0, total, |buf| {
+                reverse::unfilter_some_chunks_into(&settings, &chunks, &flags, threads, buf)
+            })?
+        };
+        Ok((out, unfiltered))
     }
 
     fn validity_base(&self, attribute: Datatype, dense: bool) -> Datatype {

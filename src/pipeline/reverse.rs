@@ -258,15 +258,67 @@ pub(crate) fn unfilter_chunks_into(
     // tile_format::parse); each is written completely by `unfilter_chunk` or an error returned.
     let lens = chunks.iter().map(|c| c.original_length as usize);
     out.split(lens, |windows| {
-        unfilter_windows(s, chunks, threads, windows)
+        unfilter_windows(s, chunks, 0, threads, windows)
     })?;
     Ok(None)
 }
 
-/// Unfilters each chunk into its window, in groups over `threads` threads.
+/// Unfilters the chunks `wanted` flags (one flag per chunk) into their windows of `out`
+/// (exactly the unfiltered size, not written yet, possibly not initialised) and zero-fills
+/// the windows of the others, so all of `out` is written; returns the bytes unfiltered.
+/// Every filter reverses a chunk from that chunk's own metadata and data alone (§4.7:
+/// compressors, shuffles, deltas, dictionaries, encryption and checksums keep their
+/// metadata per chunk), so any subset of chunks unfilters to the bytes the whole tile has
+/// there; a checksum filter verifies only the chunks unfiltered. Not for tiles whose
+/// offsets are folded into the data.
+pub(crate) fn unfilter_some_chunks_into(
+    s: &ChunkSettings<'_>,
+    chunks: &[ChunkRef<'_>],
+    wanted: &[bool],
+    threads: usize,
+    out: &mut OutBuf<'_>,
+) -> Result<usize> {
+    if s.rebuild_offsets || wanted.len() != chunks.len() {
+        return Err(Error::Internal(format!(
+            "a chunk subset of {} flags for {} chunks{}",
+            wanted.len(),
+            chunks.len(),
+            if s.rebuild_offsets {
+                " of a tile with folded offsets"
+            } else {
+                ""
+            }
+        )));
+    }
+    let lens = chunks.iter().map(|c| c.original_length as usize);
+    out.split(lens, |windows| {
+        let mut unfiltered = 0;
+        let mut k = 0;
+        while k < chunks.len() {
+            if !wanted[k] {
+                let n = windows[k].remaining();
+                windows[k].fill(0, n);
+                k += 1;
+                continue;
+            }
+            // A run of wanted chunks, unfiltered as a tile of its own would be.
+            let a = k;
+            while k < chunks.len() && wanted[k] {
+                unfiltered += chunks[k].original_length as usize;
+                k += 1;
+            }
+            unfilter_windows(s, &chunks[a..k], a, threads, &mut windows[a..k])?;
+        }
+        Ok(unfiltered)
+    })
+}
+
+/// Unfilters each chunk into its window, in groups over `threads` threads; `base` is the
+/// index of the first chunk in its tile (for messages).
 fn unfilter_windows(
     s: &ChunkSettings<'_>,
     chunks: &[ChunkRef<'_>],
+    base: usize,
     threads: usize,
     windows: &mut [OutBuf<'_>],
 ) -> Result<()> {
@@ -285,7 +337,7 @@ fn unfilter_windows(
             .max(1),
     };
     let run = |(g, (group, windows)): (usize, (&[ChunkRef<'_>], &mut [OutBuf<'_>]))| {
-        let first = g * per_group;
+        let first = base + g * per_group;
         let verified = match outer {
             Some(kind) => outer_digest::verify(kind, outer_name, group, first)?,
             None => Vec::new(),

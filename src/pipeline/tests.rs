@@ -1,6 +1,9 @@
 //! Pipeline-level tests: whole tiles through every supported filter, TileDB's byte vectors,
 //! serialization, threads, and corrupt input.
 
+// One-range lists of wanted bytes are what these tests mean, not a collected range.
+#![allow(clippy::single_range_in_vec_init)]
+
 use super::*;
 use crate::engine::tile::Tile;
 use crate::filters::config::OptionValue;
@@ -581,4 +584,169 @@ fn filtered_size_bound_holds_for_incompressible_and_tiny_tiles() {
             assert!(f.len() <= p.filtered_size_bound(data.len()), "{s} {len}");
         }
     }
+}
+
+/// Checks `unfilter_tile_ranges` on `filtered` (unfiltered whole: `whole`) for several sets of
+/// byte ranges: the chunks holding a wanted byte equal the whole reverse there, the others
+/// are zero, and the count of bytes unfiltered is theirs.
+fn check_chunk_subsets(
+    p: &Pipeline,
+    filtered: &[u8],
+    whole: &[u8],
+    dt: Datatype,
+    cell: u64,
+    what: &str,
+) {
+    let table = crate::format::tile_format::parse(filtered).unwrap();
+    let lens: Vec<usize> = table
+        .chunks
+        .iter()
+        .map(|c| c.original_length as usize)
+        .collect();
+    assert!(lens.len() >= 4, "{what}: {} chunks", lens.len());
+    let mut starts = vec![0usize];
+    for l in &lens {
+        starts.push(starts.last().unwrap() + l);
+    }
+    let total = whole.len();
+    let c1 = starts[1];
+    let sets: Vec<Vec<std::ops::Range<usize>>> = vec![
+        vec![],
+        vec![0..1],
+        vec![total - 1..total],
+        vec![c1 - 3..c1 + 5],
+        vec![starts[3] + 10..starts[3] + 20, 5..9, 7..8],
+        vec![starts[2]..starts[3]],
+        vec![0..total],
+        vec![10..10, starts[1]..starts[2], total - 8..total],
+    ];
+    for wanted in sets {
+        let (got, n) = p
+            .unfilter_tile_ranges(filtered, dt, cell, total, &wanted)
+            .unwrap_or_else(|e| panic!("{what} {wanted:?}: {e}"));
+        assert_eq!(got.len(), total, "{what} {wanted:?}");
+        let mut unfiltered = 0;
+        for k in 0..lens.len() {
+            let (a, b) = (starts[k], starts[k + 1]);
+            let hit = wanted
+                .iter()
+                .any(|r| r.start < b && a < r.end && !r.is_empty());
+            if hit {
+                unfiltered += b - a;
+                assert_eq!(&got[a..b], &whole[a..b], "{what} {wanted:?} chunk {k}");
+            } else {
+                assert!(
+                    got[a..b].iter().all(|x| *x == 0),
+                    "{what} {wanted:?} chunk {k}"
+                );
+            }
+        }
+        assert_eq!(n, unfiltered, "{what} {wanted:?}");
+    }
+    // Ranges past the tile, or a tile of another size, are refused.
+    let e = p.unfilter_tile_ranges(filtered, dt, cell, total, &[total - 1..total + 1]);
+    assert!(e.unwrap_err().to_string().contains("not within"), "{what}");
+    let e = p.unfilter_tile_ranges(filtered, dt, cell, total + 8, &[0..1]);
+    assert!(e.unwrap_err().to_string().contains("expected"), "{what}");
+}
+
+#[test]
+fn chunk_subsets_unfilter_like_the_whole_tile_for_every_filter() {
+    let mut rng = Rng(0x5eed);
+    // 40 000 INT64 cells (5 chunks of 65 536 bytes or fewer): increasing values with noise, so
+    // that every filter has something to do (delta and bit-width filters, dictionaries).
+    let ints: Vec<u8> = (0..40_000i64)
+        .flat_map(|i| (i * 8 + (rng.next() % 5) as i64).to_le_bytes())
+        .collect();
+    let floats: Vec<u8> = (0..40_000)
+        .flat_map(|i| (i as f64 * 0.25).to_le_bytes())
+        .collect();
+    let mut tested = Vec::new();
+    for &t in FilterType::ALL {
+        let (dt, data) = match t {
+            // Set through the encryption key, below.
+            FilterType::Aes256Gcm => continue,
+            // TileDB writes WEBP tiles as one chunk (uses_tile_chunking); dictionary encoding
+            // applies to var-size strings only.
+            FilterType::Webp | FilterType::Dictionary => continue,
+            FilterType::ScaleFloat => (Datatype::Float64, &floats),
+            _ => (Datatype::Int64, &ints),
+        };
+        let mut p = Pipeline::new();
+        p.add_filter(t).unwrap();
+        let tile = Tile::new(dt, 8, data.clone()).unwrap();
+        let filtered = p.filter_tile(&tile).unwrap();
+        let whole = p.unfilter_tile(&filtered, dt, 8).unwrap();
+        check_chunk_subsets(&p, &filtered, whole.data(), dt, 8, t.name());
+        tested.push(t);
+    }
+    assert_eq!(tested.len(), FilterType::ALL.len() - 3);
+    // Stacked filters, with checksums inside and outside, and encrypted tiles.
+    for s in [
+        "byteshuffle,zstd",
+        "bitshuffle,lz4",
+        "checksum_sha256,lz4,checksum_md5",
+        "byteshuffle,bitshuffle,checksum_sha256,zstd",
+        "delta,bit_width_reduction,gzip",
+        "positive_delta,xor,zstd",
+        "double_delta,bzip2",
+    ] {
+        for key in [None, Some([7u8; 32])] {
+            let mut p = spec::parse(s).unwrap();
+            if let Some(k) = key {
+                p.set_encryption_key(&k).unwrap();
+            }
+            let tile = Tile::new(Datatype::Int64, 8, ints.clone()).unwrap();
+            let filtered = p.filter_tile(&tile).unwrap();
+            let whole = p.unfilter_tile(&filtered, Datatype::Int64, 8).unwrap();
+            assert_eq!(whole.data(), &ints[..]);
+            let what = format!("{s} key {}", key.is_some());
+            check_chunk_subsets(&p, &filtered, whole.data(), Datatype::Int64, 8, &what);
+        }
+    }
+    // Validity tiles (one byte per cell): 200 000 cells, 4 chunks.
+    let p = spec::parse("rle").unwrap();
+    let valid: Vec<u8> = (0..200_000).map(|i| u8::from(i % 7 != 0)).collect();
+    let filtered = p
+        .filter_tile(&Tile::new(Datatype::Uint8, 1, valid.clone()).unwrap())
+        .unwrap();
+    let (got, n) = p
+        .unfilter_validity_tile_ranges(
+            &filtered,
+            Datatype::Int64,
+            false,
+            valid.len(),
+            &[70_000..70_010],
+        )
+        .unwrap();
+    assert_eq!(n, 65_536);
+    assert_eq!(&got[65_536..131_072], &valid[65_536..131_072]);
+    assert!(got[..65_536].iter().chain(&got[131_072..]).all(|x| *x == 0));
+}
+
+#[test]
+fn chunk_subsets_verify_checksums_of_the_chunks_unfiltered_only() {
+    let mut rng = Rng(99);
+    let data = rng.bytes(300_000);
+    let p = spec::parse("checksum_sha256").unwrap();
+    let mut filtered = p
+        .filter_tile(&Tile::new(Datatype::Uint8, 1, data.clone()).unwrap())
+        .unwrap();
+    // Damage the last byte of the tile (in the last chunk's data).
+    *filtered.last_mut().unwrap() ^= 1;
+    let (got, n) = p
+        .unfilter_tile_ranges(&filtered, Datatype::Uint8, 1, data.len(), &[0..100])
+        .unwrap();
+    assert_eq!((n, &got[..100]), (65_536, &data[..100]));
+    let e = p
+        .unfilter_tile_ranges(
+            &filtered,
+            Datatype::Uint8,
+            1,
+            data.len(),
+            &[299_000..299_001],
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("chunk 4"), "{e}");
 }

@@ -23,6 +23,7 @@ use crate::error::Result;
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::cmp::Ordering;
+use std::ops::Range as Span;
 
 /// The cells a sparse query selects: every field read, and per cell how many times it comes
 /// back (0: not selected).
@@ -330,8 +331,17 @@ impl<'a> TilePlan<'a> {
         Ok(())
     }
 
-    /// Field `name` of tile `c` decoded into `got` (once); its index there.
-    fn field(&self, c: &Candidate, name: &str, got: &mut Vec<FieldData>) -> Result<usize> {
+    /// Field `name` of tile `c` decoded into `got` (once; its bytes unfiltered added to
+    /// `bytes`); its index there. With `runs` (cell ranges), a fixed-size field's filter
+    /// chunks holding none of those cells are not unfiltered: its other cells mean nothing.
+    fn field(
+        &self,
+        c: &Candidate,
+        name: &str,
+        got: &mut Vec<FieldData>,
+        runs: Option<&[Span<u64>]>,
+        bytes: &mut u64,
+    ) -> Result<usize> {
         if let Some(k) = got.iter().position(|f| f.name == name) {
             return Ok(k);
         }
@@ -346,10 +356,15 @@ impl<'a> TilePlan<'a> {
         let f = match schema.dimension_index(name) {
             Some(j) => {
                 let d = &schema.dimensions[j];
-                let tile = reader
-                    .expect("sparse fragments store coordinates")
-                    .decode(c.t)?;
-                FieldData {
+                let reader = reader.expect("sparse fragments store coordinates");
+                let (tile, done) = match runs {
+                    Some(runs) => {
+                        let (tile, done) = reader.decode_cells(c.t, runs)?;
+                        (tile, Some(done))
+                    }
+                    None => (reader.decode(c.t)?, None),
+                };
+                let f = FieldData {
                     name: name.into(),
                     datatype: d.datatype,
                     cell_val_num: d.cell_val_num,
@@ -357,9 +372,15 @@ impl<'a> TilePlan<'a> {
                     offsets: tile.offsets,
                     validity: None,
                     cell_count: c.cells,
-                }
+                };
+                *bytes += done.unwrap_or_else(|| decoded_bytes(&f));
+                f
             }
-            None => attribute_tile(self.array, reader, name, c.t, c.cells)?,
+            None => {
+                let (f, done) = attribute_tile(self.array, reader, name, c.t, c.cells, runs)?;
+                *bytes += done;
+                f
+            }
         };
         got.push(f);
         Ok(got.len() - 1)
@@ -368,7 +389,9 @@ impl<'a> TilePlan<'a> {
     /// Decodes tile `c`: per cell the number of times the query selects it (0: not
     /// selected; the ranges' combinations holding it, 0 when it fails the condition), and
     /// the cells of `names` (prepared with [`prepare`](Self::prepare)), not decoded when no
-    /// cell is selected; with the bytes decoded.
+    /// cell is selected; with the bytes unfiltered. Of fields not needed to select the cells,
+    /// only the filter chunks holding selected cells are unfiltered: their cells with a
+    /// time of 0 mean nothing.
     pub(crate) fn decode(
         &self,
         c: &Candidate,
@@ -376,10 +399,11 @@ impl<'a> TilePlan<'a> {
     ) -> Result<(Vec<u64>, Option<Vec<FieldData>>, u64)> {
         let schema = self.array.schema();
         let mut got: Vec<FieldData> = Vec::new();
+        let mut bytes = 0u64;
         let n = c.cells as usize;
         let mut times = vec![c.factor; n];
         for &j in &c.partial {
-            let k = self.field(c, &schema.dimensions[j].name, &mut got)?;
+            let k = self.field(c, &schema.dimensions[j].name, &mut got, None, &mut bytes)?;
             let f = &got[k];
             if f.offsets.is_none() && f.data.len() != n * f.datatype.size() {
                 return Err(crate::error::Error::corrupt(format!(
@@ -399,7 +423,7 @@ impl<'a> TilePlan<'a> {
             // The condition's fields are lent to it, then kept for the output.
             let mut fcells: Vec<FieldData> = Vec::with_capacity(self.ffields.len());
             for name in &self.ffields {
-                let k = self.field(c, name, &mut got)?;
+                let k = self.field(c, name, &mut got, None, &mut bytes)?;
                 fcells.push(got.swap_remove(k));
             }
             let pass = filter::run(filter, &fcells, c.cells)?;
@@ -411,13 +435,12 @@ impl<'a> TilePlan<'a> {
             }
         }
         if times.iter().all(|t| *t == 0) {
-            let bytes = got.iter().map(decoded_bytes).sum();
             return Ok((times, None, bytes));
         }
+        let runs = selected_runs(&times);
         for name in names {
-            self.field(c, name, &mut got)?;
+            self.field(c, name, &mut got, runs.as_deref(), &mut bytes)?;
         }
-        let bytes = got.iter().map(decoded_bytes).sum();
         let mut out = Vec::with_capacity(names.len());
         for name in names {
             let k = got.iter().position(|f| f.name == *name).expect("decoded");
@@ -430,6 +453,27 @@ impl<'a> TilePlan<'a> {
         }
         Ok((times, Some(out), bytes))
     }
+}
+
+/// The runs of cells whose time is positive, `None` when every cell's is.
+fn selected_runs(times: &[u64]) -> Option<Vec<Span<u64>>> {
+    if times.iter().all(|t| *t > 0) {
+        return None;
+    }
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < times.len() {
+        if times[i] == 0 {
+            i += 1;
+            continue;
+        }
+        let a = i;
+        while i < times.len() && times[i] > 0 {
+            i += 1;
+        }
+        runs.push(a as u64..i as u64);
+    }
+    Some(runs)
 }
 
 /// The tile path of [`select`]: each tile of `plan` decoded (in parallel), its selected
@@ -450,10 +494,11 @@ fn select_tiles(
                 let Some(fields) = fields else {
                     return Ok((Vec::new(), None, bytes));
                 };
-                if times.iter().all(|t| *t > 0) {
+                let Some(runs) = selected_runs(&times) else {
                     return Ok((times, Some(fields), bytes));
-                }
-                let kept: Vec<FieldData> = fields.iter().map(|f| compact(f, &times)).collect();
+                };
+                let n = times.len();
+                let kept: Vec<FieldData> = fields.iter().map(|f| compact(f, n, &runs)).collect();
                 let times: Vec<u64> = times.into_iter().filter(|t| *t > 0).collect();
                 Ok((times, Some(kept), bytes))
             })
@@ -488,34 +533,25 @@ fn select_tiles(
     })
 }
 
-/// The cells of `f` whose time is positive, runs of them copied at once.
-fn compact(f: &FieldData, times: &[u64]) -> FieldData {
-    let n = times.len();
-    let keep = times.iter().filter(|t| **t > 0).count();
-    let mut out = FieldData {
-        name: f.name.clone(),
-        datatype: f.datatype,
-        cell_val_num: f.cell_val_num,
-        data: Vec::new(),
-        offsets: f.offsets.as_ref().map(|_| Vec::with_capacity(keep)),
-        validity: f.validity.as_ref().map(|_| Vec::with_capacity(keep)),
-        cell_count: keep as u64,
-    };
+/// The cells `runs` (cell ranges, in order) of `f` (`n` cells), each run copied at once.
+fn compact(f: &FieldData, n: usize, runs: &[Span<u64>]) -> FieldData {
+    let keep: usize = runs.iter().map(|r| (r.end - r.start) as usize).sum();
     let cs = if f.offsets.is_none() && n > 0 {
         f.data.len() / n
     } else {
         0
     };
-    let mut i = 0;
-    while i < n {
-        if times[i] == 0 {
-            i += 1;
-            continue;
-        }
-        let a = i;
-        while i < n && times[i] > 0 {
-            i += 1;
-        }
+    let mut out = FieldData {
+        name: f.name.clone(),
+        datatype: f.datatype,
+        cell_val_num: f.cell_val_num,
+        data: Vec::with_capacity(keep * cs),
+        offsets: f.offsets.as_ref().map(|_| Vec::with_capacity(keep)),
+        validity: f.validity.as_ref().map(|_| Vec::with_capacity(keep)),
+        cell_count: keep as u64,
+    };
+    for r in runs {
+        let (a, i) = (r.start as usize, r.end as usize);
         match &f.offsets {
             Some(o) => {
                 let out_o = out.offsets.as_mut().expect("var");
@@ -547,15 +583,16 @@ fn concat(mut parts: Vec<FieldData>) -> FieldData {
         name: first.name.clone(),
         datatype: first.datatype,
         cell_val_num: first.cell_val_num,
-        data: Vec::with_capacity(bytes),
+        // Large results are written once into fresh memory: huge pages fault far less.
+        data: crate::mem::hugepages::with_capacity(bytes),
         offsets: first
             .offsets
             .as_ref()
-            .map(|_| Vec::with_capacity(cells as usize)),
+            .map(|_| crate::mem::hugepages::with_capacity(cells as usize)),
         validity: first
             .validity
             .as_ref()
-            .map(|_| Vec::with_capacity(cells as usize)),
+            .map(|_| crate::mem::hugepages::with_capacity(cells as usize)),
         cell_count: cells,
     };
     for p in &parts {

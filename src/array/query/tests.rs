@@ -926,3 +926,176 @@ fn dense_global_order_batches_come_tile_by_tile() {
     }
     std::fs::remove_dir_all(root).unwrap();
 }
+
+/// A sparse 1-D array whose tiles have many filter chunks: 250 000 cells (x = 3i, two tiles
+/// of capacity 200 000), `a` INT64 = 7i - 5 (zstd: a tile of 25 chunks), `b` nullable
+/// FLOAT64 = i / 2 valid where i % 3 != 0 (validity tiles of 4 chunks), `s` var strings.
+fn many_chunks_array() -> PathBuf {
+    let root = scratch("many_chunks");
+    let schema = ArraySchema::from_json(
+        r#"{"sparse":true,"capacity":200000,
+            "dimensions":[{"name":"x","type":"INT64","domain":[0,999999],"tile":1000000,
+                           "filters":"zstd"}],
+            "attributes":[{"name":"a","type":"INT64","filters":"zstd"},
+                          {"name":"b","type":"FLOAT64","nullable":true,
+                           "filters":"byteshuffle,checksum_md5,lz4"},
+                          {"name":"s","type":"STRING_ASCII","cell_val_num":"var"}]}"#,
+    )
+    .unwrap();
+    create(root.to_str().unwrap(), &schema, None, &StorageConfig::new()).unwrap();
+    let mut w = Writer::open(root.to_str().unwrap(), None, Some(1), &StorageConfig::new()).unwrap();
+    w.set_layout(WriteLayout::Unordered).unwrap();
+    let n = 250_000i64;
+    let le = |v: Vec<i64>| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    w.set_data("x", &le((0..n).map(|i| 3 * i).collect()))
+        .unwrap();
+    w.set_data("a", &le((0..n).map(|i| 7 * i - 5).collect()))
+        .unwrap();
+    let b: Vec<u8> = (0..n)
+        .flat_map(|i| (i as f64 / 2.0).to_le_bytes())
+        .collect();
+    w.set_data("b", &b).unwrap();
+    let valid: Vec<u8> = (0..n).map(|i| u8::from(i % 3 != 0)).collect();
+    w.set_validity("b", &valid).unwrap();
+    let strs: Vec<String> = (0..n).map(|i| format!("s{}", i % 1000)).collect();
+    let refs: Vec<&str> = strs.iter().map(String::as_str).collect();
+    let (d, o) = var(&refs);
+    w.set_data("s", &d).unwrap();
+    w.set_offsets("s", &o).unwrap();
+    w.submit().unwrap();
+    w.finalize().unwrap();
+    root
+}
+
+#[test]
+fn partial_tiles_decode_only_the_chunks_of_selected_cells() {
+    let root = many_chunks_array();
+    let mut array = open(&root);
+    let as_i64 = |f: &FieldData| -> Vec<i64> {
+        f.data
+            .chunks(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    // Range sets on x (cell i has x = 3i): narrow ranges far apart (most chunks skipped),
+    // ranges across chunk and tile boundaries, overlapping ranges, one cell at each end.
+    let sets: Vec<Vec<(i64, i64)>> = vec![
+        vec![(30, 60)],
+        vec![(0, 0), (749_997, 749_997)],
+        vec![(3 * 8190, 3 * 8200), (3 * 199_990, 3 * 200_010)],
+        vec![(300_000, 300_300), (300_150, 301_000), (600_000, 600_002)],
+        vec![(3 * 65_536, 3 * 65_536 + 2), (3 * 131_071, 3 * 131_073)],
+    ];
+    for threads in [1, 2] {
+        array.set_threads(threads);
+        for ranges in &sets {
+            // The expected cells, each once (unordered) and in x order (row-major): the
+            // ranges may overlap, and a row-major result repeats a cell per range holding it.
+            let picked: Vec<i64> = (0..250_000i64)
+                .filter(|i| ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&(3 * i))))
+                .collect();
+            let times = |i: i64| {
+                ranges
+                    .iter()
+                    .filter(|&&(lo, hi)| (lo..=hi).contains(&(3 * i)))
+                    .count()
+            };
+            for layout in [QueryLayout::Unordered, QueryLayout::RowMajor] {
+                let mut q = Query::new(&array)
+                    .fields(&["a", "b", "s", "x"])
+                    .layout(layout);
+                for &(lo, hi) in ranges {
+                    q = q.add_range("x", lo, hi);
+                }
+                let r = q.submit().unwrap();
+                let cells: Vec<i64> = match layout {
+                    QueryLayout::RowMajor => picked
+                        .iter()
+                        .flat_map(|&i| std::iter::repeat_n(i, times(i)))
+                        .collect(),
+                    _ => picked.clone(),
+                };
+                let what = format!("{ranges:?} {layout:?} threads {threads}");
+                assert_eq!(
+                    as_i64(&r.fields[0]),
+                    cells.iter().map(|i| 7 * i - 5).collect::<Vec<_>>(),
+                    "{what}"
+                );
+                let b: Vec<f64> = r.fields[1]
+                    .data
+                    .chunks(8)
+                    .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+                    .collect();
+                let want_valid: Vec<u8> = cells.iter().map(|i| u8::from(i % 3 != 0)).collect();
+                assert_eq!(
+                    r.fields[1].validity.as_deref(),
+                    Some(&want_valid[..]),
+                    "{what}"
+                );
+                for (k, i) in cells.iter().enumerate() {
+                    if i % 3 != 0 {
+                        assert_eq!(b[k], *i as f64 / 2.0, "{what} cell {i}");
+                    }
+                }
+                let strs: Vec<String> = cells.iter().map(|i| format!("s{}", i % 1000)).collect();
+                assert_eq!(r.fields[2].data, strs.concat().into_bytes(), "{what}");
+                assert_eq!(
+                    as_i64(&r.fields[3]),
+                    cells.iter().map(|i| 3 * i).collect::<Vec<_>>(),
+                    "{what}"
+                );
+            }
+            // Aggregates over the same ranges read the same cells.
+            let mut q = Query::new(&array)
+                .aggregate(Aggregate::count())
+                .aggregate(Aggregate::of(AggregateOp::Sum, "a"))
+                .aggregate(Aggregate::of(AggregateOp::NullCount, "b"))
+                .aggregate(Aggregate::of(AggregateOp::Max, "b"));
+            for &(lo, hi) in ranges {
+                q = q.add_range("x", lo, hi);
+            }
+            let r = q.submit().unwrap();
+            let what = format!("{ranges:?} aggregates threads {threads}");
+            assert_eq!(
+                r.aggregates[0].1,
+                AggregateValue::Count(picked.len() as u64),
+                "{what}"
+            );
+            assert_eq!(
+                r.aggregates[1].1,
+                AggregateValue::Int(picked.iter().map(|i| 7 * i - 5).sum()),
+                "{what}"
+            );
+            assert_eq!(
+                r.aggregates[2].1,
+                AggregateValue::Count(picked.iter().filter(|i| *i % 3 == 0).count() as u64),
+                "{what}"
+            );
+            // NaN when no cell is valid, as TileDB.
+            let max = picked
+                .iter()
+                .filter(|i| *i % 3 != 0)
+                .map(|i| *i as f64 / 2.0)
+                .reduce(f64::max)
+                .unwrap_or(f64::NAN);
+            assert_eq!(
+                r.aggregates[3].1,
+                AggregateValue::Value {
+                    datatype: crate::format::datatype::Datatype::Float64,
+                    bytes: Some(max.to_le_bytes().to_vec()),
+                },
+                "{what}"
+            );
+        }
+    }
+    // One narrow range (cells 10..=20 of tile 0): x is decoded whole (it selects the cells);
+    // of a, b and b's validity only their first chunk.
+    let r = Query::new(&array)
+        .fields(&["a", "b"])
+        .add_range("x", 30i64, 60i64)
+        .submit()
+        .unwrap();
+    assert_eq!(r.fields[0].cell_count, 11);
+    assert_eq!(r.stats.bytes_decoded, 200_000 * 8 + 3 * 65_536);
+    std::fs::remove_dir_all(root).unwrap();
+}

@@ -212,22 +212,35 @@ impl<'a> MetaCache<'a> {
 }
 
 /// Attribute `name`'s tile `t` (`cells` cells) read with `reader` (`None`: the fragment
-/// predates the attribute, its cells hold the fill value).
+/// predates the attribute, its cells hold the fill value); with `runs` (cell ranges) only
+/// the filter chunks holding those cells are unfiltered (the other cells mean nothing, see
+/// [`TileReader::decode_cells`](crate::array::read::tiles::TileReader::decode_cells)). With
+/// the bytes unfiltered.
 pub(crate) fn attribute_tile(
     array: &Array,
     reader: Option<&crate::array::read::tiles::TileReader<'_>>,
     name: &str,
     t: u64,
     cells: u64,
-) -> Result<FieldData> {
+    runs: Option<&[std::ops::Range<u64>]>,
+) -> Result<(FieldData, u64)> {
     let schema = array.schema();
     let i = schema
         .attribute_index(name)
         .expect("query fields are checked");
     let a = &schema.attributes[i];
+    // The bytes unfiltered when only some chunks were (else those of the field).
+    let mut bytes = None;
     let (data, offsets, validity) = match reader {
         Some(r) => {
-            let tile = r.decode(t)?;
+            let tile = match runs {
+                Some(runs) => {
+                    let (tile, done) = r.decode_cells(t, runs)?;
+                    bytes = Some(done);
+                    tile
+                }
+                None => r.decode(t)?,
+            };
             (tile.data, tile.offsets, tile.validity)
         }
         None => {
@@ -241,7 +254,7 @@ pub(crate) fn attribute_tile(
             (data, offsets, a.nullable.then(|| vec![a.fill_validity; n]))
         }
     };
-    Ok(FieldData {
+    let f = FieldData {
         name: name.into(),
         datatype: a.datatype,
         cell_val_num: a.cell_val_num,
@@ -249,7 +262,9 @@ pub(crate) fn attribute_tile(
         offsets,
         validity,
         cell_count: cells,
-    })
+    };
+    let bytes = bytes.unwrap_or_else(|| decoded_bytes(&f));
+    Ok((f, bytes))
 }
 
 /// Whether an MBR meets some cell of the ranges (per dimension, one of its ranges).

@@ -11,6 +11,7 @@ use crate::format::datatype::Datatype;
 use crate::pipeline::Pipeline;
 use crate::storage::{FileReader, Uri};
 use std::cell::Cell;
+use std::ops::Range;
 
 /// Read buffers up to this size are kept per thread between tiles.
 const MAX_KEPT_READ_BUFFER: usize = 256 << 20;
@@ -535,35 +536,102 @@ impl<'a> TileReader<'a> {
 
     /// Decodes tile `i`: data (and offsets), validity when nullable.
     pub fn decode(&self, i: u64) -> Result<DecodedTile> {
+        self.decode_some(i, None).map(|(t, _)| t)
+    }
+
+    /// Decodes the cells `runs` (cell ranges of tile `i`) of tile `i`: for a fixed-size field
+    /// only the filter chunks holding them are unfiltered (data and validity), every other
+    /// cell reads as zero and means nothing; a var-size field's tile is decoded whole.
+    /// Returns the tile and the bytes unfiltered (offsets counted 8 bytes each).
+    pub fn decode_cells(&self, i: u64, runs: &[Range<u64>]) -> Result<(DecodedTile, u64)> {
+        let cells = self.cell_num(i);
+        if let Some(r) = runs.iter().find(|r| r.start > r.end || r.end > cells) {
+            return Err(self.ctx(i)(Error::invalid(format!(
+                "cells {}..{} are not within the tile's {cells} cells",
+                r.start, r.end
+            ))));
+        }
+        self.decode_some(i, Some(runs))
+    }
+
+    /// Decodes tile `i`, of a fixed-size field only the chunks holding `runs` (all of it
+    /// without); with the bytes unfiltered.
+    fn decode_some(&self, i: u64, runs: Option<&[Range<u64>]>) -> Result<(DecodedTile, u64)> {
         let cells = self.cell_num(i);
         let n = usize::try_from(cells).map_err(|_| Error::corrupt("cell count"))?;
+        // The byte ranges of `runs` for a field of `size` bytes per cell (the whole tile
+        // without runs).
+        let wanted = |size: usize| -> Vec<Range<usize>> {
+            match runs {
+                Some(rs) => rs
+                    .iter()
+                    .map(|r| r.start as usize * size..r.end as usize * size)
+                    .collect(),
+                None => std::iter::once(0..n * size).collect(),
+            }
+        };
+        let mut bytes = 0u64;
         let (data, offsets) = match self.cell_size {
             Some(cs) => {
                 let len = n
                     .checked_mul(cs)
                     .ok_or_else(|| Error::corrupt("tile size overflows"))?;
-                let mut data = vec![0u8; len];
-                self.decode_fixed_into(i, &mut data)?;
+                let (data, done) = self
+                    .with_filtered(i, TileKind::Fixed, |filtered| {
+                        self.data.unfilter_tile_ranges(
+                            filtered,
+                            self.datatype,
+                            cs as u64,
+                            len,
+                            &wanted(cs),
+                        )
+                    })
+                    .map_err(self.ctx(i))?;
+                if data.len() != len {
+                    return Err(self.ctx(i)(Error::corrupt(format!(
+                        "the tile unfilters to {} bytes, {len} expected",
+                        data.len()
+                    ))));
+                }
+                bytes += done as u64;
                 (data, None)
             }
             None => {
                 let (o, d) = self.decode_var(i)?;
+                bytes += (d.len() + 8 * o.len()) as u64;
                 (d, Some(o))
             }
         };
         let validity = if self.nullable {
-            let mut v = vec![0u8; n];
-            self.decode_validity_into(i, &mut v)?;
+            let (v, done) = self
+                .with_filtered(i, TileKind::Validity, |filtered| {
+                    self.validity.unfilter_validity_tile_ranges(
+                        filtered,
+                        self.datatype,
+                        self.frag.meta.dense,
+                        n,
+                        &wanted(1),
+                    )
+                })
+                .map_err(self.ctx(i))?;
+            if v.len() != n {
+                return Err(self.ctx(i)(Error::corrupt(format!(
+                    "the validity tile unfilters to {} bytes, {n} expected",
+                    v.len()
+                ))));
+            }
+            bytes += done as u64;
             Some(v)
         } else {
             None
         };
-        Ok(DecodedTile {
+        let tile = DecodedTile {
             data,
             offsets,
             validity,
             cells,
-        })
+        };
+        Ok((tile, bytes))
     }
 
     /// Decodes a u64 field's tile (timestamps) as values.
