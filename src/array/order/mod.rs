@@ -141,6 +141,7 @@ impl Kind {
         })
     }
 
+    #[inline]
     pub(crate) fn size(self) -> usize {
         match self {
             Kind::I8 | Kind::U8 | Kind::Str => 1,
@@ -150,12 +151,14 @@ impl Kind {
         }
     }
 
+    #[inline]
     pub(crate) fn is_float(self) -> bool {
         matches!(self, Kind::F32 | Kind::F64)
     }
 
     /// A fixed-size coordinate as a number: signed integers as i64, unsigned as u64 (both
     /// returned as i128), floats as f64 (exact for f32).
+    #[inline]
     pub(crate) fn int(self, b: &[u8]) -> i128 {
         match self {
             Kind::I8 => b[0] as i8 as i128,
@@ -170,6 +173,7 @@ impl Kind {
         }
     }
 
+    #[inline]
     pub(crate) fn float(self, b: &[u8]) -> f64 {
         match self {
             Kind::F32 => f32::from_le_bytes(b[..4].try_into().expect("4 bytes")) as f64,
@@ -182,6 +186,7 @@ impl Kind {
 
     /// A u64 whose unsigned order is the coordinates' numeric order (TileDB's `<` on the
     /// coordinate type; `-0.0` maps like `0.0`). Not for strings.
+    #[inline]
     pub(crate) fn order_word(self, b: &[u8]) -> u64 {
         match self {
             Kind::I8 | Kind::I16 | Kind::I32 | Kind::I64 => (self.int(b) as i64 as u64) ^ (1 << 63),
@@ -200,6 +205,7 @@ impl Kind {
     }
 
     /// [`tile_index`] of a coordinate of this kind.
+    #[inline]
     pub(crate) fn tile_index(self, v: &[u8], lo: &[u8], extent: &[u8]) -> u64 {
         macro_rules! int {
             ($s:ty, $u:ty) => {{

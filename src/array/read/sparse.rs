@@ -1,6 +1,6 @@
 //! Sparse reads (docs/ARRAY.md §5.4): the visible cells in global order. Each fragment's cells are
-//! in global order already; several fragments are merged (a stable sort of the concatenated
-//! runs), cells outside the subarray or (for consolidated fragments) outside the open time
+//! in global order already; several fragments are merged (a k-way merge of the fragments' sorted
+//! runs by packed keys, else a stable sort of the concatenated runs), cells outside the subarray or (for consolidated fragments) outside the open time
 //! range are dropped, equal coordinates are de-duplicated when the array does not allow
 //! duplicates (the newest by per-cell timestamp, else fragment timestamp, then fragment
 //! order, wins), and cells deleted at or before the open timestamp are dropped afterwards.
@@ -252,6 +252,130 @@ impl GlobalOrder {
     }
 }
 
+impl GlobalOrder {
+    /// `cells` (per fragment in global order, fragments oldest first) merged into global
+    /// order as sorted runs, one per fragment, by packed keys (see
+    /// [`merge_runs`](super::merge::merge_runs)); `None` when the keys do not pack into 128
+    /// bits, a cell has no key or a fragment's cells are not sorted (then [`Self::merge`]).
+    fn merge_runs(
+        &self,
+        tiles: &[CoordTile],
+        cells: &[Cell],
+        tile_dims: &[usize],
+        cell_dims: &[usize],
+    ) -> Option<super::merge::Merged> {
+        let (words, widths) = self.words(tile_dims, cell_dims)?;
+        let total: u32 = widths.iter().sum();
+        if words.is_empty() || widths.iter().any(|w| *w > 64) {
+            return None;
+        }
+        // A run per fragment: where the fragment of the cells' tiles changes.
+        let mut bounds = vec![0];
+        bounds.extend(
+            (1..cells.len()).filter(|&i| {
+                tiles[cells[i].ct as usize].frag != tiles[cells[i - 1].ct as usize].frag
+            }),
+        );
+        bounds.push(cells.len());
+        if total <= u64::BITS {
+            let keys = packed_keys::<u64>(&words, &widths, tiles, cells)?;
+            super::merge::merge_runs(&keys, &bounds)
+        } else if total <= u128::BITS {
+            let keys = packed_keys::<u128>(&words, &widths, tiles, cells)?;
+            super::merge::merge_runs(&keys, &bounds)
+        } else {
+            None
+        }
+    }
+}
+
+/// The packed keys of `cells` (`words`, `widths` bits each, the first in the highest bits),
+/// built word by word over each tile's cells in parallel: `None` when a cell has no key (a
+/// NaN coordinate, a word outside its width).
+fn packed_keys<K: super::merge::Packed>(
+    words: &[Word<'_>],
+    widths: &[u32],
+    tiles: &[CoordTile],
+    cells: &[Cell],
+) -> Option<Vec<K>> {
+    let mut keys = vec![K::default(); cells.len()];
+    let ok = keys
+        .par_chunks_mut(1 << 13)
+        .zip(cells.par_chunks(1 << 13))
+        .all(|(keys, cells)| {
+            let mut start = 0;
+            while start < cells.len() {
+                let ct = cells[start].ct;
+                let mut end = start + 1;
+                while end < cells.len() && cells[end].ct == ct {
+                    end += 1;
+                }
+                let t = &tiles[ct as usize];
+                let (ks, cs) = (&mut keys[start..end], &cells[start..end]);
+                for (w, &bits) in words.iter().zip(widths) {
+                    if !push_word(ks, cs, t, w, bits) {
+                        return false;
+                    }
+                }
+                start = end;
+            }
+            true
+        });
+    ok.then_some(keys)
+}
+
+/// Appends word `w` (`bits` bits) of each of `cells` (all of tile `t`) to its key.
+fn push_word<K: super::merge::Packed>(
+    keys: &mut [K],
+    cells: &[Cell],
+    t: &CoordTile,
+    w: &Word<'_>,
+    bits: u32,
+) -> bool {
+    match *w {
+        Word::Hilbert => {
+            let Some(h) = &t.hilbert else { return false };
+            for (k, c) in keys.iter_mut().zip(cells) {
+                *k = k.push(bits, h[c.cell as usize]);
+            }
+            true
+        }
+        Word::Tile(d, kind, lo, e) => {
+            let (data, size) = (&t.dims[d].data, kind.size());
+            for (k, c) in keys.iter_mut().zip(cells) {
+                let at = c.cell as usize * size;
+                let v = kind.tile_index(&data[at..at + size], lo, e);
+                if !fits(v, bits) {
+                    return false;
+                }
+                *k = k.push(bits, v);
+            }
+            true
+        }
+        Word::Coord(d, kind, base) => {
+            let (data, size) = (&t.dims[d].data, kind.size());
+            for (k, c) in keys.iter_mut().zip(cells) {
+                let at = c.cell as usize * size;
+                let v = &data[at..at + size];
+                // NaN compares equal to everything in the comparison sort: no key.
+                if kind.is_float() && kind.float(v).is_nan() {
+                    return false;
+                }
+                match kind.order_word(v).checked_sub(base) {
+                    Some(x) if fits(x, bits) => *k = k.push(bits, x),
+                    _ => return false,
+                }
+            }
+            true
+        }
+    }
+}
+
+/// Whether `w` fits `bits` bits.
+fn fits(w: u64, bits: u32) -> bool {
+    bits >= 64 || w >> bits == 0
+}
+
 /// TileDB's Hilbert value of each cell (the writer's mapping, `array::write::global_order`).
 fn hilbert_values(schema: &ArraySchema, dims: &[DecodedTile], cells: usize) -> Result<Vec<u64>> {
     let bits = hilbert_bits(schema.dimensions.len())?;
@@ -453,9 +577,12 @@ pub(crate) fn read(
     });
     let mut same: Option<Vec<bool>> = None;
     if frags.len() > 1 {
-        match order.merge(&coord_tiles, &cells, &tile_dims, &cell_dims) {
+        let merged = order
+            .merge_runs(&coord_tiles, &cells, &tile_dims, &cell_dims)
+            .or_else(|| order.merge(&coord_tiles, &cells, &tile_dims, &cell_dims));
+        match merged {
             Some(m) => {
-                cells = m.order.iter().map(|&i| cells[i as usize]).collect();
+                cells = m.order.par_iter().map(|&i| cells[i as usize]).collect();
                 same = Some(m.same_as_previous);
             }
             None => {
