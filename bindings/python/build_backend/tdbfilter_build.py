@@ -171,8 +171,11 @@ def _cargo_build() -> tuple:
     for line in proc.stdout.splitlines():
         msg = json.loads(line) if line.startswith("{") else {}
         target = msg.get("target", {})
+        # The library itself: with --all-targets the crate's test harness is an artifact of
+        # the same target too (its file an executable, no .so).
         if msg.get("reason") == "compiler-artifact" and target.get("name") == PACKAGE \
-                and "cdylib" in target.get("kind", []):
+                and "cdylib" in target.get("kind", []) \
+                and any(f.endswith(".so") for f in msg.get("filenames", [])):
             found = msg
     sos = [f for f in (found or {}).get("filenames", []) if f.endswith(".so")]
     if not sos:
