@@ -104,6 +104,19 @@ pub(crate) fn bytes<'a>(ptr: *const u8, len: usize, name: &str) -> Result<&'a [u
     from_parts(ptr, len, name, "size")
 }
 
+/// An optional AES-256-GCM key from a caller pointer and length: `None` for length 0, else
+/// exactly 32 bytes.
+pub(crate) fn aes_key(ptr: *const std::ffi::c_void, len: usize) -> Result<Option<Vec<u8>>> {
+    let key = bytes(ptr.cast(), len, "key")?;
+    if !key.is_empty() && key.len() != 32 {
+        return Err(Error::invalid(format!(
+            "an AES-256-GCM key has 32 bytes, not {}",
+            key.len()
+        )));
+    }
+    Ok((!key.is_empty()).then(|| key.to_vec()))
+}
+
 /// A slice of `len` items from a caller pointer (NULL allowed only with count 0).
 pub(crate) fn slice<'a, T>(ptr: *const T, len: usize, name: &str) -> Result<&'a [T]> {
     from_parts(ptr, len, name, "count")

@@ -52,14 +52,7 @@ pub unsafe extern "C" fn tdb_array_consolidate(
         if !mode.is_null() {
             options.mode = ConsolidateMode::parse(guard::c_str(mode, "mode")?)?;
         }
-        let key = guard::bytes(key.cast(), key_len, "key")?;
-        if !key.is_empty() && key.len() != 32 {
-            return Err(Error::invalid(format!(
-                "an AES-256-GCM key has 32 bytes, not {}",
-                key.len()
-            )));
-        }
-        options.key = (!key.is_empty()).then(|| key.to_vec());
+        options.key = guard::aes_key(key, key_len)?;
         if timestamp_start > timestamp_end {
             return Err(Error::invalid(format!(
                 "timestamp start {timestamp_start} is after the end {timestamp_end}"
@@ -206,15 +199,9 @@ pub unsafe extern "C" fn tdb_array_delete_cells(
     guard(error, || {
         let uri = guard::c_str(uri, "uri")?;
         let condition = guard::c_str(condition, "condition")?;
-        let key = guard::bytes(key.cast(), key_len, "key")?;
-        if !key.is_empty() && key.len() != 32 {
-            return Err(Error::invalid(format!(
-                "an AES-256-GCM key has 32 bytes, not {}",
-                key.len()
-            )));
-        }
+        let key = guard::aes_key(key, key_len)?;
         let options = DeleteCellsOptions {
-            key: (!key.is_empty()).then(|| key.to_vec()),
+            key,
             config: config_of(config)?,
         };
         lifecycle::delete_cells(
@@ -292,15 +279,9 @@ pub unsafe extern "C" fn tdb_array_upgrade_version(
 ) -> tdb_status_t {
     guard(error, || {
         let uri = guard::c_str(uri, "uri")?;
-        let key = guard::bytes(key.cast(), key_len, "key")?;
-        if !key.is_empty() && key.len() != 32 {
-            return Err(Error::invalid(format!(
-                "an AES-256-GCM key has 32 bytes, not {}",
-                key.len()
-            )));
-        }
+        let key = guard::aes_key(key, key_len)?;
         let options = EvolveOptions {
-            key: (!key.is_empty()).then(|| key.to_vec()),
+            key,
             timestamp: (timestamp != 0).then_some(timestamp),
             config: config_of(config)?,
         };

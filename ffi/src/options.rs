@@ -48,14 +48,7 @@ pub unsafe extern "C" fn tdb_options_set_key(
 ) -> tdb_status_t {
     guard(error, || {
         let o = guard::arg_mut(options, "options")?;
-        let key = guard::bytes(key.cast(), key_len, "key")?;
-        if !key.is_empty() && key.len() != 32 {
-            return Err(Error::invalid(format!(
-                "an AES-256-GCM key has 32 bytes, not {}",
-                key.len()
-            )));
-        }
-        o.inner.key = (!key.is_empty()).then(|| key.to_vec());
+        o.inner.key = guard::aes_key(key, key_len)?;
         Ok(())
     })
 }
