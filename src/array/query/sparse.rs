@@ -498,7 +498,8 @@ fn select_tiles(
                     return Ok((times, Some(fields), bytes));
                 };
                 let n = times.len();
-                let kept: Vec<FieldData> = fields.iter().map(|f| compact(f, n, &runs)).collect();
+                let kept: Vec<FieldData> =
+                    fields.into_iter().map(|f| compact(f, n, &runs)).collect();
                 let times: Vec<u64> = times.into_iter().filter(|t| *t > 0).collect();
                 Ok((times, Some(kept), bytes))
             })
@@ -533,42 +534,56 @@ fn select_tiles(
     })
 }
 
-/// The cells `runs` (cell ranges, in order) of `f` (`n` cells), each run copied at once.
-fn compact(f: &FieldData, n: usize, runs: &[Span<u64>]) -> FieldData {
+/// The cells `runs` (cell ranges, in order) of `f` (`n` cells): each run moved down within
+/// `f`'s own buffers, which are then cut to the kept cells (no second copy of the tile is
+/// ever held).
+fn compact(mut f: FieldData, n: usize, runs: &[Span<u64>]) -> FieldData {
     let keep: usize = runs.iter().map(|r| (r.end - r.start) as usize).sum();
-    let cs = if f.offsets.is_none() && n > 0 {
-        f.data.len() / n
-    } else {
-        0
-    };
-    let mut out = FieldData {
-        name: f.name.clone(),
-        datatype: f.datatype,
-        cell_val_num: f.cell_val_num,
-        data: Vec::with_capacity(keep * cs),
-        offsets: f.offsets.as_ref().map(|_| Vec::with_capacity(keep)),
-        validity: f.validity.as_ref().map(|_| Vec::with_capacity(keep)),
-        cell_count: keep as u64,
-    };
-    for r in runs {
-        let (a, i) = (r.start as usize, r.end as usize);
-        match &f.offsets {
-            Some(o) => {
-                let out_o = out.offsets.as_mut().expect("var");
+    match f.offsets.as_mut() {
+        Some(o) => {
+            let total = f.data.len() as u64;
+            let (mut w, mut k) = (0usize, 0usize);
+            for r in runs {
+                let (a, i) = (r.start as usize, r.end as usize);
+                // Read before this run's moves: they only write offsets below `i`.
                 let base = o[a];
-                let end = o.get(i).map_or(f.data.len() as u64, |e| *e);
-                let shift = out.data.len() as u64;
-                out_o.extend(o[a..i].iter().map(|x| x - base + shift));
-                out.data
-                    .extend_from_slice(&f.data[base as usize..end as usize]);
+                let end = o.get(i).map_or(total, |e| *e);
+                let shift = w as u64;
+                for j in a..i {
+                    o[k] = o[j] - base + shift;
+                    k += 1;
+                }
+                f.data.copy_within(base as usize..end as usize, w);
+                w += (end - base) as usize;
             }
-            None => out.data.extend_from_slice(&f.data[a * cs..i * cs]),
+            o.truncate(keep);
+            o.shrink_to_fit();
+            f.data.truncate(w);
         }
-        if let (Some(v), Some(fv)) = (out.validity.as_mut(), f.validity.as_ref()) {
-            v.extend_from_slice(&fv[a..i]);
+        None => {
+            let cs = if n > 0 { f.data.len() / n } else { 0 };
+            let mut w = 0;
+            for r in runs {
+                let (a, i) = (r.start as usize, r.end as usize);
+                f.data.copy_within(a * cs..i * cs, w);
+                w += (i - a) * cs;
+            }
+            f.data.truncate(w);
         }
     }
-    out
+    f.data.shrink_to_fit();
+    if let Some(v) = f.validity.as_mut() {
+        let mut w = 0;
+        for r in runs {
+            let (a, i) = (r.start as usize, r.end as usize);
+            v.copy_within(a..i, w);
+            w += i - a;
+        }
+        v.truncate(w);
+        v.shrink_to_fit();
+    }
+    f.cell_count = keep as u64;
+    f
 }
 
 /// The cells of `parts` (reads of one field) one after another.
