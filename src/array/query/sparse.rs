@@ -561,7 +561,7 @@ fn compact(mut f: FieldData, n: usize, runs: &[Span<u64>]) -> FieldData {
             f.data.truncate(w);
         }
         None => {
-            let cs = if n > 0 { f.data.len() / n } else { 0 };
+            let cs = f.data.len().checked_div(n).unwrap_or(0);
             let mut w = 0;
             for r in runs {
                 let (a, i) = (r.start as usize, r.end as usize);
