@@ -243,9 +243,12 @@ if ! wants build; then
   run_build
 fi
 
-# The fuzz targets' build (AddressSanitizer, a compile of its own) runs in the background at low
-# priority from the end of the build step on: most later steps are single-threaded Python and
-# leave a core idle. The fuzz step waits for it (its own `cargo fuzz build` is then a no-op).
+# The fuzz targets' build (AddressSanitizer, a compile of its own in fuzz/target) runs in the
+# background at low priority from the end of the setup on: the build step's link and
+# single-crate phases and most later steps (single-threaded Python) leave a core idle, and at
+# nice 15 it takes little from them. Started after the build step it was still running when the
+# fuzz step came (a 3-4 minute wait). The fuzz step waits for it (its own `cargo fuzz build`
+# is then a no-op); the wait is printed as a step of its own.
 fuzz_prebuild_pid=""
 start_fuzz_prebuild() {
   if wants fuzz && [ -z "$fuzz_prebuild_pid" ]; then
@@ -257,11 +260,12 @@ start_fuzz_prebuild() {
     bg_pids+=("$fuzz_prebuild_pid")  # stopped by cleanup if the suite ends first
   fi
 }
-if ! wants build || [ "$mode" = only ]; then start_fuzz_prebuild; fi
+start_fuzz_prebuild
 
 for n in "${all_steps[@]}"; do
   wants "$n" || continue
   if [ "$n" = fuzz ] && [ -n "$fuzz_prebuild_pid" ]; then
+    step "waiting for the background fuzz build (build/fuzz-prebuild.log)"
     # A failed prebuild is not fatal here: the step builds again and reports the error.
     wait "$fuzz_prebuild_pid" || echo "(the background fuzz build failed; the fuzz step builds again)"
     fuzz_prebuild_pid=""
@@ -269,7 +273,6 @@ for n in "${all_steps[@]}"; do
   if printf '%s\n' "${core_steps[@]}" | grep -qx -- "$n"; then
     step "$n: $(title "$n")"
     "run_${n//-/_}"
-    if [ "$n" = build ]; then start_fuzz_prebuild; fi
   else
     s=$(ls scripts/test.d/*-"$n".sh)
     step "$n: $(sed -n 's/^# step: //p' "$s" | head -n 1) ($s)"
