@@ -204,6 +204,31 @@ impl Kind {
         }
     }
 
+    /// Integer kinds: `v - lo` in the coordinate's unsigned type, the dividend of
+    /// [`tile_index`](Self::tile_index) (`tile_offset(extent, 0)` is its divisor): the tile
+    /// index is `tile_offset(v, lo) / tile_offset(extent, zero)`. Not for floats and strings.
+    #[inline]
+    pub(crate) fn tile_offset(self, v: &[u8], lo: &[u8]) -> u64 {
+        macro_rules! int {
+            ($s:ty, $u:ty) => {{
+                let f =
+                    |b: &[u8]| <$s>::from_le_bytes(b[..size_of::<$s>()].try_into().expect("size"));
+                f(v).wrapping_sub(f(lo)) as $u as u64
+            }};
+        }
+        match self {
+            Kind::I8 => int!(i8, u8),
+            Kind::U8 => int!(u8, u8),
+            Kind::I16 => int!(i16, u16),
+            Kind::U16 => int!(u16, u16),
+            Kind::I32 => int!(i32, u32),
+            Kind::U32 => int!(u32, u32),
+            Kind::I64 => int!(i64, u64),
+            Kind::U64 => int!(u64, u64),
+            Kind::F32 | Kind::F64 | Kind::Str => unreachable!("not an integer kind"),
+        }
+    }
+
     /// [`tile_index`] of a coordinate of this kind.
     #[inline]
     pub(crate) fn tile_index(self, v: &[u8], lo: &[u8], extent: &[u8]) -> u64 {

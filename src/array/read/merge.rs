@@ -24,6 +24,8 @@ pub(crate) struct Merged {
     pub order: Vec<u32>,
     /// Per output position: whether its key equals the previous one's (same coordinates).
     pub same_as_previous: Vec<bool>,
+    /// Whether `order` is the input order (0, 1, 2, ...): the cells need no moving.
+    pub in_input_order: bool,
 }
 
 /// Sorts `n` cells by keys of `widths.len()` words: `fill(i, key)` writes cell `i`'s words,
@@ -89,11 +91,21 @@ where
         .with_min_len(4096)
         .map(|i| i > 0 && keys[i] >> 32 == keys[i - 1] >> 32)
         .collect();
-    let order = keys.into_par_iter().map(|k| k as u32).collect();
+    let order: Vec<u32> = keys.into_par_iter().map(|k| k as u32).collect();
     Some(Merged {
+        in_input_order: is_identity(&order),
         order,
         same_as_previous,
     })
+}
+
+/// Whether `order` is 0, 1, 2, ...
+fn is_identity(order: &[u32]) -> bool {
+    order
+        .par_iter()
+        .with_min_len(1 << 14)
+        .enumerate()
+        .all(|(i, &o)| o as usize == i)
 }
 
 /// Sorts distinct keys; fragments that do not overlap, written in order, come already sorted
@@ -123,8 +135,9 @@ where
         .with_min_len(4096)
         .map(|i| i > 0 && keys[i].0 == keys[i - 1].0)
         .collect();
-    let order = keys.into_par_iter().map(|(_, i)| i).collect();
+    let order: Vec<u32> = keys.into_par_iter().map(|(_, i)| i).collect();
     Some(Merged {
+        in_input_order: is_identity(&order),
         order,
         same_as_previous,
     })
@@ -225,6 +238,20 @@ pub(crate) fn merge_runs<K: Packed>(keys: &[K], bounds: &[usize]) -> Option<Merg
     if !sorted {
         return None;
     }
+    // Each run starting at or after the end of the one before (fragments that do not overlap,
+    // written in order: appends): the input is the order, equal keys only next to each other.
+    if runs.windows(2).all(|w| keys[w[0].1 - 1] <= keys[w[1].0]) {
+        let same_as_previous = (0..n)
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|i| i > 0 && keys[i] == keys[i - 1])
+            .collect();
+        return Some(Merged {
+            order: (0..n as u32).collect(),
+            same_as_previous,
+            in_input_order: true,
+        });
+    }
     // Splitters: quantiles of a regular sample of all keys (each run sampled in proportion
     // to its length), distinct and ascending.
     let parts = n.div_ceil(PARTITION).clamp(1, 1024);
@@ -269,6 +296,7 @@ pub(crate) fn merge_runs<K: Packed>(keys: &[K], bounds: &[usize]) -> Option<Merg
     Some(Merged {
         order,
         same_as_previous: same,
+        in_input_order: false,
     })
 }
 
@@ -583,6 +611,36 @@ mod tests {
             m.same_as_previous,
             vec![false, false, false, true, true, false, true, true, false]
         );
+    }
+
+    #[test]
+    fn runs_already_in_order_keep_the_input_order() {
+        // Appends: each run starts at or after the previous one's end (a tie at a boundary
+        // and an empty run included); a run starting below the previous end is merged.
+        let keys = [1u64, 2, 4, 4, 6, 6, 8, 9];
+        let m = merge_runs(&keys, &[0, 3, 3, 5, 8]).unwrap();
+        assert!(m.in_input_order);
+        assert_eq!(m.order, (0..8).collect::<Vec<u32>>());
+        assert_eq!(
+            m.same_as_previous,
+            vec![false, false, false, true, false, true, false, false]
+        );
+        let keys = [1u64, 2, 4, 3, 6];
+        let m = merge_runs(&keys, &[0, 3, 5]).unwrap();
+        assert!(!m.in_input_order);
+        assert_eq!(m.order, vec![0, 1, 3, 2, 4]);
+        // Many runs in order across several partitions: the same answer as a stable sort.
+        let (keys, bounds) = runs(&[5000; 40], {
+            let mut k = 0;
+            move || {
+                k += 3;
+                k / 4
+            }
+        });
+        let m = merge_runs(&keys, &bounds).unwrap();
+        let (want, same) = stable(&keys);
+        assert!(m.in_input_order);
+        assert_eq!((m.order, m.same_as_previous), (want, same));
     }
 
     #[test]

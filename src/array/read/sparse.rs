@@ -340,6 +340,32 @@ fn push_word<K: super::merge::Packed>(
             }
             true
         }
+        Word::Tile(d, kind, lo, e) if !kind.is_float() => {
+            // Integers: a division only where a cell leaves the last cell's space tile (the
+            // cells of a data tile mostly share one).
+            let (data, size) = (&t.dims[d].data, kind.size());
+            let zero = [0u8; 8];
+            let ext = kind.tile_offset(e, &zero);
+            if ext == 0 {
+                return false;
+            }
+            // The offsets of the current space tile: first..=last, its index.
+            let (mut first, mut last, mut index) = (1u64, 0u64, 0u64);
+            for (k, c) in keys.iter_mut().zip(cells) {
+                let at = c.cell as usize * size;
+                let off = kind.tile_offset(&data[at..at + size], lo);
+                if off < first || off > last {
+                    index = off / ext;
+                    if !fits(index, bits) {
+                        return false;
+                    }
+                    first = index * ext;
+                    last = first.saturating_add(ext - 1);
+                }
+                *k = k.push(bits, index);
+            }
+            true
+        }
         Word::Tile(d, kind, lo, e) => {
             let (data, size) = (&t.dims[d].data, kind.size());
             for (k, c) in keys.iter_mut().zip(cells) {
@@ -582,7 +608,9 @@ pub(crate) fn read(
             .or_else(|| order.merge(&coord_tiles, &cells, &tile_dims, &cell_dims));
         match merged {
             Some(m) => {
-                cells = m.order.par_iter().map(|&i| cells[i as usize]).collect();
+                if !m.in_input_order {
+                    cells = m.order.par_iter().map(|&i| cells[i as usize]).collect();
+                }
                 same = Some(m.same_as_previous);
             }
             None => {
