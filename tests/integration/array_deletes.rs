@@ -95,3 +95,81 @@ fn delete_cells_writes_what_reads_apply() {
     assert_eq!(count, 0);
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+/// A one-fragment read through a delete keeps exactly the cells the condition keeps in every
+/// kind of field and tile: tiles whose cells all go (not read), all stay (read straight into
+/// the result) or partly stay (compacted from scratch), a nullable fixed-size attribute, a
+/// var-size one, a field asked for twice, with and without the condition's own field.
+#[test]
+fn deleted_cells_leave_every_field_of_one_fragment() {
+    use tdbfilter::array::schema::ArraySchema;
+    use tdbfilter::array::{WriteLayout, Writer, create};
+    use tdbfilter::storage::StorageConfig;
+    let tmp = std::env::temp_dir().join(format!("tdbf_deletes_kept_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let uri = tmp.to_str().unwrap();
+    let schema = ArraySchema::from_json(
+        r#"{"sparse":true,"capacity":100,
+            "dimensions":[{"name":"x","type":"INT64","domain":[0,9999],"tile":10000}],
+            "attributes":[{"name":"a","type":"INT64"},
+                          {"name":"n","type":"INT32","nullable":true},
+                          {"name":"s","type":"STRING_ASCII","cell_val_num":"var"}]}"#,
+    )
+    .unwrap();
+    create(uri, &schema, None, &StorageConfig::new()).unwrap();
+    const N: i64 = 1000;
+    let text = |i: i64| "s".repeat((i % 5) as usize) + &i.to_string();
+    let mut w = Writer::open(uri, None, Some(1), &StorageConfig::new()).unwrap();
+    w.set_layout(WriteLayout::GlobalOrder).unwrap();
+    let x: Vec<u8> = (0..N).flat_map(|i| (i * 3).to_le_bytes()).collect();
+    let a: Vec<u8> = (0..N).flat_map(|i| (i * 7).to_le_bytes()).collect();
+    let n: Vec<u8> = (0..N)
+        .flat_map(|i| (i as i32 - 500).to_le_bytes())
+        .collect();
+    let valid: Vec<u8> = (0..N).map(|i| u8::from(i % 4 != 1)).collect();
+    let (mut s, mut offsets) = (Vec::new(), Vec::new());
+    for i in 0..N {
+        offsets.push(s.len() as u64);
+        s.extend_from_slice(text(i).as_bytes());
+    }
+    w.set_data_owned("x", x).unwrap();
+    w.set_data_owned("a", a).unwrap();
+    w.set_data_owned("n", n).unwrap();
+    w.set_validity("n", &valid).unwrap();
+    w.set_data_owned("s", s).unwrap();
+    w.set_offsets("s", &offsets).unwrap();
+    w.submit().unwrap();
+    w.finalize().unwrap();
+    // Deleted: tile 0 whole (a < 700), half of tile 1 (a < 1050), ten cells of tiles 4 and
+    // 5, and tile 9 whole (a >= 6300); tiles 2, 3, 6-8 keep every cell.
+    let cond = "a < 1050 or (a >= 2800 and a < 2870) or (a >= 3500 and a < 3570) or a >= 6300";
+    delete_cells(uri, cond, Some(2), &DeleteCellsOptions::default()).unwrap();
+    let deleted = |i: i64| {
+        let a = i * 7;
+        a < 1050 || (2800..2870).contains(&a) || (3500..3570).contains(&a) || a >= 6300
+    };
+    let kept: Vec<i64> = (0..N).filter(|&i| !deleted(i)).collect();
+    assert_eq!(kept.len(), 730);
+    let array = Array::open(uri, &OpenOptions::default()).unwrap();
+    for fields in [vec!["x", "a", "n", "s", "a"], vec!["n", "s", "x", "n"]] {
+        let got = array.read(&fields, None).unwrap();
+        for (f, name) in got.iter().zip(&fields) {
+            assert_eq!(f.cell_count as usize, kept.len(), "{name}");
+            for (k, &i) in kept.iter().enumerate() {
+                let cell = f.cell(k);
+                match *name {
+                    "x" => assert_eq!(cell, (i * 3).to_le_bytes(), "x of cell {i}"),
+                    "a" => assert_eq!(cell, (i * 7).to_le_bytes(), "a of cell {i}"),
+                    "n" => {
+                        assert_eq!(cell, (i as i32 - 500).to_le_bytes(), "n of cell {i}");
+                        let v = f.validity.as_ref().expect("nullable")[k];
+                        assert_eq!(v, u8::from(i % 4 != 1), "validity of cell {i}");
+                    }
+                    _ => assert_eq!(cell, text(i).as_bytes(), "s of cell {i}"),
+                }
+            }
+        }
+    }
+    drop(array);
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

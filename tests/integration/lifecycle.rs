@@ -308,6 +308,7 @@ fn writes_at_early_timestamps_take_the_latest_schema() {
         .unwrap();
     assert_eq!(names[1], newest);
     assert!(ints(&dir, "b").contains(&700));
+    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -533,7 +533,7 @@ pub(crate) fn read(
         && !frags[0].meta.has_timestamps
         && !frags[0].meta.has_delete_meta;
     if simple || frags.is_empty() {
-        return refs.iter().map(|r| read_whole(array, r)).collect();
+        return refs.iter().map(|r| read_whole(array, r, None)).collect();
     }
     if subarray.is_none()
         && let Some(fields) = read_one_fragment(array, refs, &deletes)?
@@ -696,8 +696,8 @@ fn read_one_fragment(
         })
         .collect::<Result<Vec<FieldRef>>>()?;
     let per_cell_time = active.iter().any(|&k| matches!(scopes[k], Scope::UpTo(_)));
-    // Every field is read once, whoever needs it.
-    let mut wanted: Vec<FieldRef> = refs.to_vec();
+    // The fields that decide which cells are kept are read first, whole.
+    let mut wanted: Vec<FieldRef> = Vec::new();
     if dedup {
         wanted.extend((0..schema.dimensions.len()).map(FieldRef::Dimension));
     }
@@ -713,7 +713,7 @@ fn read_one_fragment(
     }
     let mut read = unique
         .iter()
-        .map(|r| Ok((*r, read_whole(array, r)?)))
+        .map(|r| Ok((*r, read_whole(array, r, None)?)))
         .collect::<Result<Vec<(FieldRef, FieldData)>>>()?;
     let of = |read: &[(FieldRef, FieldData)], r: FieldRef| -> usize {
         read.iter().position(|(x, _)| *x == r).expect("read")
@@ -729,7 +729,7 @@ fn read_one_fragment(
     let n = read
         .first()
         .map_or(frag.meta.cell_num(), |(_, f)| f.cell_count) as usize;
-    let mut keep = vec![true; n];
+    let mut keep: Option<Vec<bool>> = None;
     if !active.is_empty() {
         let timestamps: Option<Vec<u64>> = per_cell_time.then(|| {
             read[of(&read, FieldRef::Timestamps)]
@@ -752,27 +752,57 @@ fn read_one_fragment(
             let d = &deletes[k];
             let kept = evaluate(&d.keep, schema, n, &column)
                 .map_err(|e| e.context(format!("delete commit {}", d.marker)))?;
-            for (i, (cell, kept)) in keep.iter_mut().zip(kept).enumerate() {
-                if !kept && scopes[k].covers(timestamps.as_ref().map(|t| t[i])) {
-                    *cell = false;
+            keep = Some(match (keep, timestamps.as_ref()) {
+                // One delete of every cell's time: its condition's flags are the mask.
+                (None, None) if scopes[k].covers(None) => kept,
+                (keep, times) => {
+                    let mut keep = keep.unwrap_or_else(|| vec![true; n]);
+                    for (i, (cell, kept)) in keep.iter_mut().zip(kept).enumerate() {
+                        if !kept && scopes[k].covers(times.map(|t| t[i])) {
+                            *cell = false;
+                        }
+                    }
+                    keep
                 }
-            }
+            });
         }
     }
-    // The results: each field moved out at its last use, copied before.
-    let mut fields = Vec::with_capacity(refs.len());
+    let keep = keep.filter(|k| k.par_iter().any(|k| !*k));
+    // The results: the fields read above moved out at their last use (copied before), then
+    // compacted; the others read with only their kept cells (a field asked for twice read
+    // once, then copied).
+    let mut fields: Vec<(FieldData, bool)> = Vec::with_capacity(refs.len());
+    let mut kept_read: Vec<(FieldRef, FieldData)> = Vec::new();
     for (i, r) in refs.iter().enumerate() {
-        let at = of(&read, *r);
-        fields.push(if refs[i + 1..].contains(r) {
-            read[at].1.clone()
-        } else {
-            read.swap_remove(at).1
-        });
+        let last = !refs[i + 1..].contains(r);
+        if let Some(at) = read.iter().position(|(x, _)| x == r) {
+            let f = if last {
+                read.swap_remove(at).1
+            } else {
+                read[at].1.clone()
+            };
+            fields.push((f, false));
+            continue;
+        }
+        let f = match kept_read.iter().position(|(x, _)| x == r) {
+            Some(at) => kept_read[at].1.clone(),
+            None => {
+                let f = read_whole(array, r, keep.as_deref())?;
+                if !last {
+                    kept_read.push((*r, f.clone()));
+                }
+                f
+            }
+        };
+        fields.push((f, true));
     }
-    if keep.iter().any(|k| !*k) {
-        fields.par_iter_mut().for_each(|f| retain_cells(f, &keep));
+    if let Some(keep) = &keep {
+        fields
+            .par_iter_mut()
+            .filter(|(_, compacted)| !*compacted)
+            .for_each(|(f, _)| retain_cells(f, keep));
     }
-    Ok(Some(fields))
+    Ok(Some(fields.into_iter().map(|(f, _)| f).collect()))
 }
 
 /// Whether two adjacent cells have the same coordinates (`dims`: every dimension's cells).
@@ -1036,9 +1066,12 @@ fn tile_field(r: &FieldRef) -> TileField {
     }
 }
 
-/// One fragment, no filtering: every tile in order, fixed-size tiles unfiltered in parallel
-/// straight into the result.
-fn read_whole(array: &Array, r: &FieldRef) -> Result<FieldData> {
+/// One fragment: every tile in order, fixed-size tiles unfiltered in parallel straight into
+/// the result. With `keep` (one flag per cell of the fragment), only the kept cells: a
+/// fixed-size tile is unfiltered into scratch memory and its kept cells copied out while it
+/// is in cache (a tile keeping every cell straight into the result, one keeping none not
+/// read); var-size fields are compacted after.
+fn read_whole(array: &Array, r: &FieldRef, keep: Option<&[bool]>) -> Result<FieldData> {
     let schema = array.schema();
     let info = r.info(schema);
     let cell_size = info.cell_size;
@@ -1062,11 +1095,23 @@ fn read_whole(array: &Array, r: &FieldRef) -> Result<FieldData> {
     };
     // TileReader::new checked that the fragment lists an offset for each of its tiles.
     let tiles: Vec<u64> = (0..frag.meta.tile_num()).collect();
-    reader.prefetch(&tiles)?;
     let counts: Vec<usize> = tiles
         .iter()
         .map(|&t| frag.meta.cell_num_of_tile(t) as usize)
         .collect();
+    if let Some(keep) = keep {
+        if keep.len() != cells || counts.iter().sum::<usize>() != cells {
+            return Err(Error::corrupt(format!(
+                "fragment {}: its tiles hold {} cells, {cells} expected",
+                frag.name(),
+                counts.iter().sum::<usize>()
+            )));
+        }
+        if let Some(cs) = cell_size {
+            return read_whole_kept(&reader, &tiles, &counts, keep, cs, out);
+        }
+    }
+    reader.prefetch(&tiles)?;
     if let Some(v) = out.validity.as_mut() {
         v.resize(cells, 0);
         let slices = split(v, &counts, 1);
@@ -1099,8 +1144,94 @@ fn read_whole(array: &Array, r: &FieldRef) -> Result<FieldData> {
                     out.data.extend_from_slice(&d);
                 }
             }
+            if let Some(keep) = keep {
+                retain_cells(&mut out, keep);
+            }
         }
     }
+    Ok(out)
+}
+
+/// [`read_whole`] of a fixed-size field (`cs` bytes a cell) keeping the cells of `keep`:
+/// `out` (the empty result) gets the kept cells of `tiles` (`counts` cells each).
+fn read_whole_kept(
+    reader: &TileReader<'_>,
+    tiles: &[u64],
+    counts: &[usize],
+    keep: &[bool],
+    cs: usize,
+    mut out: FieldData,
+) -> Result<FieldData> {
+    // Each tile's flags and kept cells.
+    let mut flags = Vec::with_capacity(tiles.len());
+    let mut rest = keep;
+    for &c in counts {
+        let (f, r) = rest.split_at(c);
+        flags.push(f);
+        rest = r;
+    }
+    let kept: Vec<usize> = flags
+        .par_iter()
+        .map(|f| f.iter().filter(|k| **k).count())
+        .collect();
+    let total: usize = kept.iter().sum();
+    let wanted: Vec<u64> = tiles
+        .iter()
+        .zip(&kept)
+        .filter(|(_, k)| **k > 0)
+        .map(|(t, _)| *t)
+        .collect();
+    reader.prefetch(&wanted)?;
+    // Tile `t` unfiltered by `decode` (into a slice of `count * unit` bytes), its kept cells
+    // copied to `dest`.
+    let copy_kept = |f: &[bool],
+                     dest: &mut [u8],
+                     unit: usize,
+                     decode: &dyn Fn(&mut [u8]) -> Result<()>|
+     -> Result<()> {
+        if dest.is_empty() {
+            return Ok(());
+        }
+        if dest.len() == f.len() * unit {
+            return decode(dest);
+        }
+        let mut scratch = vec![0u8; f.len() * unit];
+        decode(&mut scratch)?;
+        let (mut w, mut i) = (0, 0);
+        while i < f.len() {
+            if !f[i] {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < f.len() && f[i] {
+                i += 1;
+            }
+            let len = (i - start) * unit;
+            dest[w..w + len].copy_from_slice(&scratch[start * unit..i * unit]);
+            w += len;
+        }
+        Ok(())
+    };
+    if let Some(v) = out.validity.as_mut() {
+        v.resize(total, 0);
+        let slices = split(v, &kept, 1);
+        tiles
+            .par_iter()
+            .zip(&flags)
+            .zip(slices)
+            .try_for_each(|((&t, f), s)| {
+                copy_kept(f, s, 1, &|b| reader.decode_validity_into(t, b))
+            })?;
+    }
+    out.data = crate::mem::hugepages::zeroed(total * cs);
+    let slices = split(&mut out.data, &kept, cs);
+    tiles
+        .par_iter()
+        .zip(&flags)
+        .zip(slices)
+        .try_for_each(|((&t, f), s)| copy_kept(f, s, cs, &|b| reader.decode_fixed_into(t, b)))?;
+    out.cell_count = total as u64;
     Ok(out)
 }
 
