@@ -785,6 +785,7 @@ fn read_one_fragment(
             continue;
         }
         let f = match kept_read.iter().position(|(x, _)| x == r) {
+            Some(at) if last => kept_read.swap_remove(at).1,
             Some(at) => kept_read[at].1.clone(),
             None => {
                 let f = read_whole(array, r, keep.as_deref())?;
