@@ -851,13 +851,35 @@ fn retain_cells(f: &mut FieldData, keep: &[bool]) {
         }
         None => {
             let cs = f.data.len() / n.max(1);
-            compact_runs(&mut f.data, cs, keep);
+            if n >= 1 << 18 && cs > 0 && f.data.len() == n * cs {
+                f.data = compact_parallel(&f.data, cs, keep, kept);
+            } else {
+                compact_runs(&mut f.data, cs, keep);
+            }
         }
     }
     if let Some(v) = f.validity.as_mut() {
         compact_runs(v, 1, keep);
     }
     f.cell_count = kept as u64;
+}
+
+/// The cells of `data` (`size` bytes each) whose flag in `keep` is set (`kept` of them), in
+/// order, copied in parallel into a new buffer: each block of cells to its place.
+fn compact_parallel(data: &[u8], size: usize, keep: &[bool], kept: usize) -> Vec<u8> {
+    const BLOCK: usize = 1 << 14;
+    let counts: Vec<usize> = keep
+        .par_chunks(BLOCK)
+        .map(|k| k.iter().filter(|x| **x).count())
+        .collect();
+    let mut out = crate::mem::hugepages::zeroed(kept * size);
+    let slices = split(&mut out, &counts, size);
+    slices
+        .into_par_iter()
+        .zip(keep.par_chunks(BLOCK))
+        .zip(data.par_chunks(BLOCK * size))
+        .for_each(|((dest, k), src)| copy_runs(src, k, size, dest));
+    out
 }
 
 /// Moves the runs of kept cells (`size` bytes each) of `data` to its front, in order, and
@@ -1153,6 +1175,30 @@ fn read_whole(array: &Array, r: &FieldRef, keep: Option<&[bool]>) -> Result<Fiel
     Ok(out)
 }
 
+thread_local! {
+    /// Each thread's buffer for a tile whose kept cells [`read_whole_kept`] copies out.
+    static KEPT_SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Copies the cells of `src` (`unit` bytes each) whose flag in `keep` is set to the front of
+/// `dest`, a run of kept cells at a time.
+fn copy_runs(src: &[u8], keep: &[bool], unit: usize, dest: &mut [u8]) {
+    let (mut w, mut i) = (0, 0);
+    while i < keep.len() {
+        if !keep[i] {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < keep.len() && keep[i] {
+            i += 1;
+        }
+        let len = (i - start) * unit;
+        dest[w..w + len].copy_from_slice(&src[start * unit..i * unit]);
+        w += len;
+    }
+}
+
 /// [`read_whole`] of a fixed-size field (`cs` bytes a cell) keeping the cells of `keep`:
 /// `out` (the empty result) gets the kept cells of `tiles` (`counts` cells each).
 fn read_whole_kept(
@@ -1196,23 +1242,22 @@ fn read_whole_kept(
         if dest.len() == f.len() * unit {
             return decode(dest);
         }
-        let mut scratch = vec![0u8; f.len() * unit];
-        decode(&mut scratch)?;
-        let (mut w, mut i) = (0, 0);
-        while i < f.len() {
-            if !f[i] {
-                i += 1;
-                continue;
+        KEPT_SCRATCH.with(|cell| {
+            // This thread's buffer, zero-filled only where it grows (re-entered: a fresh one).
+            let mut own = Vec::new();
+            let mut borrowed = cell.try_borrow_mut();
+            let scratch = match borrowed.as_mut() {
+                Ok(b) => &mut **b,
+                Err(_) => &mut own,
+            };
+            if scratch.len() < f.len() * unit {
+                scratch.resize(f.len() * unit, 0);
             }
-            let start = i;
-            while i < f.len() && f[i] {
-                i += 1;
-            }
-            let len = (i - start) * unit;
-            dest[w..w + len].copy_from_slice(&scratch[start * unit..i * unit]);
-            w += len;
-        }
-        Ok(())
+            let scratch = &mut scratch[..f.len() * unit];
+            decode(scratch)?;
+            copy_runs(scratch, f, unit, dest);
+            Ok(())
+        })
     };
     if let Some(v) = out.validity.as_mut() {
         v.resize(total, 0);
@@ -1534,5 +1579,32 @@ mod tests {
         // Cells 0, 3 (empty) and 4 of "a", "bb", "ccc", "", "dddd", "ee".
         assert_eq!(v.data, b"adddd".to_vec());
         assert_eq!(v.offsets, Some(vec![0, 1, 1]));
+    }
+
+    #[test]
+    fn large_fields_compact_in_parallel_blocks_like_one_pass() {
+        // 300 000 cells (the parallel copy), kept in runs of every length across blocks:
+        // whole blocks dropped, whole blocks kept, single cells.
+        let n = 300_000usize;
+        let keep: Vec<bool> = (0..n)
+            .map(|i| match i {
+                20_000..40_000 => false,
+                50_000..70_000 => true,
+                _ => (i * 2_654_435_761) % 7 < 3,
+            })
+            .collect();
+        let data: Vec<u8> = (0..n as u32).flat_map(|v| v.to_le_bytes()).collect();
+        let validity: Vec<u8> = (0..n).map(|i| (i % 3 != 0) as u8).collect();
+        let mut f = field(data.clone(), None, Some(validity.clone()), n as u64);
+        retain_cells(&mut f, &keep);
+        let mut want = data;
+        let mut want_validity = validity;
+        compact_runs(&mut want, 4, &keep);
+        compact_runs(&mut want_validity, 1, &keep);
+        let kept = keep.iter().filter(|k| **k).count();
+        assert!(kept > 100_000 && kept < n - 20_000);
+        assert_eq!(f.cell_count as usize, kept);
+        assert_eq!(f.data, want);
+        assert_eq!(f.validity, Some(want_validity));
     }
 }
