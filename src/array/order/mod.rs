@@ -232,22 +232,15 @@ impl Kind {
     /// [`tile_index`] of a coordinate of this kind.
     #[inline]
     pub(crate) fn tile_index(self, v: &[u8], lo: &[u8], extent: &[u8]) -> u64 {
-        macro_rules! int {
-            ($s:ty, $u:ty) => {{
-                let f =
-                    |b: &[u8]| <$s>::from_le_bytes(b[..size_of::<$s>()].try_into().expect("size"));
-                (f(v).wrapping_sub(f(lo)) as $u / f(extent) as $u) as u64
-            }};
-        }
         match self {
-            Kind::I8 => int!(i8, u8),
-            Kind::U8 => int!(u8, u8),
-            Kind::I16 => int!(i16, u16),
-            Kind::U16 => int!(u16, u16),
-            Kind::I32 => int!(i32, u32),
-            Kind::U32 => int!(u32, u32),
-            Kind::I64 => int!(i64, u64),
-            Kind::U64 => int!(u64, u64),
+            Kind::I8
+            | Kind::U8
+            | Kind::I16
+            | Kind::U16
+            | Kind::I32
+            | Kind::U32
+            | Kind::I64
+            | Kind::U64 => self.tile_offset(v, lo) / self.tile_offset(extent, &[0; 8]),
             Kind::F32 => {
                 let f = |b: &[u8]| f32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
                 cpp_f64_to_u64(((f(v) - f(lo)) / f(extent)) as f64)

@@ -885,22 +885,29 @@ fn compact_parallel(data: &[u8], size: usize, keep: &[bool], kept: usize) -> Vec
 /// Moves the runs of kept cells (`size` bytes each) of `data` to its front, in order, and
 /// truncates it to them.
 fn compact_runs(data: &mut Vec<u8>, size: usize, keep: &[bool]) {
-    let (mut w, mut i) = (0, 0);
-    while i < keep.len() {
-        if !keep[i] {
+    let mut w = 0;
+    for r in kept_runs(keep) {
+        if w != r.start {
+            data.copy_within(r.start * size..r.end * size, w * size);
+        }
+        w += r.len();
+    }
+    data.truncate(w * size);
+}
+
+/// The runs of consecutive set flags of `keep`, in order.
+fn kept_runs(keep: &[bool]) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < keep.len() && !keep[i] {
             i += 1;
-            continue;
         }
         let start = i;
         while i < keep.len() && keep[i] {
             i += 1;
         }
-        if w != start {
-            data.copy_within(start * size..i * size, w * size);
-        }
-        w += i - start;
-    }
-    data.truncate(w * size);
+        (start < i).then_some(start..i)
+    })
 }
 
 /// Drops the cells a delete of `deletes` applies to and whose keep condition fails.
@@ -1183,18 +1190,10 @@ thread_local! {
 /// Copies the cells of `src` (`unit` bytes each) whose flag in `keep` is set to the front of
 /// `dest`, a run of kept cells at a time.
 fn copy_runs(src: &[u8], keep: &[bool], unit: usize, dest: &mut [u8]) {
-    let (mut w, mut i) = (0, 0);
-    while i < keep.len() {
-        if !keep[i] {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < keep.len() && keep[i] {
-            i += 1;
-        }
-        let len = (i - start) * unit;
-        dest[w..w + len].copy_from_slice(&src[start * unit..i * unit]);
+    let mut w = 0;
+    for r in kept_runs(keep) {
+        let len = r.len() * unit;
+        dest[w..w + len].copy_from_slice(&src[r.start * unit..r.end * unit]);
         w += len;
     }
 }
