@@ -7,8 +7,7 @@ cd "$TDBF_ROOT"
 # Runnable alone: installs moto/boto3 (.venv) and azurite (build/node), and starts the servers
 # unless scripts/test-all.sh already did (TDBF_S3_ENDPOINT, TDBF_AZURE_ENDPOINT).
 source scripts/object-store-servers.sh
-# Each part timed (in the last cold run the step took 4m28s while its tests took 48 s: the
-# preparation is timed too, to find where the rest goes).
+# Each part timed, the preparation too.
 part() {
   local name=$1 t0=$SECONDS
   shift

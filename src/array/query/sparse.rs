@@ -562,28 +562,28 @@ fn compact(mut f: FieldData, n: usize, runs: &[Span<u64>]) -> FieldData {
         }
         None => {
             let cs = f.data.len().checked_div(n).unwrap_or(0);
-            let mut w = 0;
-            for r in runs {
-                let (a, i) = (r.start as usize, r.end as usize);
-                f.data.copy_within(a * cs..i * cs, w);
-                w += (i - a) * cs;
-            }
-            f.data.truncate(w);
+            move_runs_down(&mut f.data, cs, runs);
         }
     }
     f.data.shrink_to_fit();
     if let Some(v) = f.validity.as_mut() {
-        let mut w = 0;
-        for r in runs {
-            let (a, i) = (r.start as usize, r.end as usize);
-            v.copy_within(a..i, w);
-            w += i - a;
-        }
-        v.truncate(w);
+        move_runs_down(v, 1, runs);
         v.shrink_to_fit();
     }
     f.cell_count = keep as u64;
     f
+}
+
+/// Moves the cells `runs` (`unit` bytes each, in order) of `buf` to its front and cuts it
+/// to them.
+fn move_runs_down(buf: &mut Vec<u8>, unit: usize, runs: &[Span<u64>]) {
+    let mut w = 0;
+    for r in runs {
+        let (a, i) = (r.start as usize, r.end as usize);
+        buf.copy_within(a * unit..i * unit, w);
+        w += (i - a) * unit;
+    }
+    buf.truncate(w);
 }
 
 /// The cells of `parts` (reads of one field) one after another.
